@@ -1,0 +1,42 @@
+/**
+ * The glossary of a scan request. Every intake (webhooks, manual requests, the Google Drive monitor) turns what it
+ * received into `ScanRequest`s and hands them to one `ScanSink`; nothing upstream knows what happens downstream.
+ */
+
+/** What a request's path names, as far as the sender told us. `unknown` lets the queue decide from the disk. */
+export type PathKind = "file" | "folder" | "unknown";
+
+export interface ScanRequest {
+  /** Absolute path in the media server's own form (already put through `SERVER_PATH_MAPPINGS`), NFC-normalised. */
+  readonly path: string;
+  readonly kind: PathKind;
+  /** Who asked, as users read it in the log: `Sonarr`, `Radarr (4k)`, `Manual`, `Google Drive`. */
+  readonly source: string;
+  /** The sender's event: `Download`, `Upgrade`, `Rename`, `EpisodeFileDelete`, `Manual` … */
+  readonly event: string;
+  /** The sender told us the file is gone: the dispatcher skips the existence check and scans the folder. */
+  readonly deleted?: boolean;
+  /** The path as it was received, before mapping (for logs and the manual page). */
+  readonly receivedPath?: string;
+}
+
+/** What the queue answers once a batch is durable. */
+export interface EnqueueResult {
+  /** One entry per request, in order. */
+  readonly items: readonly EnqueuedItem[];
+}
+
+export interface EnqueuedItem {
+  /** The folder that will be scanned (server form). */
+  readonly folder: string;
+  /** True when the folder was already waiting and this request merged into it. */
+  readonly merged: boolean;
+  /** Why the request was not queued (ignore list …); absent when queued. */
+  readonly ignoredBecause?: string;
+}
+
+/**
+ * Hands scan requests to whoever stores them. When the promise resolves the requests are on disk: a caller may
+ * answer 2xx. When it rejects nothing was stored and the caller must answer 5xx (or retry).
+ */
+export type ScanSink = (requests: readonly ScanRequest[]) => Promise<EnqueueResult>;

@@ -1,0 +1,33 @@
+/**
+ * The port the dispatcher talks to. Plex (HTTP API or the scanner inside its container) implements it; tests use a
+ * small fake. A target gets one folder in the media server's own path form.
+ *
+ * Errors a target may throw, and what the dispatcher does with them:
+ * - `TargetUnavailableError`: the server is down or busy → retry later with backoff.
+ * - `TargetAuthError`: the server rejected our credentials → retry slowly, log loudly.
+ * - anything else: the scan failed → retry with backoff, then `failed`.
+ */
+export interface Target {
+  /** Short, stable name used in logs and in the queue's per-target records: `plex`, `plex-scanner`. */
+  readonly name: string;
+  scan(folder: string, context: ScanContext): Promise<ScanOutcome>;
+  /** Cheap check that the target can take work now; `false` makes the dispatcher hold work for it. */
+  isAvailable(): Promise<boolean>;
+}
+
+export interface ScanContext {
+  /** Everyone who asked for this folder (merged requests). */
+  readonly sources: readonly { source: string; event: string; path: string }[];
+  /** The files that were requested inside the folder (server form), for analysis after the scan. */
+  readonly files: readonly string[];
+  readonly priority: number;
+  /** 1 for the first try. */
+  readonly attempt: number;
+  /** Aborted on shutdown; a long scan should give up at its next step. */
+  readonly signal: AbortSignal;
+}
+
+/** Expected outcomes are values: a folder in no library is a logged skip, not an error. */
+export type ScanOutcome =
+  | { readonly status: "scanned"; readonly detail?: string }
+  | { readonly status: "skipped"; readonly reason: string };

@@ -1,0 +1,50 @@
+/**
+ * The classic one-line format users' tooling greps, kept from plex_autoscan:
+ *   `2026-11-22 18:44:00,123 - INFO - PLEX [12345]: Scan requested for '/data/Movies/X (2020)'`
+ * `<id>` is the id of the request or queue item the line is about (`id` in the log object), else the process id.
+ * Fields beyond the message follow it as ` key=value`, so nothing logged in JSON mode is lost in this one.
+ */
+const LEVEL_NAMES: Readonly<Record<number, string>> = {
+  10: "TRACE",
+  20: "DEBUG",
+  30: "INFO",
+  40: "WARNING",
+  50: "ERROR",
+  60: "CRITICAL",
+};
+
+const SKIPPED = new Set(["level", "time", "msg", "component", "id", "pid", "hostname", "err"]);
+
+export function formatClassicLine(record: Record<string, unknown>): string {
+  const level = LEVEL_NAMES[Number(record.level)] ?? "INFO";
+  const component = typeof record.component === "string" ? record.component.toUpperCase() : "AUTOSCAN";
+  const id = record.id ?? record.pid ?? process.pid;
+  const time = formatTimestamp(typeof record.time === "number" ? record.time : Date.now());
+  let line = `${time} - ${level} - ${component} [${String(id)}]: ${String(record.msg ?? "")}`;
+  const extras = Object.entries(record).filter(([key, value]) => !SKIPPED.has(key) && value !== undefined);
+  if (extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
+  line += formatErr(record.err, Number(record.level) <= 20);
+  return `${line}\n`;
+}
+
+/** `YYYY-MM-DD HH:MM:SS,mmm` in local time, as Python's logging printed it. */
+export function formatTimestamp(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number, width = 2): string => String(n).padStart(width, "0");
+  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())},${pad(d.getMilliseconds(), 3)}`;
+  return `${date} ${time}`;
+}
+
+function formatValue(value: unknown): string {
+  if (typeof value === "string") return /^[^\s"'=]+$/.test(value) ? value : JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return JSON.stringify(value);
+}
+
+function formatErr(err: unknown, withStack: boolean): string {
+  if (!err || typeof err !== "object") return "";
+  const { message, stack, type } = err as { message?: unknown; stack?: unknown; type?: unknown };
+  const head = ` - ${typeof type === "string" ? `${type}: ` : ""}${String(message ?? "")}`;
+  return withStack && typeof stack === "string" ? `${head}\n${stack}` : head;
+}

@@ -1,0 +1,93 @@
+import pino from "pino";
+import type { Logger } from "../core/logger.ts";
+import { formatClassicLine } from "./classic-format.ts";
+import { REDACT_PATHS, REDACTED, createScrubber, type Scrubber } from "./redact.ts";
+import { openRotatingFile, type RotatingFile, type RotatingFileOptions } from "./rotating-file.ts";
+
+export type LogFormat = "classic" | "json";
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
+
+export interface LoggerOptions {
+  readonly level: LogLevel;
+  readonly format: LogFormat;
+  /** Where lines go: stdout for the server, stderr for CLI commands (their stdout carries results). */
+  readonly stream?: "stdout" | "stderr" | { write(line: string): unknown };
+  /** An optional rotating log file, always in the classic format. */
+  readonly file?: RotatingFileOptions;
+  /** Secret values to scrub from every line (Plex token, SERVER_PASS, client secret …). */
+  readonly secrets?: readonly (string | undefined)[];
+}
+
+export interface LogHandle {
+  readonly log: Logger;
+  readonly scrubber: Scrubber;
+  /** Writes out anything buffered; call before exit. */
+  flush(): void;
+  close(): void;
+}
+
+export function createLogger(options: LoggerOptions): LogHandle {
+  const scrubber = createScrubber(options.secrets ?? []);
+  const out = resolveStream(options.stream ?? "stdout");
+  const file: RotatingFile | undefined = options.file ? openRotatingFile(options.file) : undefined;
+
+  const destination = {
+    write(json: string): void {
+      const clean = scrubber.scrub(json);
+      const classic = options.format === "classic" || file ? toClassic(clean) : "";
+      out.write(options.format === "json" ? clean : classic);
+      file?.write(classic);
+    },
+  };
+  const log = pino(
+    {
+      level: options.level,
+      base: { pid: process.pid },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+      serializers: { err: pino.stdSerializers.err },
+    },
+    destination,
+  );
+  return {
+    log,
+    scrubber,
+    flush: () => flushStream(out),
+    close() {
+      flushStream(out);
+      file?.close();
+    },
+  };
+}
+
+function toClassic(json: string): string {
+  try {
+    return formatClassicLine(JSON.parse(json) as Record<string, unknown>);
+  } catch {
+    return json;
+  }
+}
+
+type Writable = { write(line: string): unknown; flushSync?: () => void };
+
+function resolveStream(stream: NonNullable<LoggerOptions["stream"]>): Writable {
+  if (stream === "stdout") return pino.destination({ dest: 1, sync: false, minLength: 0 });
+  if (stream === "stderr") return pino.destination({ dest: 2, sync: true });
+  return stream;
+}
+
+function flushStream(stream: Writable): void {
+  try {
+    stream.flushSync?.();
+  } catch {
+    // Nothing left to flush, or the stream is already closed.
+  }
+}
+
+/** `--loglevel` values plex_autoscan accepted (`WARN`, `INFO`, `DEBUG`) plus pino's names, in any case. */
+export function parseLogLevel(raw: string): LogLevel | undefined {
+  const level = raw.trim().toLowerCase();
+  if (level === "warning") return "warn";
+  if (level === "critical") return "fatal";
+  const known: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+  return known.find((name) => name === level);
+}
