@@ -1,0 +1,199 @@
+import * as v from "valibot";
+import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
+import { ActivitiesSchema, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
+import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
+
+/**
+ * The one place that speaks Plex's wire protocol: token header, JSON, timeouts, a response size cap, and the
+ * status → meaning classification (done once, here). Facts: ../shared/reference/integrations.md §3.1.
+ */
+export type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
+
+export interface PlexClientOptions {
+  /** `PLEX_LOCAL_URL`, e.g. `http://localhost:32400` (a trailing `/` is fine). */
+  readonly url: string;
+  /** `PLEX_TOKEN`; sent only in the `X-Plex-Token` header, never in a URL or a log line. */
+  readonly token: string;
+  /** `PLEX_TIMEOUT` in ms (default 30 s): a hung Plex must not stall the queue. */
+  readonly timeoutMs?: number;
+  /** Bodies larger than this are refused (default 16 MiB). */
+  readonly maxResponseBytes?: number;
+}
+
+export interface PlexClient {
+  /** The base URL, without a trailing slash (for messages; it carries no secret). */
+  readonly url: string;
+  /** `GET /`: answers only with a valid token, so it checks both reachability and the token. */
+  serverInfo(signal?: AbortSignal): Promise<PlexServerInfo>;
+  /** `GET /library/sections`. */
+  listSections(signal?: AbortSignal): Promise<PlexSection[]>;
+  /** `GET /activities`. */
+  activities(signal?: AbortSignal): Promise<PlexActivity[]>;
+  /** Partial scan: `GET /library/sections/{id}/refresh?path=<folder>`. */
+  refreshSection(sectionId: string, folder: string, signal?: AbortSignal): Promise<void>;
+  /** `PUT /library/sections/{id}/emptyTrash`. */
+  emptyTrash(sectionId: string, signal?: AbortSignal): Promise<void>;
+  /** `PUT /library/metadata/{ratingKey}/analyze`. */
+  analyzeItem(ratingKey: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** Plex answered with a status that is neither success, auth nor "unavailable" (400, 403, 409 …). */
+export class PlexResponseError extends Error {
+  override name = "PlexResponseError";
+  readonly status: number;
+  constructor(message: string, status: number, options?: ErrorOptions) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const UNAVAILABLE_STATUSES = new Set([404, 500, 502, 503, 504]);
+
+type Method = "GET" | "PUT";
+
+export function createPlexClient(options: PlexClientOptions): PlexClient {
+  const base = options.url.replace(/\/+$/, "");
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_BYTES;
+
+  async function call(method: Method, path: string, query?: Record<string, string>, signal?: AbortSignal) {
+    const what = `${method} ${path}`;
+    const url = `${base}${path}${query ? `?${new URLSearchParams(query).toString()}` : ""}`;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: { "X-Plex-Token": options.token, Accept: "application/json" },
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        redirect: "manual",
+      });
+    } catch (error) {
+      throw classifyNetworkError(error, what, base, timeout.aborted ? timeoutMs : undefined);
+    }
+    const body = await readCapped(response, maxBytes, what).catch((error: unknown) => {
+      throw classifyNetworkError(error, what, base, timeout.aborted ? timeoutMs : undefined);
+    });
+    if (!response.ok) throw classifyStatus(response.status, body, what, base);
+    return body;
+  }
+
+  async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal) {
+    const body = await call("GET", path, undefined, signal);
+    return parseBody(body, schema, `GET ${path}`);
+  }
+
+  return {
+    url: base,
+    async serverInfo(signal) {
+      const parsed = await getJson("/", ServerInfoSchema, signal);
+      const c = parsed.MediaContainer;
+      return { version: c.version, friendlyName: c.friendlyName ?? "", machineIdentifier: c.machineIdentifier ?? "" };
+    },
+    async listSections(signal) {
+      const parsed = await getJson("/library/sections", SectionsSchema, signal);
+      return (parsed.MediaContainer.Directory ?? []).map(toSection);
+    },
+    async activities(signal) {
+      const parsed = await getJson("/activities", ActivitiesSchema, signal);
+      return (parsed.MediaContainer.Activity ?? []).map(toActivity);
+    },
+    async refreshSection(sectionId, folder, signal) {
+      // GET, never PUT/POST: Plex answers 404 to those since PMS 1.32.7.7484 (Cloudbox/autoscan#218).
+      // URLSearchParams form-encodes like python-plexapi's quote_plus: space → "+", "/" → "%2F", "(" → "%28".
+      await call("GET", `/library/sections/${encodeURIComponent(sectionId)}/refresh`, { path: folder }, signal);
+    },
+    async emptyTrash(sectionId, signal) {
+      await call("PUT", `/library/sections/${encodeURIComponent(sectionId)}/emptyTrash`, undefined, signal);
+    },
+    async analyzeItem(ratingKey, signal) {
+      await call("PUT", `/library/metadata/${encodeURIComponent(ratingKey)}/analyze`, undefined, signal);
+    },
+  };
+}
+
+/** Reads the body as text, refusing to hold more than `maxBytes` (a misdirected URL could stream anything). */
+async function readCapped(response: Response, maxBytes: number, what: string): Promise<string> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    throw new PlexResponseError(`${what}: response of ${declared} bytes is over the ${maxBytes}-byte cap`, 0);
+  }
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      throw new PlexResponseError(`${what}: response is over the ${maxBytes}-byte cap`, 0);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function classifyStatus(status: number, body: string, what: string, base: string): Error {
+  // A bad or missing token gets 401 with an HTML page even when JSON was asked for (integrations.md §3.1).
+  if (status === 401) {
+    return new TargetAuthError(`Plex rejected the token (401 to ${what} at ${base}); check PLEX_TOKEN`);
+  }
+  if (UNAVAILABLE_STATUSES.has(status)) {
+    return new TargetUnavailableError(`Plex answered ${status} to ${what} at ${base}`);
+  }
+  return new PlexResponseError(`Plex answered ${status} to ${what}: ${excerpt(body)}`, status);
+}
+
+function classifyNetworkError(error: unknown, what: string, base: string, timedOutAfter: number | undefined): Error {
+  if (error instanceof PlexResponseError) return error;
+  if (timedOutAfter !== undefined) {
+    return new TargetUnavailableError(`Plex did not answer ${what} within ${timedOutAfter / 1000} s (${base})`, {
+      cause: error,
+    });
+  }
+  return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${networkReason(error)}`, {
+    cause: error,
+  });
+}
+
+/** fetch hides the socket error under `cause` ("fetch failed" ← ECONNREFUSED). */
+function networkReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === "string" ? `${code} ${cause.message}` : cause.message;
+  }
+  return error.message;
+}
+
+function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new PlexResponseError(`${what}: Plex did not answer JSON: ${excerpt(body)}`, 200);
+  }
+  const result = v.safeParse(schema, json);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const where = issue ? v.getDotPath(issue) : undefined;
+    throw new PlexResponseError(
+      `${what}: unexpected response shape${where ? ` at ${where}` : ""}: ${issue?.message ?? "invalid"}`,
+      200,
+    );
+  }
+  return result.output;
+}
+
+/** A short, single-line excerpt of a body for an error message (HTML tags stripped). */
+function excerpt(body: string): string {
+  const text = body
+    .replace(/<script[\s\S]*?<\/script>/gi, " ")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!text) return "(empty body)";
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}

@@ -1,0 +1,81 @@
+import * as v from "valibot";
+
+/**
+ * Shapes of the Plex JSON answers we read (integrations.md §3.1), validated before use. Lenient where Plex is
+ * inconsistent: ids arrive as strings or numbers, and empty containers omit their arrays.
+ */
+
+export interface PlexServerInfo {
+  readonly version: string;
+  readonly friendlyName: string;
+  readonly machineIdentifier: string;
+}
+
+export interface PlexSection {
+  /** `Directory[].key`: a string on the wire (`"1"`), kept a string. */
+  readonly id: string;
+  readonly title: string;
+  /** `movie`, `show`, `artist`, `photo`. */
+  readonly type: string;
+  /** `Location[].path`: a section can have several roots. */
+  readonly locations: readonly string[];
+  /** Plex is scanning this section right now. */
+  readonly refreshing: boolean;
+}
+
+export interface PlexActivity {
+  readonly type: string;
+  readonly title: string;
+  /** `Context.librarySectionID` as a string; absent for about a second after a scan starts. */
+  readonly sectionId?: string;
+}
+
+const Id = v.pipe(
+  v.union([v.string(), v.number()]),
+  v.transform((value) => String(value)),
+);
+
+export const ServerInfoSchema = v.object({
+  MediaContainer: v.object({
+    version: v.string(),
+    friendlyName: v.optional(v.string()),
+    machineIdentifier: v.optional(v.string()),
+  }),
+});
+
+const DirectorySchema = v.object({
+  key: Id,
+  title: v.optional(v.string(), ""),
+  type: v.optional(v.string(), ""),
+  refreshing: v.optional(v.union([v.boolean(), v.number()]), false),
+  Location: v.optional(v.array(v.object({ path: v.string() })), []),
+});
+
+export const SectionsSchema = v.object({
+  MediaContainer: v.object({ Directory: v.optional(v.array(DirectorySchema)) }),
+});
+
+const ActivitySchema = v.object({
+  type: v.optional(v.string(), ""),
+  title: v.optional(v.string(), ""),
+  Context: v.optional(v.object({ librarySectionID: v.optional(Id) })),
+});
+
+export const ActivitiesSchema = v.object({
+  MediaContainer: v.object({ Activity: v.optional(v.array(ActivitySchema)) }),
+});
+
+export function toSection(directory: v.InferOutput<typeof DirectorySchema>): PlexSection {
+  return {
+    id: directory.key,
+    title: directory.title,
+    type: directory.type,
+    locations: directory.Location.map((location) => location.path),
+    refreshing: Boolean(directory.refreshing),
+  };
+}
+
+export function toActivity(activity: v.InferOutput<typeof ActivitySchema>): PlexActivity {
+  const sectionId = activity.Context?.librarySectionID;
+  return { type: activity.type, title: activity.title, ...(sectionId !== undefined ? { sectionId } : {}) };
+}
