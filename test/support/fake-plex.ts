@@ -1,0 +1,248 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A fake Plex Media Server on 127.0.0.1 that behaves like the real one where predecessors got hurt
+ * (../shared/reference/integrations.md §3.1):
+ * - `Directory[].key` is a string, `Location` an array; `refreshing` per section;
+ * - a bad or missing token gets 401 with an HTML body even when JSON was asked for;
+ * - PUT/POST on `/library/sections/{id}/refresh` get 404 (PMS ≥ 1.32.7), only GET scans;
+ * - a path outside every location gets 200 and nothing is scanned (Plex only logs it);
+ * - `/activities` with `Context.librarySectionID` sometimes a string, sometimes a number, sometimes absent;
+ * - XML unless `Accept: application/json`;
+ * - switches: down (connection reset, or a status), slow (delay), fail the next N matching requests.
+ */
+
+export interface FakeSection {
+  readonly key: string;
+  readonly title: string;
+  readonly type: "movie" | "show" | "artist" | "photo";
+  readonly locations: readonly string[];
+}
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  /** The query exactly as it arrived on the wire (still encoded). */
+  readonly rawQuery: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingMessage["headers"];
+}
+
+export interface RecordedScan {
+  readonly sectionId: string;
+  readonly path: string;
+  readonly rawQuery: string;
+  /** False when Plex would have skipped it ("was not inside any known section location"). */
+  readonly inside: boolean;
+}
+
+export interface FakePlexOptions {
+  readonly token?: string;
+  readonly sections?: readonly FakeSection[];
+  readonly version?: string;
+}
+
+export interface FakePlex {
+  readonly url: string;
+  readonly token: string;
+  readonly requests: RecordedRequest[];
+  readonly scans: RecordedScan[];
+  /** Section ids whose trash was emptied, in order. */
+  readonly emptied: string[];
+  /** Rating keys analyzed through the API, in order. */
+  readonly analyzed: string[];
+  setSections(sections: readonly FakeSection[]): void;
+  /** `false` = up; `"reset"` = connections are dropped; a number = every request gets that status. */
+  setDown(mode: false | "reset" | number): void;
+  /** Every answer waits this long first (real time). */
+  setDelay(ms: number): void;
+  /** The next `times` requests whose `METHOD /path` matches get `status`. */
+  failNext(match: RegExp, status: number, times: number): void;
+  /** The section reports busy (refreshing + an activity) for the next `reads` status reads. */
+  setBusy(sectionId: string, reads: number): void;
+  /** How many status reads a scan stays busy after it was requested (default 0: done at once). */
+  setScanBusyReads(reads: number): void;
+  /** Activities are listed without `Context` (as in the first second of a scan). */
+  setActivityContext(present: boolean): void;
+  close(): Promise<void>;
+}
+
+const HTML_401 =
+  '<html><head><script>window.location.href="/web/index.html"</script><title>Unauthorized</title></head>' +
+  "<body><h1>401 Unauthorized</h1></body></html>";
+const HTML_404 = "<html><head><title>Not Found</title></head><body><h1>404 Not Found</h1></body></html>";
+
+export async function startFakePlex(options: FakePlexOptions = {}): Promise<FakePlex> {
+  const token = options.token ?? "fake-plex-token-0123456789";
+  const version = options.version ?? "1.41.3.9314-a0bfb8370";
+  let sections = [...(options.sections ?? [])];
+  let down: false | "reset" | number = false;
+  let delayMs = 0;
+  let scanBusyReads = 0;
+  let activityContext = true;
+  const busy = new Map<string, number>();
+  const failures: { match: RegExp; status: number; times: number }[] = [];
+  const requests: RecordedRequest[] = [];
+  const scans: RecordedScan[] = [];
+  const emptied: string[] = [];
+  const analyzed: string[] = [];
+
+  function readStatus(): Map<string, boolean> {
+    const snapshot = new Map<string, boolean>();
+    for (const [id, left] of busy) {
+      snapshot.set(id, left > 0);
+      if (left <= 1) busy.delete(id);
+      else busy.set(id, left - 1);
+    }
+    return snapshot;
+  }
+
+  function route(req: RecordedRequest, res: ServerResponse): void {
+    const json = String(req.headers.accept ?? "").includes("application/json");
+    const send = (status: number, body: unknown): void => {
+      if (!json) return sendXml(res, status);
+      res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+    };
+    const { method, path } = req;
+    if (method === "GET" && path === "/identity") {
+      return send(200, { MediaContainer: { size: 0, claimed: true, machineIdentifier: "fake-machine", version } });
+    }
+    const given = req.headers["x-plex-token"] ?? req.query.get("X-Plex-Token");
+    if (given !== token) {
+      res.writeHead(401, { "Content-Type": "text/html" }).end(HTML_401);
+      return;
+    }
+    const failure = failures.find((f) => f.times > 0 && f.match.test(`${method} ${path}`));
+    if (failure) {
+      failure.times -= 1;
+      res.writeHead(failure.status, { "Content-Type": "text/html" }).end(`<html><body>${failure.status}</body></html>`);
+      return;
+    }
+    if (method === "GET" && path === "/") {
+      return send(200, {
+        MediaContainer: { size: 0, friendlyName: "fake-plex", machineIdentifier: "fake-machine", version },
+      });
+    }
+    if (method === "GET" && (path === "/library/sections" || path === "/library/sections/all")) {
+      const status = readStatus();
+      return send(200, {
+        MediaContainer: {
+          size: sections.length,
+          title1: "Plex Library",
+          Directory: sections.map((s, index) => ({
+            key: s.key,
+            type: s.type,
+            title: s.title,
+            agent: "tv.plex.agents.movie",
+            scanner: "Plex Movie",
+            language: "en-US",
+            uuid: `uuid-${s.key}`,
+            refreshing: status.get(s.key) ?? false,
+            updatedAt: 1_700_000_000,
+            scannedAt: 1_700_000_000,
+            Location: s.locations.map((p, i) => ({ id: index * 10 + i + 1, path: p })),
+          })),
+        },
+      });
+    }
+    if (method === "GET" && path === "/activities") {
+      const active = [...readStatus()].filter(([, isBusy]) => isBusy).map(([id]) => id);
+      return send(200, {
+        MediaContainer: {
+          size: active.length,
+          Activity: active.map((id, i) => activity(id, i, activityContext, sections)),
+        },
+      });
+    }
+    const refresh = /^\/library\/sections\/([^/]+)\/refresh$/.exec(path);
+    if (refresh) {
+      const section = sections.find((s) => s.key === refresh[1]);
+      // Plex answers 404 to PUT/POST here since 1.32.7.7484, and to an unknown section.
+      if (method !== "GET" && method !== "DELETE") return void res.writeHead(404, { "Content-Type": "text/html" }).end(HTML_404);
+      if (!section) return void res.writeHead(404, { "Content-Type": "text/html" }).end(HTML_404);
+      if (method === "DELETE") return void res.writeHead(200).end();
+      const scanPath = req.query.get("path") ?? "";
+      const inside = section.locations.some((l) => scanPath === l || scanPath.startsWith(l.endsWith("/") ? l : `${l}/`));
+      scans.push({ sectionId: section.key, path: scanPath, rawQuery: req.rawQuery, inside });
+      if (inside && scanBusyReads > 0) busy.set(section.key, scanBusyReads);
+      return void res.writeHead(200).end();
+    }
+    const trash = /^\/library\/sections\/([^/]+)\/emptyTrash$/.exec(path);
+    if (trash && method === "PUT" && sections.some((s) => s.key === trash[1])) {
+      emptied.push(trash[1] ?? "");
+      return void res.writeHead(200).end();
+    }
+    const analyze = /^\/library\/metadata\/(\d+)\/analyze$/.exec(path);
+    if (analyze && method === "PUT") {
+      analyzed.push(analyze[1] ?? "");
+      return void res.writeHead(200).end();
+    }
+    res.writeHead(404, { "Content-Type": "text/html" }).end(HTML_404);
+  }
+
+  const server = createServer((incoming, res) => {
+    const url = new URL(incoming.url ?? "/", "http://127.0.0.1");
+    const rawQuery = (incoming.url ?? "").split("?")[1] ?? "";
+    const req: RecordedRequest = {
+      method: incoming.method ?? "GET",
+      path: url.pathname,
+      rawQuery,
+      query: url.searchParams,
+      headers: incoming.headers,
+    };
+    requests.push(req);
+    incoming.resume();
+    const answer = (): void => {
+      if (down === "reset") return void incoming.socket.destroy();
+      if (typeof down === "number") return void res.writeHead(down, { "Content-Type": "text/html" }).end(HTML_404);
+      route(req, res);
+    };
+    if (delayMs > 0) setTimeout(answer, delayMs).unref();
+    else answer();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    requests,
+    scans,
+    emptied,
+    analyzed,
+    setSections: (next) => void (sections = [...next]),
+    setDown: (mode) => void (down = mode),
+    setDelay: (ms) => void (delayMs = ms),
+    failNext: (match, status, times) => void failures.push({ match, status, times }),
+    setBusy: (sectionId, reads) => void busy.set(sectionId, reads),
+    setScanBusyReads: (reads) => void (scanBusyReads = reads),
+    setActivityContext: (present) => void (activityContext = present),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function activity(sectionId: string, index: number, withContext: boolean, sections: readonly FakeSection[]) {
+  const title = sections.find((s) => s.key === sectionId)?.title ?? sectionId;
+  return {
+    uuid: `activity-${sectionId}`,
+    type: "library.update.section",
+    cancellable: false,
+    userID: 1,
+    title: `Scanning ${title}`,
+    subtitle: "",
+    progress: 42,
+    // librarySectionID arrives as a string or a number; Context itself appears about a second after the start.
+    ...(withContext ? { Context: { librarySectionID: index % 2 === 0 ? sectionId : Number(sectionId) } } : {}),
+  };
+}
+
+function sendXml(res: ServerResponse, status: number): void {
+  res
+    .writeHead(status, { "Content-Type": "text/xml;charset=utf-8" })
+    .end('<?xml version="1.0" encoding="UTF-8"?>\n<MediaContainer size="0"></MediaContainer>\n');
+}
