@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqlite";
 import type { Logger } from "../core/logger.ts";
 
 /**
@@ -135,7 +135,7 @@ export function createLibraryDb(options: LibraryDbOptions): LibraryDb {
       const { items } = open();
       const found: LibraryItem[] = [];
       for (const file of new Set(files)) {
-        for (const row of items.all(file) as ItemRow[]) found.push(toItem(row));
+        for (const row of items.all(file)) found.push(toItem(row));
       }
       return found;
     },
@@ -154,18 +154,12 @@ export function createLibraryDb(options: LibraryDbOptions): LibraryDb {
   };
 }
 
-interface ItemRow {
-  file: string;
-  id: number | bigint;
-  parentId: number | bigint | null;
-  sectionId: number | bigint | null;
-}
-
-function toItem(row: ItemRow): LibraryItem {
+function toItem(row: Record<string, SQLOutputValue>): LibraryItem {
+  const { id, parentId, sectionId, file } = row;
   return {
-    id: String(row.id),
-    sectionId: String(row.sectionId ?? ""),
-    file: row.file,
-    ...(row.parentId !== null && row.parentId !== undefined ? { parentId: String(row.parentId) } : {}),
+    id: String(id),
+    sectionId: String(sectionId ?? ""),
+    file: String(file),
+    ...(parentId !== null && parentId !== undefined ? { parentId: String(parentId) } : {}),
   };
 }
