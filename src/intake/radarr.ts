@@ -1,0 +1,66 @@
+import * as v from "valibot";
+import {
+  arrFile,
+  combine,
+  deletedFiles,
+  fileList,
+  filePath,
+  folderPath,
+  hasAnyKey,
+  parseWith,
+  renameFolders,
+  renamedFile,
+  toParse,
+  upgradeDeletions,
+  type ArrApp,
+  type PathsOrReason,
+} from "./arr-app.ts";
+import { absolutePath } from "./path-fields.ts";
+
+/**
+ * Radarr webhooks (integrations.md §6.3). `movie.folderPath` + `movieFile.relativePath`, else `movieFile.path`.
+ *
+ * - `Download`: the movie file plus every `deletedFiles[]` entry of an upgrade.
+ * - `Rename`: the folders of `renamedMovieFiles[]`, old and new; without the list, the movie folder.
+ * - `MovieFileDelete`: the deleted file. `MovieDelete`: the movie folder.
+ */
+const NAME = "Radarr";
+const FOLDER = "movie.folderPath";
+
+const payload = v.looseObject({
+  movie: v.nullish(v.looseObject({ folderPath: v.nullish(absolutePath) }, "must be an object")),
+  movieFile: v.nullish(arrFile),
+  renamedMovieFiles: v.nullish(fileList(renamedFile)),
+  deletedFiles,
+  isUpgrade: v.nullish(v.boolean("must be true or false")),
+});
+type Payload = v.InferOutput<typeof payload>;
+
+export const radarr: ArrApp = {
+  name: NAME,
+  noun: "movie",
+  scanEvents: new Set(["Download", "Rename", "MovieFileDelete", "MovieDelete"]),
+  matches: (body) => hasAnyKey(body, ["movie", "movieFile", "renamedMovieFiles", "remoteMovie"]),
+  parse(body, event) {
+    const parsed = parseWith(payload, body, NAME, event);
+    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
+  },
+};
+
+function pathsFor(body: Payload, event: string): PathsOrReason {
+  const folder = body.movie?.folderPath;
+  switch (event) {
+    case "Download":
+      return combine(filePath(folder, body.movieFile, "movieFile", FOLDER), upgradeDeletions(folder, body.deletedFiles, FOLDER));
+    case "Rename":
+      return body.renamedMovieFiles?.length
+        ? renameFolders(folder, body.renamedMovieFiles, "renamedMovieFiles", FOLDER)
+        : folderPath(folder, FOLDER);
+    case "MovieFileDelete":
+      return filePath(folder, body.movieFile, "movieFile", FOLDER, true);
+    case "MovieDelete":
+      return folderPath(folder, FOLDER, true);
+    default:
+      return [];
+  }
+}

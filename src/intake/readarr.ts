@@ -1,0 +1,75 @@
+import * as v from "valibot";
+import {
+  arrFile,
+  combine,
+  deletedFiles,
+  fileList,
+  filePath,
+  filePaths,
+  folderPath,
+  hasAnyKey,
+  parseWith,
+  renameFolders,
+  renamedFile,
+  toParse,
+  upgradeDeletions,
+  type ArrApp,
+  type PathsOrReason,
+} from "./arr-app.ts";
+import { absolutePath } from "./path-fields.ts";
+
+/**
+ * Readarr webhooks (integrations.md §6.5; the project's last commit is 2024-03, but installs remain).
+ *
+ * - `Download`: every `bookFiles[]` entry plus the upgrade's `deletedFiles[]`.
+ * - `Rename`: the folders of `renamedBookFiles[]`, old and new; without the list, the author folder.
+ * - `Retag`: the retagged file. `BookFileDelete`: the deleted file.
+ * - `BookDelete`: the author folder (a book carries no path). `AuthorDelete`: the author folder.
+ */
+const NAME = "Readarr";
+const FOLDER = "author.path";
+
+const payload = v.looseObject({
+  author: v.nullish(v.looseObject({ path: v.nullish(absolutePath) }, "must be an object")),
+  bookFiles: v.nullish(fileList(arrFile)),
+  bookFile: v.nullish(arrFile),
+  renamedBookFiles: v.nullish(fileList(renamedFile)),
+  deletedFiles,
+  isUpgrade: v.nullish(v.boolean("must be true or false")),
+});
+type Payload = v.InferOutput<typeof payload>;
+
+export const readarr: ArrApp = {
+  name: NAME,
+  noun: "book",
+  scanEvents: new Set(["Download", "Rename", "Retag", "BookFileDelete", "BookDelete", "AuthorDelete"]),
+  matches: (body) => hasAnyKey(body, ["author", "bookFiles", "bookFile", "renamedBookFiles", "book"]),
+  parse(body, event) {
+    const parsed = parseWith(payload, body, NAME, event);
+    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
+  },
+};
+
+function pathsFor(body: Payload, event: string): PathsOrReason {
+  const folder = body.author?.path;
+  switch (event) {
+    case "Download":
+      return combine(
+        body.bookFiles ? filePaths(folder, body.bookFiles, "bookFiles", FOLDER) : "missing 'bookFiles'",
+        upgradeDeletions(folder, body.deletedFiles, FOLDER),
+      );
+    case "Rename":
+      return body.renamedBookFiles?.length
+        ? renameFolders(folder, body.renamedBookFiles, "renamedBookFiles", FOLDER)
+        : folderPath(folder, FOLDER);
+    case "Retag":
+      return filePath(folder, body.bookFile, "bookFile", FOLDER);
+    case "BookFileDelete":
+      return filePath(folder, body.bookFile, "bookFile", FOLDER, true);
+    case "BookDelete":
+    case "AuthorDelete":
+      return folderPath(folder, FOLDER, true);
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,76 @@
+import * as v from "valibot";
+import {
+  arrFile,
+  combine,
+  deletedFiles,
+  fileList,
+  filePath,
+  filePaths,
+  folderPath,
+  hasAnyKey,
+  parseWith,
+  renameFolders,
+  renamedFile,
+  toParse,
+  upgradeDeletions,
+  type ArrApp,
+  type PathsOrReason,
+} from "./arr-app.ts";
+import { absolutePath } from "./path-fields.ts";
+
+/**
+ * Sonarr webhooks (v3 and v4; integrations.md §6.2). Paths come from `series.path` + `episodeFile.relativePath`, as
+ * plex_autoscan joined them, else from the file's absolute `path`.
+ *
+ * - `Download`: `episodeFile`, or `episodeFiles[]` from v4.0.6's "On Import Complete" (Cloudbox/autoscan answers 400
+ *   to that shape), plus every `deletedFiles[]` entry of an upgrade.
+ * - `Rename`: the folders of `renamedEpisodeFiles[]`, old and new; without the list, the series folder.
+ * - `EpisodeFileDelete`: the deleted file (the dispatcher scans its folder). `SeriesDelete`: the series folder.
+ */
+const NAME = "Sonarr";
+const FOLDER = "series.path";
+
+const payload = v.looseObject({
+  series: v.nullish(v.looseObject({ path: v.nullish(absolutePath) }, "must be an object")),
+  episodeFile: v.nullish(arrFile),
+  episodeFiles: v.nullish(fileList(arrFile)),
+  renamedEpisodeFiles: v.nullish(fileList(renamedFile)),
+  deletedFiles,
+  isUpgrade: v.nullish(v.boolean("must be true or false")),
+});
+type Payload = v.InferOutput<typeof payload>;
+
+export const sonarr: ArrApp = {
+  name: NAME,
+  noun: "series",
+  scanEvents: new Set(["Download", "Rename", "EpisodeFileDelete", "SeriesDelete"]),
+  matches: (body) => hasAnyKey(body, ["series", "episodeFile", "episodeFiles", "renamedEpisodeFiles", "episodes"]),
+  parse(body, event) {
+    const parsed = parseWith(payload, body, NAME, event);
+    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
+  },
+};
+
+function pathsFor(body: Payload, event: string): PathsOrReason {
+  const folder = body.series?.path;
+  switch (event) {
+    case "Download": {
+      const imported = body.episodeFile
+        ? filePath(folder, body.episodeFile, "episodeFile", FOLDER)
+        : body.episodeFiles
+          ? filePaths(folder, body.episodeFiles, "episodeFiles", FOLDER)
+          : "missing 'episodeFile' (or v4's 'episodeFiles')";
+      return combine(imported, upgradeDeletions(folder, body.deletedFiles, FOLDER));
+    }
+    case "Rename":
+      return body.renamedEpisodeFiles?.length
+        ? renameFolders(folder, body.renamedEpisodeFiles, "renamedEpisodeFiles", FOLDER)
+        : folderPath(folder, FOLDER);
+    case "EpisodeFileDelete":
+      return filePath(folder, body.episodeFile, "episodeFile", FOLDER, true);
+    case "SeriesDelete":
+      return folderPath(folder, FOLDER, true);
+    default:
+      return [];
+  }
+}

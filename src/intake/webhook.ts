@@ -1,0 +1,80 @@
+import type { ScanRequest } from "../core/scan.ts";
+import type { PathMapper } from "../paths/mapping.ts";
+import type { ArrApp } from "./arr-app.ts";
+import { lidarr } from "./lidarr.ts";
+import { radarr } from "./radarr.ts";
+import { readarr } from "./readarr.ts";
+import { sonarr } from "./sonarr.ts";
+import { sourceName, toScanRequests } from "./to-scan-requests.ts";
+
+/**
+ * A JSON body posted to `/<SERVER_PASS>`: which app sent it (by shape: the *arr apps all post to one URL), which
+ * event, and which paths to scan. plex_autoscan's dispatch, extended to every event of every app:
+ * - `Test` → answer 200, log, no scan (the app's Test button must pass).
+ * - `Manual` (+ `filepath`) → a manual scan, handled like the form post.
+ * - a scanning event of a recognised app → `ScanRequest`s; the event is `Upgrade` when `isUpgrade` is true.
+ * - any other event (Grab, Health, ApplicationUpdate …) → 200 with no scan: a 4xx makes the app disable the
+ *   connection (Cloudbox/autoscan #214).
+ * - an unrecognisable body, or a scanning event without its path fields → `invalid` with a one-line reason.
+ */
+export const ARR_APPS: readonly ArrApp[] = [sonarr, radarr, lidarr, readarr];
+
+export interface WebhookOptions {
+  readonly mapper: PathMapper;
+  /** The `<name>` of `/<SERVER_PASS>/<name>`, appended to the source as `Sonarr (name)`. */
+  readonly label?: string;
+  /** The sender's User-Agent (`Sonarr/4.0.9 (…)`), used only to name the app of a body without a known shape. */
+  readonly userAgent?: string;
+}
+
+export type WebhookOutcome =
+  | {
+      readonly kind: "scan";
+      readonly app: ArrApp;
+      readonly source: string;
+      readonly event: string;
+      readonly requests: readonly ScanRequest[];
+    }
+  | { readonly kind: "test"; readonly source: string; readonly event: string }
+  | { readonly kind: "no-scan"; readonly source: string; readonly event: string }
+  | { readonly kind: "manual"; readonly filepath: unknown }
+  | { readonly kind: "invalid"; readonly reason: string };
+
+const EVENT_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOutcome {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { kind: "invalid", reason: "Unknown scan request: the JSON body must be an object" };
+  }
+  const fields = body as Readonly<Record<string, unknown>>;
+  const rawEvent = fields.eventType ?? fields.EventType;
+  if (rawEvent === undefined || rawEvent === null) {
+    return { kind: "invalid", reason: "Unknown scan request: missing 'eventType'" };
+  }
+  if (typeof rawEvent !== "string" || !EVENT_NAME.test(rawEvent)) {
+    return { kind: "invalid", reason: "Unknown scan request: 'eventType' must be an event name such as \"Download\"" };
+  }
+  if (rawEvent === "Manual") return { kind: "manual", filepath: fields.filepath };
+
+  const app = ARR_APPS.find((candidate) => candidate.matches(fields)) ?? appFromUserAgent(options.userAgent);
+  const source = sourceName(app?.name ?? "Unknown app", options.label);
+  if (rawEvent === "Test") return { kind: "test", source, event: rawEvent };
+  if (!app) {
+    const scans = ARR_APPS.some((candidate) => candidate.scanEvents.has(rawEvent));
+    return scans
+      ? { kind: "invalid", reason: `Unknown scan request: a '${rawEvent}' event without series, movie, artist or author` }
+      : { kind: "no-scan", source, event: rawEvent };
+  }
+  if (!app.scanEvents.has(rawEvent)) return { kind: "no-scan", source, event: rawEvent };
+
+  const parsed = app.parse(fields, rawEvent);
+  if (!parsed.ok) return { kind: "invalid", reason: parsed.reason };
+  const event = rawEvent === "Download" && fields.isUpgrade === true ? "Upgrade" : rawEvent;
+  return { kind: "scan", app, source, event, requests: toScanRequests(parsed.paths, { mapper: options.mapper, source, event }) };
+}
+
+/** `Sonarr/4.0.9.2244 (ubuntu 22.04)` → Sonarr. Only a fallback: the body's shape decides when it has one. */
+function appFromUserAgent(userAgent: string | undefined): ArrApp | undefined {
+  const product = userAgent?.split("/", 1)[0]?.trim().toLowerCase();
+  return product ? ARR_APPS.find((candidate) => candidate.name.toLowerCase() === product) : undefined;
+}
