@@ -41,6 +41,8 @@ export interface PlexScanner {
   sectionLocations(options?: ScannerRunOptions): Promise<ScannerSectionLocation[] | undefined>;
   /** `Plex Media Scanner` processes running there now. */
   runningScanners(): Promise<ProcessInfo[]>;
+  /** Throws the classified error (container stopped, Docker unreachable …) when the scanner cannot run now. */
+  assertAvailable(): Promise<void>;
 }
 
 /** The classic partial scan: `--scan --refresh --section <id> --directory <folder>` (integrations.md §3.2). */
@@ -105,6 +107,7 @@ export function createPlexScanner(options: PlexScannerOptions): PlexScanner {
       const name = posix.basename((await layout()).layout.scanner);
       return (await runner.listProcesses()).filter((process) => commandRuns(process.command, name));
     },
+    assertAvailable: () => runner.assertAvailable(),
   };
 }
 

@@ -1,0 +1,149 @@
+import type { Config } from "../../config/schema.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { Target } from "../../core/target.ts";
+import type { CommandRunner } from "../../docker/command-runner.ts";
+import { createContainerRunner } from "../../docker/container-runner.ts";
+import { createDockerExecutor, type DockerExecutor } from "../../docker/executor.ts";
+import { createNativeRunner } from "../../docker/native-runner.ts";
+import { createPlexScanner, type PlexScanner } from "../../docker/plex-scanner.ts";
+import { NATIVE_LAYOUT, resolveLayout, type ResolvedLayout, type ScannerLayout } from "../../docker/presets.ts";
+import { listScannerSections, matchSectionsByName } from "../../docker/scanner-sections.ts";
+import { unescapeShellWord } from "../../docker/unescape-shell-word.ts";
+import type { AfterScan } from "../../plex/after-scan.ts";
+import { createPlexClient } from "../../plex/client.ts";
+import { createScannerTarget } from "../../plex/scanner-target.ts";
+import { createSectionResolver, type PlexSection } from "../../plex/sections.ts";
+
+/**
+ * Config → the Plex scanner (in the Plex container through Docker exec when USE_DOCKER, else on this host), its
+ * section resolver and the scanner target. plex_autoscan's keys keep their meaning; PLEX_DOCKER_PRESET fills the
+ * layout keys still at plex_autoscan's defaults (a file written with every key must not pin the native layout).
+ */
+export interface ScannerWiringInput {
+  readonly config: Config;
+  /** Settings.dockerHost (DOCKER_HOST). */
+  readonly dockerHost: string | undefined;
+  readonly clock: Clock;
+  readonly log: Logger;
+}
+
+export interface ScannerWiring {
+  readonly scanner: PlexScanner;
+  readonly runner: CommandRunner;
+  /** Present in Docker mode. */
+  readonly executor?: DockerExecutor;
+}
+
+export function createScannerFromConfig(input: ScannerWiringInput): ScannerWiring {
+  const { config } = input;
+  const log = input.log.child({ component: "PLEX" });
+  const explicit = explicitLayout(config);
+  if (!config.USE_DOCKER) {
+    const runner = createNativeRunner({ useSudo: config.USE_SUDO, clock: input.clock });
+    const layout: ResolvedLayout = {
+      layout: { ...NATIVE_LAYOUT, ...explicit },
+      preset: "none",
+      reason: "USE_DOCKER is false (this host)",
+    };
+    return { runner, scanner: createPlexScanner({ runner, layout: async () => layout }) };
+  }
+  const executor = createDockerExecutor({ dockerHost: input.dockerHost, clock: input.clock });
+  const runner = createContainerRunner(executor, config.DOCKER_NAME);
+  const scanner = createPlexScanner({
+    runner,
+    layout: async () => {
+      const resolved = await resolveLayout({
+        preset: config.PLEX_DOCKER_PRESET,
+        container: config.DOCKER_NAME,
+        explicit,
+        // plex_autoscan exported the support dir only outside Docker: in a container the image knows its own.
+        fallback: { ...NATIVE_LAYOUT, supportDir: "" },
+        probe: executor,
+      });
+      log.info(
+        { preset: resolved.preset, scanner: resolved.layout.scanner, user: resolved.layout.user },
+        `Plex scanner in container '${config.DOCKER_NAME}': preset ${resolved.preset} (${resolved.reason})`,
+      );
+      return resolved;
+    },
+  });
+  return { runner, scanner, executor };
+}
+
+/**
+ * The layout keys the user changed from plex_autoscan's defaults, unescaped (`Plex\ Media\ Scanner` → a plain path).
+ * Compared by value, because upgraded files list every key with its default.
+ */
+export function explicitLayout(config: Config): Partial<ScannerLayout> {
+  const out: { -readonly [K in keyof ScannerLayout]?: string } = {};
+  const pick = (key: keyof ScannerLayout, raw: string): void => {
+    const value = unescapeShellWord(raw.trim());
+    if (value !== NATIVE_LAYOUT[key]) out[key] = value;
+  };
+  pick("scanner", config.PLEX_SCANNER);
+  pick("user", config.PLEX_USER);
+  pick("supportDir", config.PLEX_SUPPORT_DIR);
+  pick("ldLibraryPath", config.PLEX_LD_LIBRARY_PATH);
+  return out;
+}
+
+export interface FolderSections {
+  resolve(folder: string, signal?: AbortSignal): Promise<PlexSection[]>;
+  list(signal?: AbortSignal): Promise<PlexSection[]>;
+  /** `api` with PLEX_TOKEN; else `scanner` (Plex SQLite, or `--list` names). */
+  readonly source: "api" | "scanner";
+}
+
+/**
+ * Which sections hold a folder: the Plex HTTP API when PLEX_TOKEN is set; else the scanner's own view — section
+ * roots from the library database through `Plex SQLite`, or, failing that, `--list` names matched to path segments.
+ */
+export function createFolderSections(input: ScannerWiringInput, scanner: PlexScanner): FolderSections {
+  const { config, clock, log } = input;
+  if (config.PLEX_TOKEN !== "") {
+    const client = createPlexClient({
+      url: config.PLEX_LOCAL_URL,
+      token: config.PLEX_TOKEN,
+      timeoutMs: config.PLEX_TIMEOUT * 1000,
+    });
+    const resolver = createSectionResolver({ client, clock, log });
+    return { source: "api", resolve: resolver.resolve, list: resolver.list };
+  }
+  const resolver = createSectionResolver({
+    client: { listSections: async () => (await listScannerSections(scanner)).sections },
+    clock,
+    log,
+  });
+  return {
+    source: "scanner",
+    list: resolver.list,
+    async resolve(folder, signal) {
+      const found = await resolver.resolve(folder, signal);
+      if (found.length > 0) return found;
+      const all = await resolver.list(signal);
+      // Roots unknown (`--list` only): fall back to the section named like one of the folder's segments.
+      return all.every((section) => section.locations.length === 0) ? matchSectionsByName(all, folder) : [];
+    },
+  };
+}
+
+export interface ScannerTargetWiringInput extends ScannerWiringInput {
+  /** The server's section resolver, when it already has one (PLEX_TOKEN set); else one is made here. */
+  readonly sections?: { resolve(folder: string, signal?: AbortSignal): Promise<readonly { id: string }[]> };
+  readonly afterScan?: AfterScan;
+}
+
+/** `PLEX_SCAN_METHOD: "scanner"` → the Target the dispatcher is given. */
+export function createScannerTargetFromConfig(input: ScannerTargetWiringInput): Target {
+  const { scanner } = createScannerFromConfig(input);
+  return createScannerTarget({
+    scanner,
+    sections: input.sections ?? createFolderSections(input, scanner),
+    timeoutMs: input.config.PLEX_SCANNER_TIMEOUT * 1000,
+    waitForExternalScanners: input.config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
+    ...(input.afterScan ? { afterScan: input.afterScan } : {}),
+    clock: input.clock,
+    log: input.log,
+  });
+}
