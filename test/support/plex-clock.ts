@@ -7,12 +7,14 @@ import type { Clock } from "../../src/core/clock.ts";
 export interface SteppingClock extends Clock {
   readonly sleeps: number[];
   advance(ms: number): void;
+  /** Called at every sleep (after the clock moved): lets a test change the world while the code under test waits. */
+  onSleep?: (ms: number) => void;
 }
 
 export function createSteppingClock(start = Date.UTC(2026, 0, 1)): SteppingClock {
   let now = start;
   const sleeps: number[] = [];
-  return {
+  const clock: SteppingClock = {
     sleeps,
     now: () => now,
     advance(ms) {
@@ -22,7 +24,9 @@ export function createSteppingClock(start = Date.UTC(2026, 0, 1)): SteppingClock
       if (signal?.aborted) return Promise.resolve();
       sleeps.push(ms);
       now += Math.max(0, ms);
+      clock.onSleep?.(ms);
       return new Promise((resolve) => setImmediate(resolve));
     },
   };
+  return clock;
 }

@@ -1,0 +1,109 @@
+import { access } from "node:fs/promises";
+import type { Clock } from "../core/clock.ts";
+import { describeError, TargetAuthError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { PlexClient } from "./client.ts";
+import type { LibraryIndex } from "./library-db.ts";
+
+/**
+ * `PLEX_EMPTY_TRASH*` after a scan, per scanned section, with plex_autoscan's guards (plex_autoscan.md §3 step 9):
+ * every control file must exist (a dropped mount makes the whole library look deleted, and emptying the trash
+ * then would remove it from Plex), the section's deleted count must not exceed `PLEX_EMPTY_TRASH_MAX_FILES`, and a
+ * count of 0 empties only with `PLEX_EMPTY_TRASH_ZERO_DELETED` or for an upgrade. `PUT …/emptyTrash` is retried.
+ */
+export interface TrashEmptierOptions {
+  readonly enabled: boolean;
+  /** `PLEX_EMPTY_TRASH_MAX_FILES`; 0 turns emptying off, as in plex_autoscan. */
+  readonly maxFiles: number;
+  /** `PLEX_EMPTY_TRASH_CONTROL_FILES`, as autoscan sees them on its own disk. */
+  readonly controlFiles: readonly string[];
+  readonly zeroDeleted: boolean;
+  readonly client: Pick<PlexClient, "emptyTrash">;
+  /** Counts the deleted items (`PLEX_DATABASE_PATH`); without it the count cannot be checked, so nothing is emptied. */
+  readonly library?: LibraryIndex;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** `PUT emptyTrash` attempts (default 5) and the pause between them (10 s). */
+  readonly tries?: number;
+  readonly retryDelayMs?: number;
+}
+
+export interface TrashEmptier {
+  readonly enabled: boolean;
+  /** Empties the section's trash if every guard allows it; logs and never throws. Returns a short note. */
+  empty(sectionId: string, context: { upgrade: boolean; signal?: AbortSignal }): Promise<string | undefined>;
+}
+
+export function createTrashEmptier(options: TrashEmptierOptions): TrashEmptier {
+  const log = options.log.child({ component: "PLEX" });
+  const enabled = options.enabled && options.maxFiles > 0;
+  const tries = Math.max(1, options.tries ?? 5);
+  const delayMs = options.retryDelayMs ?? 10_000;
+  if (enabled && !options.library) {
+    log.warn("PLEX_EMPTY_TRASH needs PLEX_DATABASE_PATH to count the deleted items first; the trash will not be emptied");
+  }
+
+  async function missingControlFile(): Promise<string | undefined> {
+    for (const file of options.controlFiles) {
+      const present = await access(file).then(
+        () => true,
+        () => false,
+      );
+      if (!present) return file;
+    }
+    return undefined;
+  }
+
+  async function put(sectionId: string, signal?: AbortSignal): Promise<boolean> {
+    for (let attempt = 1; attempt <= tries; attempt++) {
+      try {
+        await options.client.emptyTrash(sectionId, signal);
+        return true;
+      } catch (error) {
+        const last = attempt === tries || error instanceof TargetAuthError || signal?.aborted;
+        log.warn({ err: error, section: sectionId, attempt }, `Emptying the trash failed (attempt ${attempt} of ${tries})`);
+        if (last) return false;
+        await options.clock.sleep(delayMs, signal);
+      }
+    }
+    return false;
+  }
+
+  async function empty(sectionId: string, context: { upgrade: boolean; signal?: AbortSignal }) {
+    const missing = await missingControlFile();
+    if (missing !== undefined) {
+      log.warn({ section: sectionId, controlFile: missing }, `Skipping emptying trash as control file is not present: '${missing}'`);
+      return "trash kept: a control file is missing";
+    }
+    if (!options.library) return "trash kept: no library database to count deleted items";
+    const deleted = await options.library.countDeleted(sectionId);
+    if (deleted > options.maxFiles) {
+      log.warn(
+        { section: sectionId, deleted, max: options.maxFiles },
+        `Skipping emptying trash as there were ${deleted} deleted items (PLEX_EMPTY_TRASH_MAX_FILES is ${options.maxFiles})`,
+      );
+      return `trash kept: ${deleted} deleted items`;
+    }
+    if (deleted === 0 && !options.zeroDeleted && !context.upgrade) {
+      log.debug({ section: sectionId }, "Skipping emptying trash as there were no deleted items");
+      return undefined;
+    }
+    log.info({ section: sectionId, deleted }, `Emptying trash to clear ${deleted} deleted items...`);
+    const done = await put(sectionId, context.signal);
+    if (done) log.info({ section: sectionId }, `Emptied trash for section '${sectionId}'`);
+    return done ? `trash emptied (${deleted})` : "emptying trash failed";
+  }
+
+  return {
+    enabled,
+    async empty(sectionId, context) {
+      if (!enabled) return undefined;
+      try {
+        return await empty(sectionId, context);
+      } catch (error) {
+        log.error({ err: error, section: sectionId }, "Emptying the trash failed");
+        return `emptying trash failed: ${describeError(error)}`;
+      }
+    },
+  };
+}
