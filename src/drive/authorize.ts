@@ -1,0 +1,153 @@
+import { randomBytes } from "node:crypto";
+import { createInterface } from "node:readline";
+import { CodeChallengeMethod, OAuth2Client, type Credentials } from "google-auth-library";
+import type { Logger } from "../core/logger.ts";
+import type { GoogleEndpoints } from "./credentials.ts";
+import { classifyGoogleError, explainOAuthError, type OAuthErrorCode } from "./google-errors.ts";
+import { startLoopbackReceiver, type RedirectResult } from "./loopback-receiver.ts";
+import { parsePastedAnswer } from "./pasted-answer.ts";
+import { checkGrantedScope, type ScopeNeeds, requiredScope } from "./scope.ts";
+import type { TokenStore } from "./token-store.ts";
+
+/**
+ * `autoscan authorize`: Google's loopback flow for installed apps, which replaced the out-of-band flow Google
+ * withdrew in 2022 (docs: ../shared/reference/integrations.md §2.2). PKCE (S256) and `state` protect the code;
+ * `access_type=offline` and `prompt=consent` make Google return a refresh token every time. The user may paste the
+ * code or the whole redirect URL; when the browser can reach our loopback port we catch the redirect ourselves.
+ */
+export interface AuthorizeOptions {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scopeNeeds: ScopeNeeds;
+  readonly tokenStore: TokenStore;
+  readonly log: Logger;
+  /** Where the prompt goes (stderr); the link and messages go through `log`. */
+  readonly output: { write(text: string): unknown };
+  readonly input: NodeJS.ReadableStream;
+  /** Loopback port; rclone uses 53682 too, so `ssh -L 53682:127.0.0.1:53682` works for both. 0 = any. */
+  readonly port?: number;
+  readonly endpoints?: GoogleEndpoints;
+  readonly onSecret?: (value: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+export type AuthorizeResult = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly message: string };
+
+export const DEFAULT_LOOPBACK_PORT = 53682;
+export const PROMPT = "Enter authorization code: ";
+
+export async function runAuthorize(options: AuthorizeOptions): Promise<AuthorizeResult> {
+  const { log } = options;
+  const scope = requiredScope(options.scopeNeeds);
+  const client = new OAuth2Client({
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    endpoints: {
+      ...(options.endpoints?.tokenUrl ? { oauth2TokenUrl: options.endpoints.tokenUrl } : {}),
+      ...(options.endpoints?.authUrl ? { oauth2AuthBaseUrl: options.endpoints.authUrl } : {}),
+    },
+  });
+  const { codeVerifier, codeChallenge } = await client.generateCodeVerifierAsync();
+  const state = randomBytes(24).toString("base64url");
+  const receiver = await startLoopbackReceiver({ port: options.port ?? DEFAULT_LOOPBACK_PORT, state });
+  const redirectUri = `http://127.0.0.1:${receiver.port}/`;
+  try {
+    const url = client.generateAuthUrl({
+      access_type: "offline",
+      prompt: "consent",
+      scope,
+      state,
+      redirect_uri: redirectUri,
+      code_challenge: codeChallenge,
+      code_challenge_method: CodeChallengeMethod.S256,
+    });
+    log.info("Visit the link below, allow access, then paste the address your browser ends on (or just its code):");
+    log.info(url);
+    log.info(`(If this machine runs a browser, or you forwarded the port with ssh -L ${receiver.port}:127.0.0.1:${receiver.port}, autoscan catches the answer by itself.)`);
+    const answer = await waitForAnswer(options, receiver.received, state);
+    if ("problem" in answer) return { ok: false, message: answer.problem };
+    if ("error" in answer) return { ok: false, message: explainRedirectError(answer) };
+    return await exchange(client, answer.code, codeVerifier, redirectUri, scope, options);
+  } finally {
+    await receiver.close();
+  }
+}
+
+async function exchange(
+  client: OAuth2Client,
+  code: string,
+  codeVerifier: string,
+  redirectUri: string,
+  scope: string,
+  options: AuthorizeOptions,
+): Promise<AuthorizeResult> {
+  const { log } = options;
+  log.info(`Requesting access token for auth code ${code.slice(0, 8)}…`);
+  let tokens: Credentials;
+  try {
+    tokens = (await client.getToken({ code, codeVerifier, redirect_uri: redirectUri })).tokens;
+  } catch (error) {
+    const failure = classifyGoogleError(error);
+    const message =
+      failure.kind === "auth" ? explainOAuthError(failure.code, "exchange") : `Failed exchanging authorization code for an Access Token: ${failure.detail}`;
+    return { ok: false, message };
+  }
+  for (const secret of [tokens.access_token, tokens.refresh_token]) if (secret) options.onSecret?.(secret);
+  if (!tokens.refresh_token) {
+    return { ok: false, message: "Google returned no refresh token. Remove autoscan's access at https://myaccount.google.com/permissions and run `autoscan authorize` again." };
+  }
+  log.info("Retrieved first access token!");
+  const granted = tokens.scope ?? scope;
+  await options.tokenStore.save({
+    clientId: options.clientId,
+    refreshToken: tokens.refresh_token,
+    accessToken: tokens.access_token ?? undefined,
+    expiryDate: tokens.expiry_date ?? undefined,
+    scope: granted,
+    tokenType: tokens.token_type ?? undefined,
+  });
+  const check = checkGrantedScope(granted, options.scopeNeeds);
+  if (!check.ok) log.warn(`Access was granted, but ${check.reason}. Run \`autoscan authorize\` again and tick every box on the consent screen.`);
+  log.info("Access tokens were successfully retrieved!");
+  log.info(`Saved them to ${options.tokenStore.path}. Restart autoscan (docker restart autoscan) to start Google Drive monitoring.`);
+  return { ok: true, path: options.tokenStore.path };
+}
+
+/** Reads pasted answers (re-prompting after a bad one) until a usable one arrives or the redirect is caught. */
+async function waitForAnswer(
+  options: AuthorizeOptions,
+  redirect: Promise<RedirectResult>,
+  state: string,
+): Promise<RedirectResult | { problem: string }> {
+  const lines = createInterface({ input: options.input, terminal: false });
+  const iterator = lines[Symbol.asyncIterator]();
+  const aborted = new Promise<{ problem: string }>((resolve) => {
+    if (options.signal?.aborted) resolve({ problem: "Interrupted." });
+    options.signal?.addEventListener("abort", () => resolve({ problem: "Interrupted." }), { once: true });
+  });
+  const caught = redirect.then((result) => ({ result }));
+  try {
+    for (;;) {
+      options.output.write(PROMPT);
+      const next = await Promise.race([iterator.next().then((line) => ({ line })), caught, aborted]);
+      if ("problem" in next) return next;
+      if ("result" in next) {
+        options.output.write("\n");
+        options.log.info("Received the answer from the browser redirect.");
+        return next.result;
+      }
+      if (next.line.done) return { problem: "No authorization code was entered." };
+      const answer = parsePastedAnswer(next.line.value, state);
+      if (!("problem" in answer)) return answer;
+      options.log.warn(answer.problem);
+    }
+  } finally {
+    lines.close();
+  }
+}
+
+function explainRedirectError(answer: { error: string; description?: string }): string {
+  const known: readonly string[] = ["access_denied", "redirect_uri_mismatch", "invalid_client", "unauthorized_client"];
+  if (known.includes(answer.error)) return explainOAuthError(answer.error as OAuthErrorCode, "exchange");
+  return `Google answered ${answer.error}${answer.description ? `: ${answer.description}` : ""}.`;
+}

@@ -1,0 +1,179 @@
+import { OAuth2Client, type Credentials } from "google-auth-library";
+import type { Clock } from "../core/clock.ts";
+import { ConfigError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import { createDriveApi } from "./drive-api.ts";
+import type { RetryPolicy } from "./google-retry.ts";
+import { requiredScope, type ScopeNeeds } from "./scope.ts";
+import { createServiceAccountClient, loadServiceAccountKey } from "./service-account.ts";
+import type { DriveConnection } from "./session.ts";
+import type { StoredTokens, TokenStore } from "./token-store.ts";
+
+/**
+ * The three ways to give the monitor Google credentials, one connection type out:
+ * 1. `oauth`: the tokens `autoscan authorize` stored (refreshed tokens are written back to the same file);
+ * 2. `service-account`: a key file (`CLOUD.SERVICE_ACCOUNT_FILE`);
+ * 3. `token`: a client and token borrowed from elsewhere (an rclone `drive` remote; the wiring reads rclone.conf and
+ *    hands its values here, or a `service-account` for a remote that uses one). Borrowed tokens are refreshed in
+ *    memory only: their owner keeps its own file.
+ */
+export type DriveCredentials =
+  | { readonly kind: "oauth"; readonly clientId: string; readonly clientSecret: string; readonly tokenStore: TokenStore }
+  | {
+      readonly kind: "service-account";
+      readonly key: { readonly file: string } | { readonly json: string; readonly origin: string };
+      /** Defaults to the scope the settings need. */
+      readonly scope?: string;
+      readonly description?: string;
+      readonly extraSharedDrives?: readonly string[];
+    }
+  | {
+      readonly kind: "token";
+      readonly clientId: string;
+      readonly clientSecret: string;
+      readonly token: { readonly accessToken?: string; readonly refreshToken: string; readonly expiryDate?: number; readonly tokenType?: string };
+      readonly scope?: string;
+      readonly description: string;
+      readonly extraSharedDrives?: readonly string[];
+    };
+
+/** Test/dev overrides of Google's addresses (a local fake); production leaves them unset. */
+export interface GoogleEndpoints {
+  /** Drive API root, e.g. `http://127.0.0.1:4000/` (the client keeps the `/drive/v3/` path). */
+  readonly apiRootUrl?: string;
+  readonly tokenUrl?: string;
+  readonly authUrl?: string;
+}
+
+export interface ConnectDriveOptions {
+  readonly credentials: DriveCredentials;
+  readonly endpoints?: GoogleEndpoints;
+  readonly scopeNeeds: ScopeNeeds;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Registers secrets (tokens, client secret) with the log scrubber. */
+  readonly onSecret?: (value: string) => void;
+  readonly retry?: RetryPolicy;
+  readonly random?: () => number;
+}
+
+export async function connectDrive(options: ConnectDriveOptions, signal?: AbortSignal): Promise<DriveConnection> {
+  const { credentials } = options;
+  const secret = (value: string | null | undefined): void => {
+    if (value) options.onSecret?.(value);
+  };
+  const auth = await createAuth(options, secret);
+  auth.client.on("tokens", (tokens: Credentials) => {
+    secret(tokens.access_token);
+    secret(tokens.refresh_token);
+  });
+  const api = createDriveApi({
+    auth: auth.client,
+    rootUrl: options.endpoints?.apiRootUrl,
+    clock: options.clock,
+    log: options.log,
+    signal,
+    retry: options.retry,
+    random: options.random,
+  });
+  options.log.debug({ kind: credentials.kind }, "Google Drive credentials loaded");
+  return { api, grantedScope: auth.scope, description: auth.description, extraSharedDrives: auth.extraSharedDrives };
+}
+
+interface Auth {
+  readonly client: OAuth2Client;
+  readonly scope?: string;
+  readonly description: string;
+  readonly extraSharedDrives?: readonly string[];
+}
+
+async function createAuth(options: ConnectDriveOptions, secret: (value: string | undefined) => void): Promise<Auth> {
+  const { credentials, endpoints } = options;
+  if (credentials.kind === "service-account") {
+    const key = await loadServiceAccountKey(credentials.key);
+    secret(key.privateKey);
+    const scope = credentials.scope ?? requiredScope(options.scopeNeeds);
+    const client = createServiceAccountClient(key, { scope, tokenUrl: endpoints?.tokenUrl });
+    const description = credentials.description ?? `service account ${key.clientEmail}`;
+    return { client, scope, description, extraSharedDrives: credentials.extraSharedDrives };
+  }
+  if (credentials.kind === "oauth") return oauthFromStore(credentials, options, secret);
+  return borrowedAuth(credentials, options, secret);
+}
+
+async function oauthFromStore(
+  credentials: Extract<DriveCredentials, { kind: "oauth" }>,
+  options: ConnectDriveOptions,
+  secret: (value: string | undefined) => void,
+): Promise<Auth> {
+  const { clientId, clientSecret, tokenStore } = credentials;
+  if (!clientId || !clientSecret) {
+    throw new ConfigError("CLOUD.CLIENT_ID and CLOUD.CLIENT_SECRET are required (or set CLOUD.SERVICE_ACCOUNT_FILE, or CLOUD.RCLONE_CONFIG and CLOUD.RCLONE_REMOTE).");
+  }
+  const stored = await tokenStore.load();
+  if (!stored) {
+    throw new ConfigError(`No Google Drive token yet (${tokenStore.path}): run \`autoscan authorize\` (in Docker: docker exec -it autoscan autoscan authorize), then restart autoscan.`);
+  }
+  if (stored.clientId !== clientId) {
+    throw new ConfigError(`The stored Google token was issued to OAuth client ${stored.clientId}, but CLOUD.CLIENT_ID is now ${clientId}; a refresh token only works with its own client. Run \`autoscan authorize\` again.`);
+  }
+  secret(clientSecret);
+  secret(stored.refreshToken);
+  secret(stored.accessToken);
+  const client = oauthClient(clientId, clientSecret, options.endpoints, stored);
+  let current = stored;
+  let saving: Promise<void> = Promise.resolve();
+  client.on("tokens", (tokens: Credentials) => {
+    current = mergeTokens(current, tokens);
+    const snapshot = current;
+    saving = saving
+      .then(() => tokenStore.save(snapshot))
+      .catch((error: unknown) => options.log.error({ err: error, path: tokenStore.path }, "Could not save the refreshed Google token"));
+  });
+  return { client, scope: stored.scope, description: `OAuth client ${clientId}` };
+}
+
+function borrowedAuth(
+  credentials: Extract<DriveCredentials, { kind: "token" }>,
+  options: ConnectDriveOptions,
+  secret: (value: string | undefined) => void,
+): Promise<Auth> {
+  secret(credentials.clientSecret);
+  secret(credentials.token.refreshToken);
+  secret(credentials.token.accessToken);
+  const stored: StoredTokens = { clientId: credentials.clientId, ...credentials.token, scope: credentials.scope };
+  const client = oauthClient(credentials.clientId, credentials.clientSecret, options.endpoints, stored);
+  return Promise.resolve({ client, scope: credentials.scope, description: credentials.description, extraSharedDrives: credentials.extraSharedDrives });
+}
+
+function oauthClient(clientId: string, clientSecret: string, endpoints: GoogleEndpoints | undefined, tokens: StoredTokens): OAuth2Client {
+  const client = new OAuth2Client({
+    clientId,
+    clientSecret,
+    endpoints: {
+      ...(endpoints?.tokenUrl ? { oauth2TokenUrl: endpoints.tokenUrl } : {}),
+      ...(endpoints?.authUrl ? { oauth2AuthBaseUrl: endpoints.authUrl } : {}),
+    },
+  });
+  client.setCredentials({
+    refresh_token: tokens.refreshToken,
+    access_token: tokens.accessToken,
+    // Without an expiry the library would treat the token as fresh forever; 0 makes it refresh on first use.
+    expiry_date: tokens.accessToken ? (tokens.expiryDate ?? 0) : 0,
+    token_type: tokens.tokenType ?? "Bearer",
+    scope: tokens.scope,
+  });
+  return client;
+}
+
+function mergeTokens(current: StoredTokens, tokens: Credentials): StoredTokens {
+  return {
+    ...current,
+    accessToken: tokens.access_token ?? current.accessToken,
+    // Google normally sends no new refresh token on refresh: keep the old one.
+    refreshToken: tokens.refresh_token ?? current.refreshToken,
+    expiryDate: tokens.expiry_date ?? current.expiryDate,
+    scope: tokens.scope ?? current.scope,
+    tokenType: tokens.token_type ?? current.tokenType,
+  };
+}

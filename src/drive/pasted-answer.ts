@@ -1,0 +1,35 @@
+import type { RedirectResult } from "./loopback-receiver.ts";
+
+/**
+ * What a person pastes at `Enter authorization code:`: either the bare code (`4/0AfJ…`) or the whole address the
+ * browser ended on (`http://127.0.0.1:53682/?state=…&code=4%2F0AfJ…&scope=…`; the page fails to load on a headless
+ * box but the address bar still holds it). The code is URL-decoded (it contains `/`).
+ */
+export type PastedAnswer = RedirectResult | { readonly problem: string };
+
+export function parsePastedAnswer(text: string, expectedState: string): PastedAnswer {
+  const input = text.trim().replace(/^["']|["']$/g, "");
+  if (!input) return { problem: "Nothing was entered." };
+  if (!/[?&](code|error|state)=/.test(input) && !/^https?:\/\//i.test(input)) {
+    return { code: input.includes("%") ? safeDecode(input) : input };
+  }
+  const query = input.includes("?") ? input.slice(input.indexOf("?") + 1) : input;
+  const params = new URLSearchParams(query.split("#")[0]);
+  const state = params.get("state");
+  if (state !== null && state !== expectedState) {
+    return { problem: "That URL belongs to another authorization attempt (its state does not match). Open the link printed above and paste the URL you end on." };
+  }
+  const error = params.get("error");
+  if (error) return { error, description: params.get("error_description") ?? undefined };
+  const code = params.get("code");
+  if (!code) return { problem: "That URL holds no code= parameter. Paste the address your browser ended on after you allowed access." };
+  return { code };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,188 @@
+import { systemClock, type Clock } from "../core/clock.ts";
+import { ConfigError, describeError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { ScanSink } from "../core/scan.ts";
+import type { PathMapper } from "../paths/mapping.ts";
+import { createChangeProcessor, type IsInLibrary, type PageStats } from "./change-processor.ts";
+import type { DriveStateStore } from "./drive-store.ts";
+import type { DriveFilterOptions } from "./filters.ts";
+import { createDriveFilter } from "./filters.ts";
+import { explainOAuthError } from "./google-errors.ts";
+import { GoogleCallError } from "./google-retry.ts";
+import { openSession, type DriveConnection, type Session } from "./session.ts";
+
+/**
+ * The Google Drive monitor: polls each feed every `POLL_INTERVAL` seconds and hands new files to the ScanSink.
+ * A page's token is committed only after the sink accepted that page's requests: a crash re-reads a page, never
+ * skips one. Credentials that stop working (revoked refresh token, wrong client, missing scope) stop the monitor
+ * with one error line and a hint; the rest of the service keeps running. Other failures wait and try again.
+ */
+export interface DriveMonitorOptions {
+  /** Builds the authenticated Drive API (the three credential ways live in credentials.ts). */
+  readonly connect: (signal: AbortSignal) => Promise<DriveConnection>;
+  readonly openStore: () => Promise<DriveStateStore>;
+  readonly sink: ScanSink;
+  readonly isInLibrary: IsInLibrary;
+  readonly mapper: PathMapper;
+  readonly filter: DriveFilterOptions;
+  readonly pollIntervalMs: number;
+  /** Poll My Drive's feed (default true). */
+  readonly myDrive?: boolean;
+  /** `CLOUD.TEAMDRIVES` when `CLOUD.TEAMDRIVE` is on: names or ids. */
+  readonly sharedDrives: readonly string[];
+  readonly showCacheLogs: boolean;
+  readonly log: Logger;
+  readonly clock?: Clock;
+  /** Longest wait after repeated failures. */
+  readonly maxFailureWaitMs?: number;
+}
+
+export type MonitorState = "idle" | "starting" | "running" | "stopped" | "failed";
+
+export interface DriveMonitor {
+  /** Starts polling in the background; resolves once the first poll finished (or the monitor failed). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** One poll of every feed now (tests, benchmarks); rejects on failure. */
+  pollOnce(): Promise<void>;
+  /** `reset_page_token`: the next poll starts from "now" on every feed. */
+  resetPageTokens(): Promise<string>;
+  /** `clear_drive_cache`: forget every cached name and parent. */
+  clearCache(): Promise<string>;
+  readonly state: MonitorState;
+}
+
+export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
+  const log = options.log;
+  const clock = options.clock ?? systemClock;
+  const abort = new AbortController();
+  let state: MonitorState = "idle";
+  let session: Session | undefined;
+  let store: DriveStateStore | undefined;
+  let loop: Promise<void> | undefined;
+  let chain: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = chain.then(task, task);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+
+  async function ensureSession(): Promise<Session> {
+    if (session) return session;
+    store ??= await options.openStore();
+    const connection = await options.connect(abort.signal);
+    session = await openSession({
+      connection,
+      store,
+      wanted: { myDrive: options.myDrive ?? true, sharedDrives: options.sharedDrives },
+      makeProcessor: (cache) =>
+        createChangeProcessor({
+          cache,
+          filter: createDriveFilter(options.filter),
+          mapper: options.mapper,
+          isInLibrary: options.isInLibrary,
+          log,
+          showCacheLogs: options.showCacheLogs,
+        }),
+      log,
+    });
+    return session;
+  }
+
+  async function pollFeeds(): Promise<void> {
+    const s = await ensureSession();
+    for (const feed of s.feeds) {
+      if (abort.signal.aborted) return;
+      await s.pollFeed(feed, options.sink, logPage);
+    }
+  }
+
+  function logPage(feedName: string, changes: number, stats: PageStats, scanned: readonly string[]): void {
+    if (changes === 0) return;
+    const summary = `${stats.added} added / ${stats.removed} removed / ${stats.unwanted} unwanted / ${stats.ignored} ignored / ${stats.renamed} renamed / ${stats.moved} moved`;
+    log.debug({ drive: feedName }, `Processing ${changes} changes: ${summary}`);
+    if (stats.rejected) log.info(`Rejected ${stats.rejected} file(s) from Google Drive changes for already being in Plex.`);
+    if (scanned.length) {
+      log.info({ drive: feedName }, `Proceeding with scan of ${scanned.length} file(s) from Google Drive changes: ${JSON.stringify(scanned)}`);
+    }
+  }
+
+  /** Stops for good on credential problems; anything else is retried at the next interval. */
+  function fatalReason(error: unknown): string | undefined {
+    if (error instanceof ConfigError) return error.message;
+    if (!(error instanceof GoogleCallError)) return undefined;
+    const failure = error.failure;
+    if (failure.kind === "auth") return explainOAuthError(failure.code, "refresh");
+    if (failure.kind === "scope") {
+      return `Google refused the call for lack of scope (${failure.detail}). Run \`autoscan authorize\` again (it asks for the scope the current settings need), then restart autoscan.`;
+    }
+    return undefined;
+  }
+
+  async function runLoop(firstPoll: { resolve: () => void }): Promise<void> {
+    let failures = 0;
+    while (!abort.signal.aborted) {
+      let wait = options.pollIntervalMs;
+      try {
+        await exclusive(pollFeeds);
+        if (state === "starting") {
+          state = "running";
+          log.info("Google Drive changes monitor started.");
+        }
+        failures = 0;
+      } catch (error) {
+        if (abort.signal.aborted) break;
+        const reason = fatalReason(error);
+        if (reason) {
+          state = "failed";
+          log.error({ err: error }, `Google Drive monitoring stopped: ${reason}`);
+          break;
+        }
+        failures++;
+        wait = Math.max(wait, Math.min(2 ** failures * 1000, options.maxFailureWaitMs ?? 15 * 60_000));
+        log.warn({ err: error, retryInMs: wait }, `Polling Google Drive failed: ${describeError(error)}`);
+      } finally {
+        firstPoll.resolve();
+      }
+      await clock.sleep(wait, abort.signal);
+    }
+    if (state !== "failed") state = "stopped";
+  }
+
+  return {
+    get state() {
+      return state;
+    },
+    start() {
+      if (loop) return Promise.resolve();
+      state = "starting";
+      return new Promise<void>((resolve) => {
+        loop = runLoop({ resolve });
+      });
+    },
+    async stop() {
+      abort.abort();
+      await loop;
+      await chain;
+      store?.close();
+      store = undefined;
+      if (state !== "failed") state = "stopped";
+    },
+    pollOnce: () => exclusive(pollFeeds),
+    resetPageTokens: () =>
+      exclusive(async () => {
+        store ??= await options.openStore();
+        await store.clearPageTokens();
+        log.info("Reset the Google Drive page tokens: the next poll starts from the current changes.");
+        return "Google Drive page tokens were reset.";
+      }),
+    clearCache: () =>
+      exclusive(async () => {
+        store ??= await options.openStore();
+        if (session) await session.clearCache();
+        else await store.clearItems();
+        log.info("Cleared the Google Drive cache.");
+        return "Google Drive cache was cleared.";
+      }),
+  };
+}
