@@ -1,0 +1,62 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { ConfigError } from "../core/errors.ts";
+import type { RouteDeps } from "./deps.ts";
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT_MS, type WebOptions } from "./options.ts";
+import { byMethod, notFound } from "./responses.ts";
+import { createApiHandler } from "./routes/api.ts";
+import { createHealthHandler } from "./routes/health.ts";
+import { createManualPageHandler } from "./routes/manual-page.ts";
+import { createTriggerHandler, logTriggerState } from "./routes/trigger.ts";
+import { createWebhookHandler } from "./routes/webhook.ts";
+import { createUrlSecret } from "./secret.ts";
+
+/**
+ * The one HTTP app: plex_autoscan's URLs first (`/<SERVER_PASS>`, `/api/<SERVER_PASS>`), then autoscan's
+ * `/triggers/manual`, then `/health`. A wrong secret gets the same 404 as an unknown route, and only a right secret
+ * learns which methods a route takes (405).
+ */
+export function createApp(options: WebOptions): Hono {
+  if (options.serverPass.length === 0) throw new ConfigError("SERVER_PASS must not be empty: it is the webhook URL's secret");
+  const secret = createUrlSecret(options.serverPass);
+  const deps: RouteDeps = {
+    options,
+    log: options.log.child({ component: "WEB" }),
+    secret,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+  const app = new Hono();
+  const guard: MiddlewareHandler = async (c, next) => (secret.matches(c.req.param("pass")) ? next() : notFound(c));
+
+  app.use(accessLog(deps));
+  app.all("/health", byMethod({ GET: createHealthHandler(deps) }));
+  const bareTrigger = createTriggerHandler(deps, { requireAuth: true });
+  const trigger = createTriggerHandler(deps, { requireAuth: false });
+  app.all("/triggers/manual", byMethod({ GET: bareTrigger, POST: bareTrigger, PUT: bareTrigger }));
+  const api = createApiHandler(deps);
+  app.all("/api/:pass", guard, byMethod({ GET: api, POST: api }));
+  app.all("/:pass/triggers/manual", guard, byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
+  const webhook = createWebhookHandler(deps);
+  app.all("/:pass/:label", guard, byMethod({ POST: webhook, PUT: webhook }));
+  app.all("/:pass", guard, byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook }));
+  app.notFound(notFound);
+  app.onError((error, c) => {
+    deps.log.error({ err: error, method: c.req.method, url: secret.redact(c.req.path) }, "Unexpected error while answering a request");
+    return c.text("Internal error; see the autoscan log", 500);
+  });
+  logTriggerState(deps);
+  return app;
+}
+
+/** One debug line per request, with the secret replaced in the URL (the body is never logged). */
+function accessLog(deps: RouteDeps): MiddlewareHandler {
+  return async (c: Context, next) => {
+    const started = performance.now();
+    await next();
+    if (!deps.log.isLevelEnabled("debug")) return;
+    deps.log.debug(
+      { method: c.req.method, url: deps.secret.redact(c.req.path), status: c.res.status, ms: Math.round(performance.now() - started) },
+      "HTTP request",
+    );
+  };
+}

@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+
+/**
+ * Answers shared by the routes. Text answers keep plex_autoscan's plain style (`OK`, one-line reasons); HTML answers
+ * carry headers that keep the secret URL out of Referer headers and forbid scripts and framing.
+ */
+export const HTML_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "cache-control": "no-store",
+};
+
+export function html(c: Context, body: string, status: 200 | 400 | 403 | 413 | 415 | 503 = 200): Response {
+  return c.html(body, status, HTML_HEADERS);
+}
+
+export function text(c: Context, body: string, status: 200 | 400 | 401 | 403 | 404 | 405 | 408 | 413 | 415 | 503 = 200): Response {
+  return c.text(body, status, { "x-content-type-options": "nosniff", "cache-control": "no-store" });
+}
+
+/** The same 404 for an unknown route and a wrong secret, so a wrong guess learns nothing. */
+export function notFound(c: Context): Response {
+  return text(c, "Not Found", 404);
+}
+
+type Handler = (c: Context) => Response | Promise<Response>;
+export type MethodHandlers = Partial<Record<"GET" | "POST" | "PUT", Handler>>;
+
+/** Dispatch on the method; HEAD runs GET (Node drops the body); anything else → 405 with `Allow`. */
+export function byMethod(handlers: MethodHandlers): Handler {
+  const allowed = Object.keys(handlers);
+  if (handlers.GET) allowed.push("HEAD");
+  return (c) => {
+    const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+    const handler = handlers[method as keyof MethodHandlers];
+    if (handler) return handler(c);
+    c.header("allow", allowed.join(", "));
+    return text(c, "Method Not Allowed", 405);
+  };
+}
+
+/** The client wants HTML back: the manual page's form says so, or a browser's Accept header does. */
+export function wantsHtml(c: Context, fromPage: boolean): boolean {
+  return fromPage || (c.req.header("accept") ?? "").includes("text/html");
+}

@@ -1,0 +1,84 @@
+import type { Context } from "hono";
+import { parseWebhook, type WebhookOutcome } from "../../intake/webhook.ts";
+import { clientAddress } from "../client-address.ts";
+import type { RouteDeps } from "../deps.ts";
+import { firstField, readBody, type FormFields } from "../read-body.ts";
+import { text, wantsHtml } from "../responses.ts";
+import { submitScans } from "../submit.ts";
+import { handleManualScan } from "./manual-scan.ts";
+
+/**
+ * `POST|PUT /<SERVER_PASS>` and `/<SERVER_PASS>/<name>` (the *arr apps send PUT when set to). JSON → an *arr webhook
+ * or a JSON manual request; a form → `eventType=Manual&filepath=…`. Answers as plex_autoscan did: `OK` for an accepted
+ * webhook, 400 with a one-line reason for an empty or unrecognisable body.
+ */
+const LABEL = /^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,63}$/u;
+
+export function createWebhookHandler(deps: RouteDeps) {
+  return async (c: Context): Promise<Response> => {
+    const label = c.req.param("label");
+    if (label !== undefined && !LABEL.test(label)) {
+      return text(c, "Invalid source name: use up to 64 letters, digits, spaces, '.', '_' or '-'", 400);
+    }
+    const body = await readBody(c, deps.maxBodyBytes);
+    const ip = clientAddress(c);
+    switch (body.kind) {
+      case "problem":
+        deps.log.warn({ status: body.status, reason: body.reason }, `Invalid scan request from client '${ip}'`);
+        return text(c, body.reason, body.status);
+      case "empty":
+        deps.log.warn(`Invalid scan request from client '${ip}': empty body`);
+        return text(c, "Invalid scan request: the body is empty", 400);
+      case "form":
+        return handleForm(c, deps, body.fields, label);
+      case "json": {
+        const outcome = parseWebhook(body.value, { mapper: deps.options.mapper, label, userAgent: c.req.header("user-agent") });
+        if (outcome.kind === "manual") return handleManualScan(c, deps, { filepath: outcome.filepath, label, asHtml: false });
+        return handleOutcome(c, deps, outcome);
+      }
+    }
+  };
+}
+
+async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<WebhookOutcome, { kind: "manual" }>): Promise<Response> {
+  const ip = clientAddress(c);
+  switch (outcome.kind) {
+    case "invalid":
+      deps.log.warn({ reason: outcome.reason }, `Unknown scan request from client '${ip}'`);
+      return text(c, outcome.reason, 400);
+    case "test":
+      deps.log.info({ source: outcome.source }, `Client '${ip}' made a test request, event: '${outcome.event}'`);
+      return text(c, "OK");
+    case "no-scan":
+      deps.log.debug({ source: outcome.source }, `Client '${ip}' sent a '${outcome.event}' event; nothing to scan`);
+      return text(c, "OK");
+    case "scan":
+      break;
+  }
+  for (const request of outcome.requests) {
+    deps.log.info(
+      { source: outcome.source, path: request.path, ...(request.deleted ? { deleted: true } : {}) },
+      `Client '${ip}' scan request for ${outcome.app.noun}: '${request.receivedPath ?? request.path}', event: '${outcome.event}'`,
+    );
+  }
+  if (outcome.requests.length === 0) {
+    deps.log.info({ source: outcome.source }, `Client '${ip}' sent a '${outcome.event}' event with no files; nothing to scan`);
+    return text(c, "OK");
+  }
+  const submitted = await submitScans(deps.options.sink, outcome.requests, deps.requestTimeoutMs, deps.log);
+  return submitted.ok ? text(c, "OK") : text(c, submitted.reason, 503);
+}
+
+/** A form post: plex_autoscan's `eventType=Manual&filepath=…` (the `eventType` may be left out), or a `Test`. */
+function handleForm(c: Context, deps: RouteDeps, fields: FormFields, label: string | undefined): Promise<Response> | Response {
+  const event = firstField(fields, "eventType") ?? (fields.has("filepath") ? "Manual" : undefined);
+  const asHtml = wantsHtml(c, firstField(fields, "source") === "page");
+  if (event === "Manual") return handleManualScan(c, deps, { filepath: firstField(fields, "filepath"), label, asHtml });
+  const ip = clientAddress(c);
+  if (event === "Test") {
+    deps.log.info(`Client '${ip}' made a test request, event: 'Test'`);
+    return text(c, "OK");
+  }
+  deps.log.warn(`Unknown scan request from client '${ip}': a form without eventType=Manual and filepath`);
+  return text(c, "Unknown scan request: a form post needs eventType=Manual and filepath=<path>", 400);
+}

@@ -1,0 +1,66 @@
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import type { Logger } from "../core/logger.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "./options.ts";
+
+/**
+ * Listens with Node's HTTP server. `requestTimeoutMs` bounds how long a client may take to send its request
+ * (a slow-loris body gets 408 and the socket is closed); the handler's own wait for the queue uses the same bound.
+ */
+export interface WebServerOptions {
+  readonly app: Hono;
+  readonly hostname: string;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  readonly requestTimeoutMs?: number;
+  readonly log?: Logger;
+}
+
+export interface WebServer {
+  /** `http://host:port`, with the port actually bound. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, lets requests in flight finish, then closes idle keep-alive sockets. */
+  close(): Promise<void>;
+}
+
+export function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    const server = serve(
+      {
+        fetch: options.app.fetch,
+        hostname: options.hostname,
+        port: options.port,
+        serverOptions: { requestTimeout: timeout, headersTimeout: Math.min(timeout, 60_000), keepAliveTimeout: 5_000 },
+      },
+      (info: AddressInfo) => {
+        server.off("error", reject);
+        const host = info.family === "IPv6" ? `[${info.address}]` : info.address;
+        resolve({ url: `http://${host}:${info.port}`, port: info.port, close: () => closeServer(server as Server) });
+      },
+    );
+    server.once("error", reject);
+    // Node's default answers, plus a debug line: adding a listener replaces the default handler.
+    server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+      options.log?.debug({ code: error.code }, "Malformed or timed-out HTTP request");
+      if (!socket.writable) return socket.destroy();
+      const status = CLIENT_ERROR_STATUS[error.code ?? ""] ?? "400 Bad Request";
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    });
+  });
+}
+
+const CLIENT_ERROR_STATUS: Readonly<Record<string, string>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: "408 Request Timeout",
+  HPE_HEADER_OVERFLOW: "431 Request Header Fields Too Large",
+};
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,109 @@
+import pino from "pino";
+import type { EnqueueResult, ScanRequest, ScanSink } from "../../src/core/scan.ts";
+import { createPathMapper, type PathMappings } from "../../src/paths/mapping.ts";
+import { parentFolder } from "../../src/paths/normalize.ts";
+import { createApp } from "../../src/web/app.ts";
+import type { QueueAdmin, QueueItemView, WebOptions } from "../../src/web/options.ts";
+
+/**
+ * Builds the real web app with small in-test capabilities: a sink that records what it was given (and can be told
+ * to fail or hang), an in-memory queue admin, and a logger whose JSON lines are kept for assertions.
+ */
+export const TEST_PASS = "9f2c4e1d8b7a60354a1e2b3c4d5e6f70";
+
+export interface RecordingSink {
+  readonly sink: ScanSink;
+  readonly batches: ScanRequest[][];
+  /** Every request received, in order. */
+  all(): ScanRequest[];
+  failWith(error: Error | undefined): void;
+  hang(on: boolean): void;
+}
+
+export function createRecordingSink(): RecordingSink {
+  const batches: ScanRequest[][] = [];
+  let failure: Error | undefined;
+  let hanging = false;
+  const seen = new Set<string>();
+  return {
+    batches,
+    all: () => batches.flat(),
+    failWith(error) {
+      failure = error;
+    },
+    hang(on) {
+      hanging = on;
+    },
+    sink: async (requests): Promise<EnqueueResult> => {
+      if (hanging) return new Promise<never>(() => undefined);
+      if (failure) throw failure;
+      batches.push([...requests]);
+      return {
+        items: requests.map((request) => {
+          const folder = request.kind === "folder" ? request.path : parentFolder(request.path);
+          const merged = seen.has(folder);
+          seen.add(folder);
+          return { folder, merged };
+        }),
+      };
+    },
+  };
+}
+
+export function createMemoryQueue(items: QueueItemView[] = []): QueueAdmin & { items: QueueItemView[] } {
+  return {
+    items,
+    pendingCount: () => items.length,
+    listPending: () => items,
+    listHistory: (limit) => items.slice(0, limit),
+    retry: (id) => items.some((item) => String(item.id) === id),
+    remove(id) {
+      const index = items.findIndex((item) => String(item.id) === id);
+      if (index >= 0) items.splice(index, 1);
+      return index >= 0;
+    },
+  };
+}
+
+export interface LogCapture {
+  readonly lines: Record<string, unknown>[];
+  readonly text: () => string;
+}
+
+export function createLogCapture(level: pino.Level = "debug"): { log: pino.Logger; capture: LogCapture } {
+  const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
+  const log = pino(
+    { level },
+    {
+      write(line: string) {
+        raw.push(line);
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  );
+  return { log, capture: { lines, text: () => raw.join("") } };
+}
+
+export const TEST_MAPPINGS: PathMappings = {
+  "/data/Movies/": ["/mnt/unionfs/Movies/", "My Drive/Media/Movies/"],
+  "/data/TV/": ["/tv/", "C:\\Media\\TV\\"],
+};
+
+export function buildWebApp(overrides: Partial<WebOptions> = {}) {
+  const recorder = createRecordingSink();
+  const queue = createMemoryQueue();
+  const { log, capture } = createLogCapture();
+  const options: WebOptions = {
+    sink: recorder.sink,
+    mapper: createPathMapper({ mappings: TEST_MAPPINGS }),
+    queue,
+    health: () => ({ ready: true }),
+    log,
+    serverPass: TEST_PASS,
+    allowManualScan: true,
+    ignoreList: ["/.grab/", "Thumbs.db"],
+    ...overrides,
+  };
+  return { app: createApp(options), recorder, queue, capture, options };
+}
