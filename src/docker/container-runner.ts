@@ -5,11 +5,10 @@ import type { DockerExecutor } from "./executor.ts";
 
 /** A CommandRunner that runs everything in one container through the Docker exec API. */
 export function createContainerRunner(executor: DockerExecutor, container: string): CommandRunner {
-  const where = `container "${container}"`;
   return {
-    where,
+    where: `in container "${container}"`,
     plan: (argv, options = {}) => ({
-      where: `${where} (Docker exec via ${executor.endpoint})`,
+      where: `container "${container}" (Docker exec via ${executor.endpoint})`,
       ...(options.user ? { user: options.user } : {}),
       env: options.env ?? {},
       ...(options.workdir ? { workdir: options.workdir } : {}),

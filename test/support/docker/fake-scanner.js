@@ -6,10 +6,13 @@
 //   env FAKE_SCANNER_STDOUT_BYTES=<n> print n extra bytes of output on stdout (output cap tests)
 //   env FAKE_SCANNER_STDERR=<text>    print this line on stderr
 // /var/log/fake-scanner/control.json may hold the same settings ({ "exit": 3, "sleepMs": 0, ... }); env wins.
+// A copy run on the host (native-mode tests) keeps its state in a `fake-scanner-state` folder beside it instead.
 import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 
-const dir = "/var/log/fake-scanner";
+const beside = path.join(path.dirname(process.argv[1]), "fake-scanner-state");
+const dir = fs.existsSync(beside) ? beside : "/var/log/fake-scanner";
 let control = {};
 try {
   control = JSON.parse(fs.readFileSync(`${dir}/control.json`, "utf8"));
