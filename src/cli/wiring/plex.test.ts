@@ -1,0 +1,52 @@
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parseConfigText } from "../../config/load.ts";
+import { startFakePlex, type FakePlex } from "../../../test/support/fake-plex.ts";
+import { createSteppingClock } from "../../../test/support/plex-clock.ts";
+import { createPlexFromConfig, type PlexWiring } from "./plex.ts";
+
+let plex: FakePlex;
+let wiring: PlexWiring | undefined;
+
+beforeEach(async () => {
+  plex = await startFakePlex({ sections: [{ key: "1", title: "Movies", type: "movie", locations: ["/data/Movies"] }] });
+});
+afterEach(async () => {
+  wiring?.close();
+  wiring = undefined;
+  await plex.close();
+});
+
+function wire(keys: Record<string, unknown>): PlexWiring {
+  const text = JSON.stringify({ SERVER_PASS: "0123456789abcdef", PLEX_LOCAL_URL: plex.url, ...keys });
+  const { config } = parseConfigText(text, "/config/config.json", {});
+  wiring = createPlexFromConfig({ config, dockerHost: undefined, clock: createSteppingClock(), log: pino({ level: "silent" }) });
+  return wiring;
+}
+
+const context = {
+  sources: [{ source: "Radarr", event: "Download", path: "/data/Movies/Heat (1995)/Heat.mkv" }],
+  files: ["/data/Movies/Heat (1995)/Heat.mkv"],
+  priority: 0,
+  attempt: 1,
+  signal: new AbortController().signal,
+};
+
+describe("Config → Plex", () => {
+  it("builds the API target by default and scans through PLEX_LOCAL_URL with PLEX_TOKEN", async () => {
+    const { target } = wire({ PLEX_TOKEN: plex.token, PLEX_ANALYZE_TYPE: "off", PLEX_DATABASE_PATH: "" });
+    expect(target.name).toBe("plex");
+    expect(await target.scan("/data/Movies/Heat (1995)", context)).toEqual({ status: "scanned", detail: "section 1" });
+    expect(plex.scans.map((s) => s.path)).toEqual(["/data/Movies/Heat (1995)"]);
+  });
+
+  it("builds the scanner target for PLEX_SCAN_METHOD scanner", () => {
+    const { target } = wire({ PLEX_TOKEN: plex.token, PLEX_SCAN_METHOD: "scanner", USE_DOCKER: false, USE_SUDO: false });
+    expect(target.name).toBe("plex-scanner");
+  });
+
+  it("answers 'not in Plex' when PLEX_DATABASE_PATH is empty", async () => {
+    const { isInLibrary } = wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: "" });
+    expect(await isInLibrary("/data/Movies/Heat (1995)/Heat.mkv")).toBe(false);
+  });
+});

@@ -1,0 +1,92 @@
+import type { Config } from "../../config/schema.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { Target } from "../../core/target.ts";
+import type { PlexScanner } from "../../docker/plex-scanner.ts";
+import type { RunScanner } from "../../plex/analyze.ts";
+import { createPlexClient, type PlexClient } from "../../plex/client.ts";
+import { createPlex, type Plex } from "../../plex/create-plex.ts";
+import type { IsInLibrary } from "../../plex/library-db.ts";
+import { createScannerTarget } from "../../plex/scanner-target.ts";
+import { createFolderSections, createScannerFromConfig } from "./docker.ts";
+
+/**
+ * Config → everything Plex: the client, sections, the library database, the after-scan steps, and the target the
+ * dispatcher is given (`PLEX_SCAN_METHOD`: `api`, the default, or `scanner`). The scanner (Docker exec into the Plex
+ * container, or this host) is made once, only when something needs it: the scanner target or deep analysis.
+ */
+export interface PlexWiringInput {
+  readonly config: Config;
+  /** Settings.dockerHost (DOCKER_HOST). */
+  readonly dockerHost: string | undefined;
+  readonly clock: Clock;
+  readonly log: Logger;
+}
+
+export interface PlexWiring {
+  readonly plex: Plex;
+  /** The one Plex target for the dispatcher. */
+  readonly target: Target;
+  /** For the drive monitor: "is this file already in Plex?" (PLEX_DATABASE_PATH; "no" without it). */
+  readonly isInLibrary: IsInLibrary;
+  close(): void;
+}
+
+export function plexClientFromConfig(config: Config): PlexClient {
+  return createPlexClient({ url: config.PLEX_LOCAL_URL, token: config.PLEX_TOKEN, timeoutMs: config.PLEX_TIMEOUT * 1000 });
+}
+
+export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
+  const { config, clock } = input;
+  const log = input.log.child({ component: "PLEX" });
+  const scannerMethod = config.PLEX_SCAN_METHOD === "scanner";
+  const hasToken = config.PLEX_TOKEN !== "";
+  if (!hasToken && !scannerMethod) {
+    log.warn("PLEX_TOKEN is empty: Plex will reject every scan. Set it (see README: finding your Plex token).");
+  }
+  // Deep analysis runs the scanner CLI; only where the user set a scanner up (Docker, or the scanner method).
+  const wantsScanner = scannerMethod || (config.PLEX_ANALYZE_TYPE === "deep" && config.USE_DOCKER);
+  const scanner: PlexScanner | undefined = wantsScanner ? createScannerFromConfig(input).scanner : undefined;
+  const runScanner: RunScanner | undefined = scanner
+    ? (argv) => scanner.run(argv, { timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000 })
+    : undefined;
+
+  const plex = createPlex({
+    url: config.PLEX_LOCAL_URL,
+    token: config.PLEX_TOKEN,
+    timeoutMs: config.PLEX_TIMEOUT * 1000,
+    clock,
+    log: input.log,
+    checkBeforeScan: config.PLEX_CHECK_BEFORE_SCAN,
+    waitForExternalScanners: config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
+    // Analysis and trash need the API (item ids, activity); without a token they are off.
+    analyze: { type: hasToken ? config.PLEX_ANALYZE_TYPE : "off", directory: config.PLEX_ANALYZE_DIRECTORY },
+    emptyTrash: {
+      enabled: hasToken && config.PLEX_EMPTY_TRASH,
+      maxFiles: config.PLEX_EMPTY_TRASH_MAX_FILES,
+      controlFiles: config.PLEX_EMPTY_TRASH_CONTROL_FILES,
+      zeroDeleted: config.PLEX_EMPTY_TRASH_ZERO_DELETED,
+    },
+    databasePath: config.PLEX_DATABASE_PATH.trim(),
+    disableSizeCheck: config.CLOUD.DISABLE_DISK_FILE_SIZE_CHECK,
+    runScanner,
+  });
+
+  const target =
+    scannerMethod && scanner
+      ? createScannerTarget({
+          scanner,
+          sections: hasToken ? plex.sections : createFolderSections(input, scanner),
+          timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000,
+          waitForExternalScanners: config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
+          ...(hasToken ? { afterScan: plex.afterScan } : {}),
+          clock,
+          log: input.log,
+        })
+      : plex.apiTarget;
+  log.info(
+    { method: config.PLEX_SCAN_METHOD, url: config.PLEX_LOCAL_URL },
+    `Plex target: ${scannerMethod ? `Plex Media Scanner in ${scanner?.where ?? "?"}` : `HTTP API at ${plex.client.url}`}`,
+  );
+  return { plex, target, isInLibrary: plex.isInLibrary, close: () => plex.close() };
+}
