@@ -1,11 +1,9 @@
 import pino from "pino";
-import type { Logger } from "../core/logger.ts";
+import type { LogFormat, LogLevel, Logger } from "../core/logger.ts";
 import { formatClassicLine } from "./classic-format.ts";
 import { REDACT_PATHS, REDACTED, createScrubber, type Scrubber } from "./redact.ts";
 import { openRotatingFile, type RotatingFile, type RotatingFileOptions } from "./rotating-file.ts";
 
-export type LogFormat = "classic" | "json";
-export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 
 export interface LoggerOptions {
   readonly level: LogLevel;
@@ -81,13 +79,4 @@ function flushStream(stream: Writable): void {
   } catch {
     // Nothing left to flush, or the stream is already closed.
   }
-}
-
-/** `--loglevel` values plex_autoscan accepted (`WARN`, `INFO`, `DEBUG`) plus pino's names, in any case. */
-export function parseLogLevel(raw: string): LogLevel | undefined {
-  const level = raw.trim().toLowerCase();
-  if (level === "warning") return "warn";
-  if (level === "critical") return "fatal";
-  const known: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
-  return known.find((name) => name === level);
 }

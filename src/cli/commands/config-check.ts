@@ -1,0 +1,44 @@
+import { loadConfig } from "../../config/load.ts";
+import type { Config } from "../../config/schema.ts";
+import { resolveSettings, type Settings } from "../../config/settings.ts";
+import { unbuiltFeatureWarnings } from "../../config/features.ts";
+import type { Command } from "../command.ts";
+import { BUILT_FEATURES } from "../built-features.ts";
+
+export const configCheckCommand: Command = {
+  name: "config check",
+  summary: "Validate config.json and print a readable summary (exit 0 when valid, 2 when not)",
+  usage: "autoscan config check [--config PATH]",
+  async run({ values, io }) {
+    const settings = resolveSettings(values, io.env, io.installDir);
+    const loaded = await loadConfig(settings.configPath, io.env, false);
+    if (loaded.kind !== "loaded") return 2;
+    io.stdout.write(renderSummary(settings, loaded.config));
+    const warnings = [...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
+    for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
+    io.stderr.write(`${settings.configPath} is valid${warnings.length ? ` (${warnings.length} warning(s))` : ""}.\n`);
+    return 0;
+  },
+};
+
+function renderSummary(settings: Settings, config: Config): string {
+  const yes = (flag: boolean): string => (flag ? "yes" : "no");
+  const mappings = Object.entries(config.SERVER_PATH_MAPPINGS).map(
+    ([server, forms]) => `    ${server}  ←  ${forms.join(", ") || "(no other forms)"}`,
+  );
+  return [
+    `Config file:     ${settings.configPath}`,
+    `Data directory:  ${settings.dataDir}`,
+    `Queue file:      ${settings.queueFile}`,
+    `Log file:        ${settings.logFile ?? "(none)"}`,
+    "",
+    `Listening on:    http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>  (manual page: ${yes(config.SERVER_ALLOW_MANUAL_SCAN)})`,
+    `Plex:            ${config.PLEX_LOCAL_URL}  (token set: ${yes(config.PLEX_TOKEN !== "")}, scan method: ${config.PLEX_SCAN_METHOD})`,
+    `Scan delay:      ${config.SERVER_SCAN_DELAY} s, file checks: ${config.SERVER_MAX_FILE_CHECKS} × ${config.SERVER_FILE_CHECK_DELAY} s`,
+    `Docker exec:     ${config.USE_DOCKER || config.PLEX_SCAN_METHOD === "scanner" ? `container '${config.DOCKER_NAME}'` : "not used"}`,
+    `Google Drive:    ${config.CLOUD.ENABLED ? `enabled, polling every ${config.CLOUD.POLL_INTERVAL} s` : "disabled"}`,
+    `Path mappings:   ${mappings.length ? "" : "(none: paths are used as they arrive)"}`,
+    ...mappings,
+    "",
+  ].join("\n");
+}

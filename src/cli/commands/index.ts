@@ -1,0 +1,15 @@
+import type { Command } from "../command.ts";
+import { configCheckCommand } from "./config-check.ts";
+import { configInitCommand } from "./config-init.ts";
+import { configUpgradeCommand } from "./config-upgrade.ts";
+import { sectionsCommand } from "./sections.ts";
+import { serverCommand } from "./server.ts";
+
+/** The command table: one line per command (later issues add sections, scan, authorize, rclone check …). */
+export const COMMANDS: readonly Command[] = [
+  serverCommand,
+  configInitCommand,
+  configCheckCommand,
+  configUpgradeCommand,
+  sectionsCommand,
+];

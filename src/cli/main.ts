@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { readEnvironment } from "../config/environment.ts";
+import { ConfigError, UsageError, describeError } from "../core/errors.ts";
+import type { Command, CommandIO } from "./command.ts";
+import { COMMANDS } from "./commands/index.ts";
+import { COMMON_FLAGS } from "./common-flags.ts";
+import { renderCommandHelp, renderMainHelp } from "./help.ts";
+import { INSTALL_DIR, readVersion } from "./version.ts";
+
+
+/** Finds the command whose words start argv (`config check` before `config`). */
+export function findCommand(argv: readonly string[]): { command: Command; rest: string[] } | undefined {
+  const sorted = [...COMMANDS].sort((a, b) => b.name.split(" ").length - a.name.split(" ").length);
+  for (const command of sorted) {
+    const words = command.name.split(" ");
+    if (words.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(words.length) };
+  }
+  return undefined;
+}
+
+export async function main(argv: readonly string[], io: CommandIO): Promise<number> {
+  const version = readVersion();
+  const first = argv[0];
+  if (first === "--version" || first === "-V" || first === "-v" || first === "version") {
+    io.stdout.write(`${version}\n`);
+    return 0;
+  }
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    io.stderr.write(renderMainHelp(COMMANDS, version));
+    return 0;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    io.stderr.write(`autoscan: unknown command '${argv.join(" ")}'.\n\n${renderMainHelp(COMMANDS, version)}`);
+    return 2;
+  }
+  const { command, rest } = found;
+  try {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { ...COMMON_FLAGS, ...command.options },
+      allowPositionals: command.allowPositionals ?? false,
+      strict: true,
+    });
+    if (values.help) {
+      io.stderr.write(renderCommandHelp(command));
+      return 0;
+    }
+    return await command.run({ values, positionals, io });
+  } catch (error) {
+    return reportError(error, command, io);
+  }
+}
+
+function reportError(error: unknown, command: Command, io: CommandIO): number {
+  if (error instanceof ConfigError) {
+    io.stderr.write(`autoscan: ${error.message}\n${error.problems.map((p) => `  - ${p}\n`).join("")}`);
+    return 2;
+  }
+  const code = (error as { code?: string }).code ?? "";
+  if (error instanceof UsageError || code.startsWith("ERR_PARSE_ARGS")) {
+    const message = describeError(error).replace(/\. To specify a positional argument.*$/s, ".");
+    io.stderr.write(`autoscan ${command.name}: ${message}\n\nUsage: ${command.usage}\nRun 'autoscan ${command.name} --help' for details.\n`);
+    return 2;
+  }
+  io.stderr.write(`autoscan ${command.name}: ${describeError(error)}\n`);
+  return 1;
+}
+
+function createIO(): CommandIO {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    // A second Ctrl-C means "now".
+    if (signals > 1) process.exit(signal === "SIGINT" ? 130 : 143);
+    controller.abort(signal);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: readEnvironment(),
+    installDir: INSTALL_DIR,
+    shutdownSignal: controller.signal,
+  };
+}
+
+const isEntryPoint = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === (await realpath(process.argv[1]));
+
+async function realpath(path: string): Promise<string> {
+  const { realpath: resolveReal } = await import("node:fs/promises");
+  return resolveReal(path).catch(() => path);
+}
+
+if (isEntryPoint) {
+  const code = await main(process.argv.slice(2), createIO());
+  // The command is done (the server returns after its graceful shutdown): do not wait for idle sockets or timers.
+  setImmediate(() => process.exit(code));
+}

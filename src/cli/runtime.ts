@@ -1,0 +1,55 @@
+import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { resolveSettings, type Settings } from "../config/settings.ts";
+import type { Config } from "../config/schema.ts";
+import type { Logger } from "../core/logger.ts";
+import { createLogger, type LogHandle } from "../logging/create-logger.ts";
+import type { CommandInput } from "./command.ts";
+
+export interface Runtime {
+  readonly settings: Settings;
+  readonly loaded: LoadedConfig;
+  readonly config: Config;
+  readonly logs: LogHandle;
+  /** The root logger; make a child per component (`log.child({ component: "PLEX" })`). */
+  readonly log: Logger;
+}
+
+export interface RuntimeOptions {
+  /** The server logs to stdout and its log file; other commands log to stderr only. */
+  readonly server?: boolean;
+}
+
+/**
+ * What every command needs first: settings (flag > env > default), the validated config, a logger that redacts the
+ * secrets of that config. A missing config file is created with defaults (first start): then `{ exitCode: 0 }`.
+ * A bad config throws ConfigError, which main turns into the problem list and exit 2.
+ */
+export async function loadRuntime(input: CommandInput, options: RuntimeOptions = {}): Promise<Runtime | { exitCode: number }> {
+  const { io } = input;
+  const settings = resolveSettings(input.values, io.env, io.installDir);
+  const loaded = await loadConfig(settings.configPath, io.env, true);
+  if (loaded.kind === "created") {
+    io.stderr.write(
+      [
+        `No config file found. Created a default config at: ${loaded.path}`,
+        "It has a fresh random SERVER_PASS (the secret in your webhook URLs).",
+        "Edit it now: set PLEX_LOCAL_URL and PLEX_TOKEN, and SERVER_PATH_MAPPINGS for the paths your *arr apps send.",
+        "Then check it with 'autoscan config check' and start autoscan again.",
+        "",
+      ].join("\n"),
+    );
+    return { exitCode: 0 };
+  }
+  const config = loaded.config;
+  const logs = createLogger({
+    level: settings.logLevel,
+    format: settings.logFormat,
+    stream: options.server ? "stdout" : "stderr",
+    file: options.server && settings.logFile ? { path: settings.logFile, maxBytes: 2 * 1024 * 1024, maxFiles: 5 } : undefined,
+    secrets: [config.PLEX_TOKEN, config.SERVER_PASS, config.SERVER_AUTH_PASSWORD, config.CLOUD.CLIENT_SECRET],
+  });
+  const log = logs.log.child({ component: "AUTOSCAN" });
+  for (const note of loaded.notes) log.info(note);
+  for (const warning of loaded.warnings) log.warn(warning);
+  return { settings, loaded, config, logs, log: logs.log };
+}

@@ -1,0 +1,38 @@
+import type { Env } from "./settings.ts";
+
+/**
+ * plex_autoscan's environment override: a variable named like a top-level key (`SERVER_PORT=3468`,
+ * `USE_DOCKER=true`, `CLOUD={"ENABLED":true}`) is JSON-decoded and replaces that key. A value that is not JSON is
+ * taken as a plain string (so `PLEX_TOKEN=abc` works); the schema then says if that type is wrong, naming the variable.
+ */
+export interface EnvOverride {
+  readonly raw: Record<string, unknown>;
+  /** key → "environment variable KEY", for error messages. */
+  readonly origins: Map<string, string>;
+  /** `Using ENV setting KEY=…` lines, secrets masked. */
+  readonly notes: string[];
+}
+
+const SECRET_KEYS = new Set(["PLEX_TOKEN", "SERVER_PASS", "SERVER_AUTH_PASSWORD", "CLOUD", "GOOGLE"]);
+
+export function applyEnvOverrides(input: Record<string, unknown>, env: Env, topKeys: readonly string[]): EnvOverride {
+  const raw = { ...input };
+  const origins = new Map<string, string>();
+  const notes: string[] = [];
+  for (const key of [...topKeys, "GOOGLE"]) {
+    const text = env[key];
+    if (text === undefined) continue;
+    raw[key] = decode(text);
+    origins.set(key, `environment variable ${key}`);
+    notes.push(`Using ENV setting ${key}=${SECRET_KEYS.has(key) ? "<redacted>" : text}`);
+  }
+  return { raw, origins, notes };
+}
+
+function decode(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,87 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import * as v from "valibot";
+import { ConfigError } from "../core/errors.ts";
+import { buildDefaultConfig, generateServerPass, renderConfig } from "./defaults.ts";
+import { applyEnvOverrides } from "./env-override.ts";
+import { parseJsonText } from "./json-text.ts";
+import { migrateLegacyKeys } from "./legacy.ts";
+import { describeIssues, knownKeysAt } from "./problems.ts";
+import { ConfigSchema, type Config } from "./schema.ts";
+import type { Env } from "./settings.ts";
+
+export interface LoadedConfig {
+  readonly kind: "loaded";
+  readonly path: string;
+  readonly config: Config;
+  /** Problems the user should fix that do not stop the service (legacy keys, weak secret …). */
+  readonly warnings: readonly string[];
+  /** Informational lines (`Using ENV setting …`). */
+  readonly notes: readonly string[];
+  /** Top-level keys the user set (in the file or the environment), so presets fill only the others. */
+  readonly explicitKeys: ReadonlySet<string>;
+}
+
+export interface CreatedConfig {
+  readonly kind: "created";
+  readonly path: string;
+}
+
+/**
+ * Reads `config.json`, migrates legacy keys, applies environment overrides, validates strictly and fills defaults.
+ * All problems are reported at once in a `ConfigError`. A missing file is created with the documented defaults and a
+ * fresh `SERVER_PASS` when `createIfMissing` is set (first start), which the caller reports and exits 0 on.
+ */
+export async function loadConfig(path: string, env: Env, createIfMissing: boolean): Promise<LoadedConfig | CreatedConfig> {
+  const text = await readConfigText(path);
+  if (text === undefined) {
+    if (!createIfMissing) throw new ConfigError(`No config file at ${path}.`, [`Create one with: autoscan config init --config ${path}`]);
+    await writeDefaultConfig(path);
+    return { kind: "created", path };
+  }
+  return parseConfigText(text, path, env);
+}
+
+export function parseConfigText(text: string, path: string, env: Env): LoadedConfig {
+  const parsed = parseJsonText(text, path);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`${path} must hold a JSON object ({ … }).`, [`${path}: expected an object at the top level.`]);
+  }
+  const legacy = migrateLegacyKeys(parsed as Record<string, unknown>);
+  const overridden = applyEnvOverrides(legacy.raw, env, knownKeysAt([]));
+  const result = v.safeParse(ConfigSchema, overridden.raw);
+  if (!result.success) {
+    const problems = describeIssues(result.issues, overridden.origins, overridden.raw);
+    const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+    throw new ConfigError(`${path} has ${count}:`, problems);
+  }
+  return {
+    kind: "loaded",
+    path,
+    config: result.output,
+    warnings: [...legacy.warnings, ...weakSecretWarnings(result.output)],
+    notes: [...legacy.notes, ...overridden.notes],
+    explicitKeys: new Set(Object.keys(overridden.raw)),
+  };
+}
+
+export async function writeDefaultConfig(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  // 0600: the file holds SERVER_PASS and, once edited, the Plex token.
+  await writeFile(path, renderConfig(buildDefaultConfig(generateServerPass())), { mode: 0o600, flag: "wx" });
+}
+
+async function readConfigText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const reason = (error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : String(error);
+    throw new ConfigError(`Cannot read ${path}: ${reason}.`, [`Check that the file is readable by the autoscan user.`]);
+  }
+}
+
+function weakSecretWarnings(config: Config): string[] {
+  if (config.SERVER_PASS.length >= 16) return [];
+  return ['SERVER_PASS is short: anyone who guesses it can queue scans. Use 32 random characters (e.g. "openssl rand -hex 16").'];
+}

@@ -1,0 +1,135 @@
+import * as v from "valibot";
+import { bool, int, num, oneOf, pathMap, str, strList, url } from "./schema-parts.ts";
+
+/**
+ * `config/config.json`. The keys are plex_autoscan's (same names, defaults and meaning), so its users move over with
+ * their file unchanged; the drive section is `CLOUD` (plex_autoscan's `GOOGLE` is accepted as an alias by the loader).
+ * Keys new in autoscan are marked "new". The README's configuration reference documents each key.
+ */
+const CloudSchema = v.strictObject({
+  ENABLED: bool(false),
+  CLIENT_ID: str(""),
+  CLIENT_SECRET: str(""),
+  /** new: a service account key file (shared drives the account is a member of). */
+  SERVICE_ACCOUNT_FILE: str(""),
+  /** new: reuse an rclone `drive` remote's client and token. */
+  RCLONE_CONFIG: str(""),
+  RCLONE_REMOTE: str(""),
+  ALLOWED: v.optional(
+    v.strictObject({
+      FILE_PATHS: strList(),
+      FILE_EXTENSIONS: bool(false),
+      FILE_EXTENSIONS_LIST: strList(),
+      MIME_TYPES: bool(false),
+      MIME_TYPES_LIST: strList(),
+    }),
+    {},
+  ),
+  POLL_INTERVAL: int(120, 5),
+  DISABLE_DISK_FILE_SIZE_CHECK: bool(false),
+  TEAMDRIVE: bool(false),
+  TEAMDRIVES: strList(),
+  SHOW_CACHE_LOGS: bool(true),
+});
+
+const RcloneSchema = v.strictObject({
+  BINARY: str("/usr/bin/rclone"),
+  CONFIG: str(""),
+  CRYPT_MAPPINGS: pathMap(),
+  RC_CACHE_REFRESH: v.optional(
+    v.strictObject({
+      ENABLED: bool(false),
+      RC_URL: url("http://localhost:5572"),
+      FILE_EXISTS_TO_REMOTE_MAPPINGS: pathMap(),
+    }),
+    {},
+  ),
+});
+
+export const PRIORITY_KEY = /^-?\d+$/;
+
+export const ConfigSchema = v.strictObject({
+  // Plex
+  PLEX_LOCAL_URL: url("http://localhost:32400"),
+  PLEX_TOKEN: str(""),
+  PLEX_USER: str("plex"),
+  PLEX_SCANNER: str("/usr/lib/plexmediaserver/Plex\\ Media\\ Scanner"),
+  PLEX_SUPPORT_DIR: str("/var/lib/plexmediaserver/Library/Application\\ Support"),
+  PLEX_LD_LIBRARY_PATH: str("/usr/lib/plexmediaserver/lib"),
+  PLEX_DATABASE_PATH: str(
+    "/var/lib/plexmediaserver/Library/Application Support/Plex Media Server/Plug-in Support/Databases/com.plexapp.plugins.library.db",
+  ),
+  PLEX_CHECK_BEFORE_SCAN: bool(false),
+  PLEX_WAIT_FOR_EXTERNAL_SCANNERS: bool(true),
+  PLEX_ANALYZE_TYPE: oneOf(["off", "basic", "deep"], "basic"),
+  PLEX_ANALYZE_DIRECTORY: bool(true),
+  PLEX_FIX_MISMATCHED: bool(false),
+  PLEX_FIX_MISMATCHED_LANG: str("en"),
+  PLEX_EMPTY_TRASH: bool(false),
+  PLEX_EMPTY_TRASH_MAX_FILES: int(100, 0),
+  PLEX_EMPTY_TRASH_CONTROL_FILES: strList(),
+  PLEX_EMPTY_TRASH_ZERO_DELETED: bool(false),
+  /** new: "api" (HTTP partial scan) or "scanner" (Plex Media Scanner inside the Plex container). */
+  PLEX_SCAN_METHOD: oneOf(["api", "scanner"], "api"),
+  /** new: scanner layout of the Plex image; "auto" inspects the container. */
+  PLEX_DOCKER_PRESET: oneOf(["auto", "pms-docker", "linuxserver", "hotio", "none"], "auto"),
+  /** new: seconds before a Plex HTTP call gives up. */
+  PLEX_TIMEOUT: int(30, 1, 3600),
+  /** new: seconds before a scanner run is reported as timed out. */
+  PLEX_SCANNER_TIMEOUT: int(7200, 10),
+  // Server (intake)
+  SERVER_IP: str("0.0.0.0"),
+  SERVER_PORT: int(3467, 1, 65535),
+  /** Required: the secret in every webhook URL (`config init` and first start generate one). */
+  SERVER_PASS: v.pipe(
+    v.string("expected a string (the secret in every webhook URL; `autoscan config upgrade` adds a random one)"),
+    v.minLength(1, "expected a non-empty secret"),
+    v.regex(/^[^/?#%\s]+$/, "expected no spaces and none of / ? # % (it is one segment of a URL path)"),
+  ),
+  SERVER_ALLOW_MANUAL_SCAN: bool(false),
+  SERVER_IGNORE_LIST: strList(),
+  /** new: HTTP Basic credentials that enable the bare /triggers/manual route. */
+  SERVER_AUTH_USERNAME: str(""),
+  SERVER_AUTH_PASSWORD: str(""),
+  /** new: request body cap in bytes. */
+  SERVER_MAX_REQUEST_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
+  // Paths
+  SERVER_PATH_MAPPINGS: pathMap(),
+  SERVER_FILE_EXIST_PATH_MAPPINGS: pathMap(),
+  // Queue and dispatch
+  SERVER_SCAN_DELAY: int(180, 0, 86_400),
+  SERVER_MAX_FILE_CHECKS: int(10, 0, 10_000),
+  SERVER_FILE_CHECK_DELAY: int(60, 0, 86_400),
+  SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION: bool(false),
+  SERVER_SCAN_PRIORITIES: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(PRIORITY_KEY, 'expected a whole number as the key, e.g. "0"')),
+      v.array(v.string("expected a path string"), "expected a list of path fragments"),
+      'expected an object of priority → list of paths, e.g. {"0": ["/Movies/"], "1": ["/TV/"]}',
+    ),
+    {},
+  ),
+  SERVER_USE_SQLITE: bool(false),
+  /** new: scans at once per target. */
+  SERVER_SCAN_CONCURRENCY: int(1, 1, 16),
+  /** new: hours a scan is retried while its target is unavailable before it is marked failed. */
+  SERVER_RETRY_MAX_HOURS: num(24, 0),
+  /** new: history kept for completed and failed scans. */
+  SERVER_HISTORY_MAX_DAYS: num(7, 0),
+  SERVER_HISTORY_MAX_ROWS: int(10_000, 0),
+  /** new: seconds RUN_COMMAND_BEFORE_SCAN / RUN_COMMAND_AFTER_SCAN may run. */
+  SERVER_COMMAND_TIMEOUT: int(300, 1),
+  RUN_COMMAND_BEFORE_SCAN: str(""),
+  RUN_COMMAND_AFTER_SCAN: str(""),
+  // Docker / host scanner
+  USE_DOCKER: bool(false),
+  DOCKER_NAME: str("plex"),
+  USE_SUDO: bool(true),
+  // Drive and rclone
+  CLOUD: v.optional(CloudSchema, {}),
+  RCLONE: v.optional(RcloneSchema, {}),
+});
+
+export type RawConfig = v.InferInput<typeof ConfigSchema>;
+export type Config = v.InferOutput<typeof ConfigSchema>;
+export type CloudConfig = Config["CLOUD"];

@@ -1,0 +1,52 @@
+import { copyFile, readFile } from "node:fs/promises";
+import * as v from "valibot";
+import { parseJsonText } from "./json-text.ts";
+import { migrateLegacyKeys } from "./legacy.ts";
+import { renderConfig } from "./defaults.ts";
+import { writeFileAtomic } from "./write-atomic.ts";
+import { ConfigSchema } from "./schema.ts";
+
+export interface UpgradeResult {
+  /** `KEY: value` for each key added with its default. */
+  readonly added: readonly string[];
+  /** `OLD → NEW` for each legacy key renamed (its value kept). */
+  readonly renamed: readonly string[];
+  /** The backup written before the file was changed, if it was changed. */
+  readonly backup: string | undefined;
+}
+
+type Raw = Record<string, unknown>;
+const isObject = (value: unknown): value is Raw => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Adds the keys that are new since the file was written (with their defaults) and renames legacy keys to their new
+ * names. Every value of the user's is kept; nothing is reordered; a backup `config.json.bak` is kept beside it.
+ */
+export async function upgradeConfigFile(path: string): Promise<UpgradeResult> {
+  const parsed = parseJsonText(await readFile(path, "utf8"), path);
+  if (!isObject(parsed)) return { added: [], renamed: [], backup: undefined };
+  const legacy = migrateLegacyKeys(parsed);
+  const defaults = v.parse(ConfigSchema, { SERVER_PASS: "placeholder" }) as Raw;
+  const added: string[] = [];
+  const upgraded = mergeMissing(legacy.raw, defaults, "", added);
+  if (added.length === 0 && legacy.renamed.length === 0) return { added, renamed: [], backup: undefined };
+  const backup = `${path}.bak`;
+  await copyFile(path, backup);
+  await writeFileAtomic(path, renderConfig(upgraded));
+  return { added, renamed: legacy.renamed, backup };
+}
+
+function mergeMissing(target: Raw, defaults: Raw, prefix: string, added: string[]): Raw {
+  const out: Raw = { ...target };
+  for (const [key, fallback] of Object.entries(defaults)) {
+    if (key === "SERVER_PASS") continue;
+    const current = out[key];
+    if (current === undefined) {
+      out[key] = fallback;
+      added.push(`${prefix}${key}: ${JSON.stringify(fallback)}`);
+    } else if (isObject(current) && isObject(fallback) && Object.keys(fallback).length > 0) {
+      out[key] = mergeMissing(current, fallback, `${prefix}${key}.`, added);
+    }
+  }
+  return out;
+}
