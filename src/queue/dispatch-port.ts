@@ -1,0 +1,69 @@
+import type { PathKind } from "../core/scan.ts";
+import type { ScanOutcome } from "../core/target.ts";
+
+/**
+ * The narrow view of the queue the dispatcher works through. Every method that changes an item takes the item's
+ * `rev` as the dispatcher saw it: a result for an item that received new work in the meantime does not count (the
+ * new work restarted its wait, and every target will scan it again).
+ */
+export interface WorkRequest {
+  readonly path: string;
+  readonly kind: PathKind;
+  readonly deleted: boolean;
+  readonly source: string;
+  readonly event: string;
+}
+
+export interface WorkItem {
+  readonly id: number;
+  readonly rev: number;
+  /** The merge key: the folder the requests resolved to. */
+  readonly folder: string;
+  /** Set once the file checks passed: what the targets scan. */
+  readonly scanFolder?: string;
+  /** Requested files found on disk (server form). */
+  readonly files: readonly string[];
+  readonly priority: number;
+  readonly checks: number;
+  readonly attempts: number;
+  readonly requests: readonly WorkRequest[];
+}
+
+export type CheckResult =
+  | { readonly kind: "ready"; readonly checks: number; readonly scanFolder: string; readonly files: readonly string[] }
+  | { readonly kind: "wait"; readonly checks: number; readonly nextAt: number }
+  | { readonly kind: "failed"; readonly checks: number; readonly reason: string };
+
+export interface FailureRecord {
+  readonly error: string;
+  /** When to try again; absent when the target as a whole is backing off. */
+  readonly retryAt?: number;
+  /** An item that has been failing for longer than this becomes `failed`. */
+  readonly retryMaxMs: number;
+}
+
+export interface DispatchQueue {
+  /** Due items whose files have not been checked yet, in dispatch order. */
+  dueForCheck(now: number, limit: number): WorkItem[];
+  /** Due, checked items that `target` has not scanned yet, in dispatch order (priority, then oldest). */
+  dueForTarget(target: string, now: number, limit: number): WorkItem[];
+  /** The earliest time after `now` at which a pending item may become due (a hint; waking early is harmless). */
+  nextWakeAt(now: number): number | undefined;
+  recordCheck(id: number, rev: number, result: CheckResult): Promise<void>;
+  /** Returns `undefined` for a stale or removed item, else whether the item is now complete. */
+  recordScan(
+    id: number,
+    rev: number,
+    target: string,
+    outcome: ScanOutcome,
+    allTargets: readonly string[],
+  ): Promise<{ readonly completed: boolean } | undefined>;
+  /** Counts a failed attempt; returns whether the item is now `failed` for good. */
+  recordFailure(id: number, failure: FailureRecord): Promise<{ readonly failed: boolean }>;
+  /** Fails every item that has waited since before `dueBefore` for `target`, which has been down all that time. */
+  failWaitingFor(target: string, dueBefore: number, reason: string): Promise<number>;
+  pendingCount(): number;
+  /** Called with the earliest time new work may be due, after each enqueue or retry. Returns an unsubscribe. */
+  onWork(listener: (earliest: number) => void): () => void;
+}
+

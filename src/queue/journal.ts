@@ -1,0 +1,158 @@
+import { open, readdir, readFile, unlink } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { syncFolder } from "./durable-file.ts";
+
+/**
+ * The append-only journal beside the queue file (`queue.db.journal.<generation>`; not `queue.db-journal`, which
+ * SQLite would take for its own rollback journal). A write resolves once its line is fsync'd. Writes that arrive
+ * while an fsync is running share the next one (group commit), so many producers cost few fsyncs.
+ *
+ * A checkpoint `rotate`s to a new generation, writes the snapshot, then `retire`s the older generations.
+ */
+export interface JournalFileRef {
+  readonly generation: number;
+  readonly path: string;
+}
+
+export function journalPath(file: string, generation: number): string {
+  return `${file}.journal.${String(generation)}`;
+}
+
+/** The journal files beside `file`, oldest generation first. */
+export async function listJournalFiles(file: string): Promise<JournalFileRef[]> {
+  const prefix = `${basename(file)}.journal.`;
+  const names = await readdir(dirname(file)).catch(() => [] as string[]);
+  return names
+    .filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+    .map((name) => ({ generation: Number(name.slice(prefix.length)), path: join(dirname(file), name) }))
+    .sort((a, b) => a.generation - b.generation);
+}
+
+export async function readJournalText(ref: JournalFileRef): Promise<string> {
+  return readFile(ref.path, "utf8");
+}
+
+export interface JournalWriter {
+  /** Resolves when `line` is on disk; rejects when it could not be written (nothing was acknowledged). */
+  append(line: string): Promise<void>;
+  /** Bytes appended since the last rotation (the checkpoint policy reads it). */
+  readonly bytesSinceRotation: number;
+  readonly healthy: boolean;
+  /** New writes go to a new generation from now on; returns the generation that was current. */
+  rotate(): JournalFileRef;
+  /** Waits for the last write into every generation before `generation`, closes them and deletes them. */
+  retireBefore(generation: number): Promise<void>;
+  /** Waits until every appended line is written (or failed). */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface OpenJournal extends JournalFileRef {
+  readonly handle: Promise<FileHandle>;
+  /** Bytes known to be written in full; a failed write is cut back to it so no torn line sits mid-file. */
+  length: number;
+  lastWrite: Promise<void>;
+}
+
+interface Waiter {
+  readonly line: string;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export function createJournalWriter(file: string, firstGeneration: number): JournalWriter {
+  let current = openGeneration(file, firstGeneration);
+  const open: OpenJournal[] = [current];
+  let waiting: Waiter[] = [];
+  let flushing: Promise<void> | undefined;
+  let bytes = 0;
+  let healthy = true;
+  let closed = false;
+
+  async function flush(): Promise<void> {
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      const target = current;
+      const write = writeBatch(target, batch.map((w) => w.line).join(""));
+      target.lastWrite = write.catch(() => {});
+      try {
+        await write;
+        healthy = true;
+        for (const w of batch) w.resolve();
+      } catch (error) {
+        healthy = false;
+        for (const w of batch) w.reject(error);
+      }
+    }
+    flushing = undefined;
+  }
+
+  return {
+    append(line) {
+      if (closed) return Promise.reject(new Error("The queue journal is closed"));
+      bytes += line.length;
+      const promise = new Promise<void>((resolve, reject) => waiting.push({ line, resolve, reject }));
+      flushing ??= flush();
+      return promise;
+    },
+    get bytesSinceRotation() {
+      return bytes;
+    },
+    get healthy() {
+      return healthy;
+    },
+    rotate() {
+      const previous = current;
+      current = openGeneration(file, previous.generation + 1);
+      open.push(current);
+      bytes = 0;
+      return { generation: previous.generation, path: previous.path };
+    },
+    async retireBefore(generation) {
+      const old = open.filter((j) => j.generation < generation);
+      for (const journal of old) {
+        await journal.lastWrite;
+        await (await journal.handle.catch(() => undefined))?.close().catch(() => {});
+        open.splice(open.indexOf(journal), 1);
+      }
+      const onDisk = await listJournalFiles(file);
+      await Promise.all(onDisk.filter((j) => j.generation < generation).map((j) => unlink(j.path).catch(() => {})));
+    },
+    async drain() {
+      while (flushing) await flushing;
+    },
+    async close() {
+      closed = true;
+      while (flushing) await flushing;
+      for (const journal of open.splice(0)) {
+        await (await journal.handle.catch(() => undefined))?.close().catch(() => {});
+      }
+    },
+  };
+}
+
+function openGeneration(file: string, generation: number): OpenJournal {
+  const journal = { generation, path: journalPath(file, generation), length: 0, lastWrite: Promise.resolve() };
+  // The folder is fsync'd once the file exists, so a crash cannot lose the new name with its acknowledged lines.
+  const handle = open(journal.path, "a").then(async (h) => {
+    journal.length = (await h.stat()).size;
+    await syncFolder(dirname(file));
+    return h;
+  });
+  handle.catch(() => {});
+  return Object.assign(journal, { handle });
+}
+
+async function writeBatch(journal: OpenJournal, text: string): Promise<void> {
+  const handle = await journal.handle;
+  try {
+    await handle.write(text);
+    await handle.datasync();
+    journal.length += Buffer.byteLength(text);
+  } catch (error) {
+    await handle.truncate(journal.length).catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,6 @@
+/** One step of the queue file's schema. `version` is stored in SQLite's `PRAGMA user_version`. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}

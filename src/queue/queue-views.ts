@@ -1,0 +1,114 @@
+import type { PathKind } from "../core/scan.ts";
+import type { ItemRow, ItemState, RequestRow, RowAccess, TargetRow } from "./rows.ts";
+
+/** One folder in the queue or the history, as the web page and the API show it. Times are ms since the epoch. */
+export interface QueueItemView {
+  readonly id: number;
+  readonly folder: string;
+  readonly state: ItemState;
+  readonly priority: number;
+  readonly firstRequestAt: number;
+  readonly lastRequestAt: number;
+  /** When the scan delay is (or was) over. */
+  readonly dueAt: number;
+  /** A pending item waiting for a file check or a retry: not before this time. */
+  readonly nextAttemptAt?: number;
+  readonly fileChecks: number;
+  readonly attempts: number;
+  readonly scanFolder?: string;
+  readonly lastError?: string;
+  readonly finishedAt?: number;
+  readonly requests: readonly RequestView[];
+  /** The targets that finished this folder (a retry re-sends only to the others). */
+  readonly targets: readonly TargetView[];
+}
+
+export interface RequestView {
+  readonly path: string;
+  readonly kind: PathKind;
+  readonly deleted: boolean;
+  readonly source: string;
+  readonly event: string;
+  readonly receivedPath?: string;
+  readonly at: number;
+}
+
+export interface TargetView {
+  readonly target: string;
+  readonly status: "scanned" | "skipped";
+  readonly detail?: string;
+  readonly at: number;
+}
+
+export interface PageOptions {
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+const MAX_PAGE = 1000;
+
+export function listPendingItems(rows: RowAccess, page: PageOptions): QueueItemView[] {
+  const items = rows.all<ItemRow>(
+    "SELECT * FROM items WHERE state = 'pending' ORDER BY priority, first_at LIMIT ? OFFSET ?",
+    pageParams(page),
+  );
+  return items.map((item) => toView(rows, item));
+}
+
+/** Finished and failed folders, newest first. */
+export function listHistoryItems(rows: RowAccess, page: PageOptions): QueueItemView[] {
+  const items = rows.all<ItemRow>(
+    "SELECT * FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?",
+    pageParams(page),
+  );
+  return items.map((item) => toView(rows, item));
+}
+
+export function countHistory(rows: RowAccess): number {
+  return rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE state <> 'pending'")?.n ?? 0;
+}
+
+export function findItem(rows: RowAccess, id: number): QueueItemView | undefined {
+  const item = rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
+  return item ? toView(rows, item) : undefined;
+}
+
+function pageParams(page: PageOptions): [number, number] {
+  const limit = Math.min(MAX_PAGE, Math.max(0, Math.trunc(page.limit ?? 100)));
+  return [limit, Math.max(0, Math.trunc(page.offset ?? 0))];
+}
+
+function toView(rows: RowAccess, item: ItemRow): QueueItemView {
+  const requests = rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
+  const targets = rows.all<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? ORDER BY target", [item.id]);
+  return {
+    id: item.id,
+    folder: item.folder,
+    state: item.state,
+    priority: item.priority,
+    firstRequestAt: item.first_at,
+    lastRequestAt: item.last_at,
+    dueAt: item.due_at,
+    ...(item.state === "pending" && item.next_at > item.due_at ? { nextAttemptAt: item.next_at } : {}),
+    fileChecks: item.checks,
+    attempts: item.attempts,
+    ...(item.scan_folder === null ? {} : { scanFolder: item.scan_folder }),
+    ...(item.last_error === null ? {} : { lastError: item.last_error }),
+    ...(item.finished_at === null ? {} : { finishedAt: item.finished_at }),
+    requests: requests.map((r) => ({
+      path: r.path,
+      kind: r.kind,
+      deleted: r.deleted === 1,
+      source: r.source,
+      event: r.event,
+      ...(r.received_path === null ? {} : { receivedPath: r.received_path }),
+      at: r.at,
+    })),
+    targets: targets.map((t) => ({
+      target: t.target,
+      status: t.status,
+      ...(t.detail === null ? {} : { detail: t.detail }),
+      at: t.at,
+    })),
+  };
+}

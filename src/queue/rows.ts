@@ -1,0 +1,167 @@
+import type { Database, Statement, SqlValue } from "sql.js";
+
+/**
+ * The queue's rows as stored, and the only code that writes them. Every change is also a value (`RowChange`): the
+ * store appends it to the journal, and replaying a journal applies the same changes through `applyChange`. Changes
+ * are whole-row images, so replaying one twice, or onto a newer snapshot, does no harm.
+ */
+export type ItemState = "pending" | "done" | "failed";
+
+export interface ItemRow {
+  readonly id: number;
+  readonly folder: string;
+  readonly state: ItemState;
+  readonly priority: number;
+  /** First request for the folder (the oldest-first order and the 3 × delay cap count from it). */
+  readonly first_at: number;
+  readonly last_at: number;
+  /** When the scan delay is over. */
+  readonly due_at: number;
+  /** Not before this time: the next file check, or a retry after a failure (0 = no extra wait). */
+  readonly next_at: number;
+  /** Bumped by every request that adds work, so a scan that started earlier does not count for it. */
+  readonly rev: number;
+  readonly checks: number;
+  /** Set once the file checks passed: the folder the targets get. */
+  readonly scan_folder: string | null;
+  /** JSON list of the requested files found on disk (server form), set with `scan_folder`. */
+  readonly files: string | null;
+  readonly attempts: number;
+  readonly first_failed_at: number | null;
+  readonly last_error: string | null;
+  readonly finished_at: number | null;
+}
+
+export interface RequestRow {
+  readonly id: number;
+  readonly item_id: number;
+  readonly path: string;
+  readonly kind: "file" | "folder" | "unknown";
+  readonly deleted: 0 | 1;
+  readonly source: string;
+  readonly event: string;
+  readonly received_path: string | null;
+  readonly at: number;
+}
+
+export interface TargetRow {
+  readonly item_id: number;
+  readonly target: string;
+  readonly status: "scanned" | "skipped";
+  readonly detail: string | null;
+  readonly at: number;
+}
+
+export type RowChange =
+  | { readonly k: "item"; readonly r: ItemRow }
+  | { readonly k: "req"; readonly r: RequestRow }
+  | { readonly k: "tgt"; readonly r: TargetRow }
+  /** Deletes an item with its requests and target results. */
+  | { readonly k: "del"; readonly id: number }
+  /** Forgets which targets finished an item (new work arrived for it). */
+  | { readonly k: "clr"; readonly id: number }
+  /** Drops history finished before `before`, and all but the newest `keep` history rows. */
+  | { readonly k: "prune"; readonly before: number; readonly keep: number };
+
+const ITEM_COLUMNS = [
+  "id", "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
+  "files", "attempts", "first_failed_at", "last_error", "finished_at",
+] as const;
+const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
+const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
+
+const PRUNED_IDS = `
+  SELECT id FROM items WHERE state <> 'pending' AND finished_at < ?1
+  UNION
+  SELECT id FROM (SELECT id FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?2)`;
+
+/** Prepared statements, compiled once per database. */
+export interface RowAccess {
+  /** Runs a cached statement and returns its rows as objects. */
+  all<T>(sql: string, params?: readonly SqlValue[]): T[];
+  get<T>(sql: string, params?: readonly SqlValue[]): T | undefined;
+  run(sql: string, params?: readonly SqlValue[]): void;
+  apply(change: RowChange): void;
+  /** The id the next inserted item would get (AUTOINCREMENT: ids are never reused). */
+  nextItemId(): number;
+  nextRequestId(): number;
+  free(): void;
+}
+
+export function createRowAccess(db: Database): RowAccess {
+  const cache = new Map<string, Statement>();
+  const statement = (sql: string): Statement => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  };
+  const all = <T>(sql: string, params: readonly SqlValue[] = []): T[] => {
+    const stmt = statement(sql);
+    try {
+      stmt.bind([...params]);
+      const rows: T[] = [];
+      while (stmt.step()) rows.push(stmt.getAsObject() as T);
+      return rows;
+    } finally {
+      stmt.reset();
+    }
+  };
+  const run = (sql: string, params: readonly SqlValue[] = []): void => {
+    const stmt = statement(sql);
+    try {
+      stmt.run([...params]);
+    } finally {
+      stmt.reset();
+    }
+  };
+  const upsert = (table: string, columns: readonly string[], row: object): void => {
+    const sql = `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+    const record = row as Record<string, SqlValue | undefined>;
+    run(sql, columns.map((column) => record[column] ?? null));
+  };
+
+  return {
+    all,
+    get<T>(sql: string, params?: readonly SqlValue[]): T | undefined {
+      return all<T>(sql, params)[0];
+    },
+    run,
+    apply(change) {
+      switch (change.k) {
+        case "item":
+          return upsert("items", ITEM_COLUMNS, change.r);
+        case "req":
+          return upsert("requests", REQUEST_COLUMNS, change.r);
+        case "tgt":
+          return upsert("item_targets", TARGET_COLUMNS, change.r);
+        case "del":
+          run("DELETE FROM requests WHERE item_id = ?", [change.id]);
+          run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
+          return run("DELETE FROM items WHERE id = ?", [change.id]);
+        case "clr":
+          return run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
+        case "prune": {
+          const params = [change.before, change.keep];
+          run(`DELETE FROM requests WHERE item_id IN (${PRUNED_IDS})`, params);
+          run(`DELETE FROM item_targets WHERE item_id IN (${PRUNED_IDS})`, params);
+          return run(`DELETE FROM items WHERE id IN (${PRUNED_IDS})`, params);
+        }
+      }
+    },
+    nextItemId() {
+      const used = all<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'items'")[0]?.seq ?? 0;
+      const max = all<{ m: number | null }>("SELECT MAX(id) AS m FROM items")[0]?.m ?? 0;
+      return Math.max(used, max) + 1;
+    },
+    nextRequestId() {
+      return (all<{ m: number | null }>("SELECT MAX(id) AS m FROM requests")[0]?.m ?? 0) + 1;
+    },
+    free() {
+      for (const stmt of cache.values()) stmt.free();
+      cache.clear();
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { BadRequestError } from "../core/errors.ts";
+import type { ScanRequest } from "../core/scan.ts";
+import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
+import { createManualClock, type ManualClock } from "../../test/support/manual-clock.ts";
+import { createScanQueue, type ScanQueue, type ScanQueueOptions } from "./scan-queue.ts";
+
+const DELAY = 180_000;
+const episode = (n: number, source = "Sonarr"): ScanRequest => ({
+  path: `/tv/Show/Season 01/Show - S01E${String(n).padStart(2, "0")}.mkv`,
+  kind: "file",
+  source,
+  event: "Download",
+});
+
+let temp: Awaited<ReturnType<typeof makeTempDir>>;
+let clock: ManualClock;
+let queue: ScanQueue;
+const logs = captureLog();
+
+async function open(extra: Partial<ScanQueueOptions> = {}): Promise<ScanQueue> {
+  return createScanQueue({
+    file: join(temp.dir, "queue.db"),
+    clock,
+    log: logs.log,
+    scanDelayMs: DELAY,
+    priorities: { "0": ["/Movies/"], "1": ["/TV/"] },
+    ...extra,
+  });
+}
+
+beforeEach(async () => {
+  temp = await makeTempDir();
+  clock = createManualClock();
+  logs.records.length = 0;
+  queue = await open();
+});
+afterEach(async () => {
+  await queue.close();
+  await temp.cleanup();
+});
+
+describe("enqueue: merging by folder", () => {
+  it("turns a file request into its folder, due one delay later", async () => {
+    const start = clock.now();
+    const result = await queue.enqueue([episode(1)]);
+    expect(result.items).toEqual([{ folder: "/tv/Show/Season 01", merged: false }]);
+    const [item] = queue.listPending();
+    expect(item).toMatchObject({ folder: "/tv/Show/Season 01", state: "pending", dueAt: start + DELAY, priority: 1 });
+    expect(item?.requests.map((r) => r.path)).toEqual([episode(1).path]);
+  });
+
+  it("merges requests for the same folder into one item, keeping every request and source", async () => {
+    await queue.enqueue([episode(1)]);
+    const second = await queue.enqueue([episode(2, "Sonarr (4k)"), episode(3)]);
+    expect(second.items.every((i) => i.merged)).toBe(true);
+    expect(queue.pendingCount()).toBe(1);
+    const [item] = queue.listPending();
+    expect(item?.requests.map((r) => r.source)).toEqual(["Sonarr", "Sonarr (4k)", "Sonarr"]);
+  });
+
+  it("reports a merge inside one batch too", async () => {
+    const result = await queue.enqueue([episode(1), episode(2)]);
+    expect(result.items.map((i) => i.merged)).toEqual([false, true]);
+  });
+
+  it("keeps one row for an identical repeated request, but still restarts the wait", async () => {
+    await queue.enqueue([episode(1)]);
+    await clock.advance(60_000);
+    await queue.enqueue([episode(1)]);
+    const [item] = queue.listPending();
+    expect(item?.requests).toHaveLength(1);
+    expect(item?.dueAt).toBe(clock.now() + DELAY);
+  });
+
+  it("restarts the wait on each new request, but never past 3 × the delay from the first", async () => {
+    const start = clock.now();
+    await queue.enqueue([episode(1)]);
+    await clock.advance(100_000);
+    await queue.enqueue([episode(2)]);
+    expect(queue.listPending()[0]?.dueAt).toBe(start + 100_000 + DELAY);
+    for (let n = 3; n < 12; n++) {
+      await clock.advance(100_000);
+      await queue.enqueue([episode(n)]);
+    }
+    expect(queue.listPending()[0]?.dueAt).toBe(start + 3 * DELAY);
+  });
+
+  it("keeps folder requests as folders and strips the trailing slash", async () => {
+    await queue.enqueue([{ path: "/tv/Show/", kind: "folder", source: "Sonarr", event: "Rename" }]);
+    await queue.enqueue([{ path: "/tv/Show", kind: "folder", source: "Manual", event: "Manual" }]);
+    expect(queue.listPending().map((i) => i.folder)).toEqual(["/tv/Show"]);
+  });
+
+  it("rejects a relative path before storing anything", async () => {
+    await expect(queue.enqueue([episode(1), { ...episode(2), path: "tv/x.mkv" }])).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
+    expect(queue.pendingCount()).toBe(0);
+  });
+
+  it("logs the classic lines once the request is stored", async () => {
+    await queue.enqueue([episode(1)]);
+    expect(logs.messages()).toContain(`Scan request from Sonarr for '${episode(1).path}'.`);
+    expect(logs.messages()).toContain("Sleeping for 180 seconds...");
+  });
+});
+
+describe("order and views", () => {
+  it("lists pending folders by priority (lower first, unmatched = 0), then oldest first", async () => {
+    await queue.enqueue([{ path: "/data/TV/A/x.mkv", kind: "file", source: "Sonarr", event: "Download" }]);
+    await clock.advance(1000);
+    await queue.enqueue([{ path: "/data/Movies/B/b.mkv", kind: "file", source: "Radarr", event: "Download" }]);
+    await clock.advance(1000);
+    await queue.enqueue([{ path: "/data/Other/C/c.mkv", kind: "file", source: "Manual", event: "Manual" }]);
+    await clock.advance(1000);
+    await queue.enqueue([{ path: "/data/Movies/D/d.mkv", kind: "file", source: "Radarr", event: "Download" }]);
+    expect(queue.listPending().map((i) => [i.folder, i.priority])).toEqual([
+      ["/data/Movies/B", 0],
+      ["/data/Other/C", 0],
+      ["/data/Movies/D", 0],
+      ["/data/TV/A", 1],
+    ]);
+    expect(queue.listPending({ limit: 2, offset: 1 }).map((i) => i.folder)).toEqual(["/data/Other/C", "/data/Movies/D"]);
+  });
+
+  it("removes an item and answers false for an unknown id", async () => {
+    await queue.enqueue([episode(1)]);
+    const id = queue.listPending()[0]?.id ?? -1;
+    expect(await queue.remove(id)).toBe(true);
+    expect(await queue.remove(id)).toBe(false);
+    expect(queue.pendingCount()).toBe(0);
+  });
+
+  it("makes a pending item due now on retry", async () => {
+    await queue.enqueue([episode(1)]);
+    const id = queue.listPending()[0]?.id ?? -1;
+    expect(await queue.retry(id)).toBe(true);
+    expect(queue.listPending()[0]?.dueAt).toBe(clock.now());
+    expect(await queue.retry(12345)).toBe(false);
+  });
+
+  it("tells listeners the earliest time new work is due", async () => {
+    const seen: number[] = [];
+    queue.onWork((at) => seen.push(at));
+    await queue.enqueue([episode(1)]);
+    expect(seen).toEqual([clock.now() + DELAY]);
+  });
+
+  it("rejects enqueues after close", async () => {
+    await queue.close();
+    await expect(queue.enqueue([episode(1)])).rejects.toThrow(/closed/);
+    queue = await open();
+  });
+});
+
+describe("history retention", () => {
+  async function finishOne(path: string): Promise<void> {
+    await queue.enqueue([{ path, kind: "folder", source: "Manual", event: "Manual" }]);
+    const item = queue.listPending().find((i) => i.folder === path);
+    if (!item) throw new Error("not queued");
+    await queue.recordCheck(item.id, 1, { kind: "ready", checks: 1, scanFolder: path, files: [] });
+    await queue.recordScan(item.id, 1, "plex", { status: "scanned" }, ["plex"]);
+  }
+
+  it("drops history older than the configured days at the next maintenance", async () => {
+    await queue.close();
+    queue = await open({ historyMaxDays: 1, maintenanceIntervalMs: 60 * 60_000 });
+    await finishOne("/tv/A");
+    expect(queue.historyCount()).toBe(1);
+    await clock.advance(23 * 60 * 60_000);
+    expect(queue.historyCount()).toBe(1);
+    await clock.advance(2 * 60 * 60_000, () => new Promise((r) => setTimeout(r, 20)));
+    expect(queue.historyCount()).toBe(0);
+  });
+
+  it("keeps at most the configured number of history rows, newest first", async () => {
+    await queue.close();
+    queue = await open({ historyMaxRows: 2 });
+    for (const name of ["A", "B", "C"]) {
+      await finishOne(`/tv/${name}`);
+      await clock.advance(1000);
+    }
+    await queue.close();
+    queue = await open({ historyMaxRows: 2 });
+    expect(queue.listHistory().map((i) => i.folder)).toEqual(["/tv/C", "/tv/B"]);
+  });
+});

@@ -1,0 +1,165 @@
+import type { Clock } from "../core/clock.ts";
+import { BadRequestError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { EnqueueResult, ScanRequest, ScanSink } from "../core/scan.ts";
+import { isAbsolutePath } from "../paths/normalize.ts";
+import type { ScanPriorities } from "../paths/priority.ts";
+import type { DispatchQueue } from "./dispatch-port.ts";
+import { applyRequests, type EnqueueEvent, type MergePolicy } from "./enqueue-requests.ts";
+import { pruneHistory, removeItem, retryItem } from "./queue-admin.ts";
+import { countHistory, findItem, listHistoryItems, listPendingItems } from "./queue-views.ts";
+import type { PageOptions, QueueItemView } from "./queue-views.ts";
+import { createQueueWork } from "./queue-work.ts";
+import { createQueueStore, type QueueStore } from "./store.ts";
+
+export interface ScanQueueOptions {
+  /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
+  readonly file: string;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** `SERVER_SCAN_DELAY`, in milliseconds. */
+  readonly scanDelayMs: number;
+  /** `SERVER_SCAN_PRIORITIES`. */
+  readonly priorities?: ScanPriorities;
+  /** `SERVER_HISTORY_MAX_DAYS` (default 7). */
+  readonly historyMaxDays?: number;
+  /** `SERVER_HISTORY_MAX_ROWS` (default 10,000). */
+  readonly historyMaxRows?: number;
+  /** Journal size that triggers a checkpoint of the file (default 8 MiB); tests and benchmarks lower it. */
+  readonly checkpointBytes?: number;
+  /** How often history is pruned and a quiet journal folded into the file (default 10 minutes). */
+  readonly maintenanceIntervalMs?: number;
+}
+
+export interface ScanQueue extends DispatchQueue {
+  /** The `ScanSink` every intake hands requests to; resolves once they are on disk. */
+  readonly enqueue: ScanSink;
+  readonly file: string;
+  listPending(page?: PageOptions): QueueItemView[];
+  listHistory(page?: PageOptions): QueueItemView[];
+  historyCount(): number;
+  getItem(id: number): QueueItemView | undefined;
+  /** Makes a pending, failed or finished folder due now. False when there is no such item. */
+  retry(id: number): Promise<boolean>;
+  /** Deletes a pending or finished folder. False when there is no such item. */
+  remove(id: number): Promise<boolean>;
+  isHealthy(): boolean;
+  /** Stops maintenance, writes everything to the file and releases it. Further enqueues reject. */
+  close(): Promise<void>;
+}
+
+/** Opens (creating, migrating, restoring, importing plex_autoscan's queue) the queue file. */
+export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQueue> {
+  const log = options.log.child({ component: "QUEUE" });
+  const { clock } = options;
+  const now = (): number => clock.now();
+  const store = await createQueueStore({
+    file: options.file,
+    log,
+    now,
+    ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+  });
+  const policy: MergePolicy = { delayMs: Math.max(0, options.scanDelayMs), priorities: options.priorities ?? {} };
+  const maxDays = options.historyMaxDays ?? 7;
+  const maxRows = options.historyMaxRows ?? 10_000;
+  const listeners = new Set<(earliest: number) => void>();
+  const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
+  const work = createQueueWork(store, now);
+
+  const enqueue: ScanSink = async (requests) => {
+    if (requests.length === 0) return { items: [] };
+    assertAbsolute(requests);
+    const at = now();
+    const { result, durable } = store.write((tx) => applyRequests(tx, requests, at, policy));
+    await durable;
+    for (const event of result.events) logRequest(log, event, at);
+    notify(result.earliestDue);
+    return { items: result.items } satisfies EnqueueResult;
+  };
+
+  await importLegacy(store, log, enqueue);
+  const prune = (): Promise<void> => store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)).durable;
+  await prune();
+  const restored = work.pendingCount();
+  log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
+  const maintenance = startMaintenance(store, clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
+
+  return {
+    ...work,
+    enqueue,
+    file: store.file,
+    onWork(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    listPending: (page = {}) => listPendingItems(store.rows, page),
+    listHistory: (page = {}) => listHistoryItems(store.rows, page),
+    historyCount: () => countHistory(store.rows),
+    getItem: (id) => findItem(store.rows, id),
+    async retry(id) {
+      const { result, durable } = store.write((tx) => retryItem(tx, id, now()));
+      await durable;
+      if (result) notify(now());
+      return result;
+    },
+    async remove(id) {
+      const { result, durable } = store.write((tx) => removeItem(tx, id));
+      await durable;
+      return result;
+    },
+    isHealthy: () => store.isHealthy(),
+    async close() {
+      maintenance.abort();
+      await store.close();
+      listeners.clear();
+    },
+  };
+}
+
+function assertAbsolute(requests: readonly ScanRequest[]): void {
+  const bad = requests.find((request) => !isAbsolutePath(request.path));
+  if (bad) throw new BadRequestError(`Scan path '${bad.path}' is not absolute; expected a full path like /mnt/tv/Show`);
+}
+
+function logRequest(log: Logger, event: EnqueueEvent, at: number): void {
+  const { request, folder } = event;
+  const fields = { path: request.path, folder, source: request.source, event: request.event };
+  log.info(fields, `Scan request from ${request.source} for '${request.path}'.`);
+  if (event.merged) log.info(fields, `Merged with the queued scan of '${folder}'.`);
+  log.info(fields, `Sleeping for ${String(Math.max(0, Math.round((event.dueAt - at) / 1000)))} seconds...`);
+}
+
+async function importLegacy(store: QueueStore, log: Logger, enqueue: ScanSink): Promise<void> {
+  const legacy = store.legacy;
+  if (!legacy) return;
+  const { items } = await enqueue(legacy.requests);
+  await store.checkpoint();
+  log.info(
+    { file: store.file, backup: legacy.backup, requests: legacy.requests.length, folders: items.length },
+    `Imported ${String(legacy.requests.length)} scan request(s) from the plex_autoscan queue in '${store.file}' ` +
+      `(the old file is kept as '${legacy.backup}').`,
+  );
+}
+
+function startMaintenance(
+  store: QueueStore,
+  clock: Clock,
+  intervalMs: number,
+  prune: () => Promise<void>,
+  log: Logger,
+): AbortController {
+  const stop = new AbortController();
+  void (async () => {
+    while (!stop.signal.aborted) {
+      await clock.sleep(intervalMs, stop.signal);
+      if (stop.signal.aborted) return;
+      try {
+        await prune();
+        if (store.journalBytes() > 0) await store.checkpoint();
+      } catch (error) {
+        log.warn({ err: error }, "Queue maintenance failed; trying again later");
+      }
+    }
+  })();
+  return stop;
+}
