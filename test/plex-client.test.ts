@@ -130,3 +130,20 @@ describe("Plex client against a misbehaving server", () => {
     }
   });
 });
+
+describe("the fake Plex keeps the real one's quirks", () => {
+  it("answers 404 to PUT and POST on refresh, 401 HTML to a JSON request without a token, XML without Accept", async () => {
+    const refresh = `${plex.url}/library/sections/1/refresh?path=%2Fdata%2FMovies`;
+    for (const method of ["PUT", "POST"]) {
+      const response = await fetch(refresh, { method, headers: { "X-Plex-Token": plex.token } });
+      expect(response.status).toBe(404);
+    }
+    const noToken = await fetch(`${plex.url}/library/sections`, { headers: { Accept: "application/json" } });
+    expect(noToken.status).toBe(401);
+    expect(noToken.headers.get("content-type")).toBe("text/html");
+    expect(await noToken.text()).toContain("<title>Unauthorized</title>");
+    const xml = await fetch(`${plex.url}/library/sections?X-Plex-Token=${plex.token}`);
+    expect(xml.headers.get("content-type")).toMatch(/^text\/xml/);
+    expect(plex.scans).toEqual([]);
+  });
+});

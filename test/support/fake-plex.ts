@@ -98,87 +98,65 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     return snapshot;
   }
 
-  function route(req: RecordedRequest, res: ServerResponse): void {
-    const json = String(req.headers.accept ?? "").includes("application/json");
-    const send = (status: number, body: unknown): void => {
-      if (!json) return sendXml(res, status);
-      res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
-    };
-    const { method, path } = req;
-    if (method === "GET" && path === "/identity") {
-      return send(200, { MediaContainer: { size: 0, claimed: true, machineIdentifier: "fake-machine", version } });
+  /** Token and injected failures first, as Plex checks the token before it routes. */
+  function route(req: RecordedRequest): Reply {
+    if (req.method === "GET" && req.path === "/identity") {
+      return ok({ MediaContainer: { size: 0, claimed: true, machineIdentifier: "fake-machine", version } });
     }
     const given = req.headers["x-plex-token"] ?? req.query.get("X-Plex-Token");
-    if (given !== token) {
-      res.writeHead(401, { "Content-Type": "text/html" }).end(HTML_401);
-      return;
-    }
-    const failure = failures.find((f) => f.times > 0 && f.match.test(`${method} ${path}`));
+    if (given !== token) return { status: 401, html: HTML_401 };
+    const failure = failures.find((f) => f.times > 0 && f.match.test(`${req.method} ${req.path}`));
     if (failure) {
       failure.times -= 1;
-      res.writeHead(failure.status, { "Content-Type": "text/html" }).end(`<html><body>${failure.status}</body></html>`);
-      return;
+      return { status: failure.status, html: `<html><body>${failure.status}</body></html>` };
     }
-    if (method === "GET" && path === "/") {
-      return send(200, {
-        MediaContainer: { size: 0, friendlyName: "fake-plex", machineIdentifier: "fake-machine", version },
-      });
+    return readRoute(req) ?? writeRoute(req) ?? { status: 404, html: HTML_404 };
+  }
+
+  function readRoute({ method, path }: RecordedRequest): Reply | undefined {
+    if (method !== "GET") return undefined;
+    if (path === "/") {
+      return ok({ MediaContainer: { size: 0, friendlyName: "fake-plex", machineIdentifier: "fake-machine", version } });
     }
-    if (method === "GET" && (path === "/library/sections" || path === "/library/sections/all")) {
+    if (path === "/library/sections" || path === "/library/sections/all") {
       const status = readStatus();
-      return send(200, {
-        MediaContainer: {
-          size: sections.length,
-          title1: "Plex Library",
-          Directory: sections.map((s, index) => ({
-            key: s.key,
-            type: s.type,
-            title: s.title,
-            agent: "tv.plex.agents.movie",
-            scanner: "Plex Movie",
-            language: "en-US",
-            uuid: `uuid-${s.key}`,
-            refreshing: status.get(s.key) ?? false,
-            updatedAt: 1_700_000_000,
-            scannedAt: 1_700_000_000,
-            Location: s.locations.map((p, i) => ({ id: index * 10 + i + 1, path: p })),
-          })),
-        },
-      });
+      const Directory = sections.map((s, index) => directory(s, index, status.get(s.key) ?? false));
+      return ok({ MediaContainer: { size: sections.length, title1: "Plex Library", Directory } });
     }
-    if (method === "GET" && path === "/activities") {
+    if (path === "/activities") {
       const active = [...readStatus()].filter(([, isBusy]) => isBusy).map(([id]) => id);
-      return send(200, {
-        MediaContainer: {
-          size: active.length,
-          Activity: active.map((id, i) => activity(id, i, activityContext, sections)),
-        },
-      });
+      const Activity = active.map((id, i) => activity(id, i, activityContext, sections));
+      return ok({ MediaContainer: { size: active.length, Activity } });
     }
+    return undefined;
+  }
+
+  function writeRoute(req: RecordedRequest): Reply | undefined {
+    const { method, path } = req;
     const refresh = /^\/library\/sections\/([^/]+)\/refresh$/.exec(path);
-    if (refresh) {
-      const section = sections.find((s) => s.key === refresh[1]);
-      // Plex answers 404 to PUT/POST here since 1.32.7.7484, and to an unknown section.
-      if (method !== "GET" && method !== "DELETE") return void res.writeHead(404, { "Content-Type": "text/html" }).end(HTML_404);
-      if (!section) return void res.writeHead(404, { "Content-Type": "text/html" }).end(HTML_404);
-      if (method === "DELETE") return void res.writeHead(200).end();
-      const scanPath = req.query.get("path") ?? "";
-      const inside = section.locations.some((l) => scanPath === l || scanPath.startsWith(l.endsWith("/") ? l : `${l}/`));
-      scans.push({ sectionId: section.key, path: scanPath, rawQuery: req.rawQuery, inside });
-      if (inside && scanBusyReads > 0) busy.set(section.key, scanBusyReads);
-      return void res.writeHead(200).end();
-    }
+    if (refresh) return scan(req, sections.find((s) => s.key === refresh[1]));
     const trash = /^\/library\/sections\/([^/]+)\/emptyTrash$/.exec(path);
     if (trash && method === "PUT" && sections.some((s) => s.key === trash[1])) {
       emptied.push(trash[1] ?? "");
-      return void res.writeHead(200).end();
+      return { status: 200 };
     }
     const analyze = /^\/library\/metadata\/(\d+)\/analyze$/.exec(path);
     if (analyze && method === "PUT") {
       analyzed.push(analyze[1] ?? "");
-      return void res.writeHead(200).end();
+      return { status: 200 };
     }
-    res.writeHead(404, { "Content-Type": "text/html" }).end(HTML_404);
+    return undefined;
+  }
+
+  function scan(req: RecordedRequest, section: FakeSection | undefined): Reply {
+    // Plex answers 404 to PUT/POST here since 1.32.7.7484, and to an unknown section.
+    if ((req.method !== "GET" && req.method !== "DELETE") || !section) return { status: 404, html: HTML_404 };
+    if (req.method === "DELETE") return { status: 200 };
+    const path = req.query.get("path") ?? "";
+    const inside = section.locations.some((l) => path === l || path.startsWith(l.endsWith("/") ? l : `${l}/`));
+    scans.push({ sectionId: section.key, path, rawQuery: req.rawQuery, inside });
+    if (inside && scanBusyReads > 0) busy.set(section.key, scanBusyReads);
+    return { status: 200 };
   }
 
   const server = createServer((incoming, res) => {
@@ -195,8 +173,8 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     incoming.resume();
     const answer = (): void => {
       if (down === "reset") return void incoming.socket.destroy();
-      if (typeof down === "number") return void res.writeHead(down, { "Content-Type": "text/html" }).end(HTML_404);
-      route(req, res);
+      if (typeof down === "number") return send(res, req, { status: down, html: HTML_404 });
+      send(res, req, route(req));
     };
     if (delayMs > 0) setTimeout(answer, delayMs).unref();
     else answer();
@@ -223,6 +201,38 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+interface Reply {
+  readonly status: number;
+  readonly json?: unknown;
+  readonly html?: string;
+}
+
+const ok = (json: unknown): Reply => ({ status: 200, json });
+
+function send(res: ServerResponse, req: RecordedRequest, reply: Reply): void {
+  if (reply.html !== undefined) return void res.writeHead(reply.status, { "Content-Type": "text/html" }).end(reply.html);
+  if (reply.json === undefined) return void res.writeHead(reply.status).end();
+  // JSON only when asked for; Plex's default is XML with the same names.
+  if (!String(req.headers.accept ?? "").includes("application/json")) return sendXml(res, reply.status);
+  res.writeHead(reply.status, { "Content-Type": "application/json" }).end(JSON.stringify(reply.json));
+}
+
+function directory(s: FakeSection, index: number, refreshing: boolean) {
+  return {
+    key: s.key,
+    type: s.type,
+    title: s.title,
+    agent: "tv.plex.agents.movie",
+    scanner: "Plex Movie",
+    language: "en-US",
+    uuid: `uuid-${s.key}`,
+    refreshing,
+    updatedAt: 1_700_000_000,
+    scannedAt: 1_700_000_000,
+    Location: s.locations.map((p, i) => ({ id: index * 10 + i + 1, path: p })),
   };
 }
 
