@@ -55,6 +55,8 @@ export interface ConnectDriveOptions {
   readonly onSecret?: (value: string) => void;
   readonly retry?: RetryPolicy;
   readonly random?: () => number;
+  /** `changes.list` page size (Drive's maximum, 1000, by default). */
+  readonly pageSize?: number;
 }
 
 export async function connectDrive(options: ConnectDriveOptions, signal?: AbortSignal): Promise<DriveConnection> {
@@ -75,6 +77,7 @@ export async function connectDrive(options: ConnectDriveOptions, signal?: AbortS
     signal,
     retry: options.retry,
     random: options.random,
+    pageSize: options.pageSize,
   });
   options.log.debug({ kind: credentials.kind }, "Google Drive credentials loaded");
   return { api, grantedScope: auth.scope, description: auth.description, extraSharedDrives: auth.extraSharedDrives };

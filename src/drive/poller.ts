@@ -9,6 +9,7 @@ import type { DriveFilterOptions } from "./filters.ts";
 import { createDriveFilter } from "./filters.ts";
 import { explainOAuthError } from "./google-errors.ts";
 import { GoogleCallError } from "./google-retry.ts";
+import { requiredScope } from "./scope.ts";
 import { openSession, type DriveConnection, type Session } from "./session.ts";
 
 /**
@@ -114,7 +115,8 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
     const failure = error.failure;
     if (failure.kind === "auth") return explainOAuthError(failure.code, "refresh");
     if (failure.kind === "scope") {
-      return `Google refused the call for lack of scope (${failure.detail}). Run \`autoscan authorize\` again (it asks for the scope the current settings need), then restart autoscan.`;
+      const scope = requiredScope({ sharedDrives: options.sharedDrives.length > 0 });
+      return `Google refused the call for lack of scope (${failure.detail}). Run \`autoscan authorize\` again (it asks for ${scope}), then restart autoscan.`;
     }
     return undefined;
   }
