@@ -101,7 +101,10 @@ function splitTag(name: string): [string, string] {
 
 /** Containers a suite started, removed in afterAll. */
 export interface ContainerPool {
-  start(image: string, options?: { env?: Record<string, string>; name?: string }): Promise<Docker.Container & { name: string }>;
+  start(
+    image: string,
+    options?: { env?: Record<string, string>; name?: string; binds?: string[] },
+  ): Promise<Docker.Container & { name: string }>;
   removeAll(): Promise<void>;
 }
 
@@ -116,7 +119,7 @@ export function createContainerPool(docker: Docker, prefix: string): ContainerPo
         name,
         Image: image,
         Env: Object.entries(options.env ?? {}).map(([key, value]) => `${key}=${value}`),
-        HostConfig: { NetworkMode: "none", AutoRemove: false },
+        HostConfig: { NetworkMode: "none", AutoRemove: false, Binds: options.binds ?? [] },
         StopTimeout: 1,
       });
       started.push(container);
@@ -133,4 +136,69 @@ export function createContainerPool(docker: Docker, prefix: string): ContainerPo
 /** A unique name no container has. */
 export function absentContainerName(): string {
   return `autoscan-test-absent-${process.pid}-${Date.now().toString(36)}`;
+}
+
+export interface FakeScannerCall {
+  script: string;
+  argv: string[];
+  env: Record<string, string>;
+  uid: number;
+  user: string;
+  cwd: string;
+  pid: number;
+}
+
+/** Runs a small Node snippet as root in the container (test plumbing: argv only, no shell). */
+async function node(docker: Docker, container: string, code: string, ...args: string[]): Promise<string> {
+  const exec = await docker.getContainer(container).exec({
+    Cmd: ["node", "-e", code, ...args],
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const chunks: Buffer[] = [];
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  await new Promise((resolve) => stream.once("end", resolve));
+  // Drop the 8-byte frame headers: the snippets print short ASCII on stdout only.
+  const out: Buffer[] = [];
+  const all = Buffer.concat(chunks);
+  for (let at = 0; at + 8 <= all.length; ) {
+    const size = all.readUInt32BE(at + 4);
+    if (all[at] === 1) out.push(all.subarray(at + 8, at + 8 + size));
+    at += 8 + size;
+  }
+  return Buffer.concat(out).toString("utf8");
+}
+
+/** What the fake scanner recorded in the container, oldest first. */
+export async function readFakeScannerCalls(docker: Docker, container: string): Promise<FakeScannerCall[]> {
+  const text = await node(
+    docker,
+    container,
+    "try { process.stdout.write(require('fs').readFileSync('/var/log/fake-scanner/calls.jsonl', 'utf8')) } catch {}",
+  );
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as FakeScannerCall);
+}
+
+/** Tells the fake scanner in the container how to behave (`{ exit, sleepMs, stderr, sections }`); `{}` resets. */
+export async function setFakeScannerControl(docker: Docker, container: string, control: object): Promise<void> {
+  await node(
+    docker,
+    container,
+    "require('fs').writeFileSync('/var/log/fake-scanner/control.json', process.argv[1])",
+    JSON.stringify(control),
+  );
+}
+
+/** Starts a fake scanner in the background (Detach), as Plex's own scans would run, sleeping `ms`. */
+export async function startBackgroundScanner(docker: Docker, container: string, ms: number): Promise<void> {
+  const exec = await docker.getContainer(container).exec({
+    Cmd: ["/usr/lib/plexmediaserver/Plex Media Scanner", "--scan", "--section", "1"],
+    Env: [`FAKE_SCANNER_SLEEP_MS=${ms}`],
+    User: "plex",
+  });
+  await exec.start({ Detach: true });
 }
