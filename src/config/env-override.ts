@@ -21,7 +21,8 @@ export function applyEnvOverrides(input: Record<string, unknown>, env: Env, topK
   const notes: string[] = [];
   for (const key of [...topKeys, "GOOGLE"]) {
     const text = env[key];
-    if (text === undefined) continue;
+    // Empty counts as unset, so `KEY: "${KEY:-}"` in a compose file does not blank the config's value.
+    if (text === undefined || text === "") continue;
     raw[key] = decode(text);
     origins.set(key, `environment variable ${key}`);
     notes.push(`Using ENV setting ${key}=${SECRET_KEYS.has(key) ? "<redacted>" : text}`);

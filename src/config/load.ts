@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { ConfigError } from "../core/errors.ts";
-import { buildDefaultConfig, generateServerPass, renderConfig } from "./defaults.ts";
+import { EXAMPLE_PASS, buildDefaultConfig, generateServerPass, renderConfig } from "./defaults.ts";
 import { applyEnvOverrides } from "./env-override.ts";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys } from "./legacy.ts";
@@ -82,6 +82,9 @@ async function readConfigText(path: string): Promise<string | undefined> {
 }
 
 function weakSecretWarnings(config: Config): string[] {
+  if (config.SERVER_PASS === EXAMPLE_PASS) {
+    return ["SERVER_PASS is still the example's placeholder: set it to a random secret (e.g. \"openssl rand -hex 16\")."];
+  }
   if (config.SERVER_PASS.length >= 16) return [];
   return ['SERVER_PASS is short: anyone who guesses it can queue scans. Use 32 random characters (e.g. "openssl rand -hex 16").'];
 }

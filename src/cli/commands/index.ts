@@ -3,6 +3,7 @@ import { configCheckCommand } from "./config-check.ts";
 import { configInitCommand } from "./config-init.ts";
 import { configUpgradeCommand } from "./config-upgrade.ts";
 import { sectionsCommand } from "./sections.ts";
+import { healthCommand } from "./health.ts";
 import { serverCommand } from "./server.ts";
 
 /** The command table: one line per command (later issues add sections, scan, authorize, rclone check …). */
@@ -12,4 +13,5 @@ export const COMMANDS: readonly Command[] = [
   configCheckCommand,
   configUpgradeCommand,
   sectionsCommand,
+  healthCommand,
 ];
