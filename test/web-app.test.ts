@@ -216,7 +216,7 @@ describe("manual requests", () => {
     const page = await res.text();
     expect(page).toContain("Queued for scanning");
     expect(page).toContain("<code>/data/TV/Show</code>");
-    expect(page).toContain("matched <code>/tv/</code>");
+    expect(page).toContain("<dt>Mapped from</dt><dd><code>/tv/</code></dd>");
     const refused = await app.request(`/${TEST_PASS}`, form({ eventType: "Manual", filepath: "<b>x</b>" }, { accept: "text/html" }));
     expect(refused.status).toBe(400);
     const refusedPage = await refused.text();

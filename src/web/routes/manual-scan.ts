@@ -27,7 +27,8 @@ export async function handleManualScan(
   });
   if (!parsed.ok) {
     deps.log.warn({ reason: parsed.reason }, `Client '${ip}' made an invalid manual scan request`);
-    return answer(c, deps, input.asHtml, sent, 400, { kind: "refused", reason: `Invalid manual scan request: ${parsed.reason}` });
+    const reason = input.asHtml ? forPage(parsed.reason) : `Invalid manual scan request: ${parsed.reason}`;
+    return answer(c, deps, input.asHtml, sent, 400, { kind: "refused", reason });
   }
   const { request } = parsed;
   deps.log.info({ path: request.path, source: request.source }, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
@@ -60,6 +61,12 @@ function resultText(result: PageResult): string {
     case "refused":
       return result.reason;
   }
+}
+
+/** The parser's reason in the page's words: "The path must …" rather than "'filepath' must …". */
+function forPage(reason: string): string {
+  if (reason === "missing 'filepath'") return "Enter a path to scan.";
+  return `${reason.replace(/^'filepath' /, "The path ")}.`;
 }
 
 function ignoreText(entry: string): string {

@@ -55,11 +55,14 @@ button:hover{filter:brightness(1.05)}button:focus-visible{outline:2px solid var(
 .result.warn{background:var(--warn-bg);border-color:var(--warn)}.result.warn h2{color:var(--warn)}
 .result.err{background:var(--err-bg);border-color:var(--err)}.result.err h2{color:var(--err)}
 .result p{margin:.2rem 0}
+.result .lead{margin:.1rem 0 .6rem}
 dl{margin:.4rem 0 0;display:grid;grid-template-columns:max-content 1fr;gap:4px 12px}
 dt{color:var(--muted);font-size:.9rem}dd{margin:0;min-width:0}
 @media (max-width:420px){dl{grid-template-columns:1fr}dd{margin-bottom:6px}}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;background:var(--code);border:1px solid var(--line);
-border-radius:6px;padding:1px 6px;overflow-wrap:anywhere;word-break:break-word}
+border-radius:6px;padding:1px 6px;overflow-wrap:anywhere;-webkit-box-decoration-break:clone;box-decoration-break:clone}
+dd code{display:inline-block;max-width:100%;line-height:1.4;padding:2px 8px}
+.cmd{display:block;margin-top:4px;padding:8px 10px;white-space:pre-wrap;line-height:1.45}
 footer{margin-top:20px;padding-top:12px;border-top:1px solid var(--line);color:var(--muted);font-size:.85rem}
 footer p{margin:.25rem 0}
 `;

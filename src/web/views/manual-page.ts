@@ -33,14 +33,16 @@ export function renderManualPage(model: ManualPageModel): string {
 <input type="hidden" name="source" value="page">
 <label for="filepath">Path to scan</label>
 <input id="filepath" name="filepath" type="text" required maxlength="4096" value="${escapeHtml(model.value ?? "")}"
- placeholder="/mnt/unionfs/Media/Movies/Heat (1995)" autocapitalize="off" autocorrect="off" autocomplete="off"
+ placeholder="/mnt/media/Movies/Heat (1995)" autocapitalize="off" autocorrect="off" autocomplete="off"
  spellcheck="false" enterkeyhint="go"${model.result ? "" : " autofocus"}>
 <p class="hint">A file or a folder, in the media server's own form or in any form listed in <code>SERVER_PATH_MAPPINGS</code>.</p>
 <button type="submit">Scan</button>
 </form>
 <footer>
 ${model.queueCount === undefined ? "" : `<p>${queueLine(model.queueCount)}</p>`}
-<p>From a script: <code>curl -d eventType=Manual --data-urlencode filepath=/path/to/folder &lt;this URL&gt;</code></p>
+<p>From a script:<code class="cmd">curl -d eventType=Manual \\
+  --data-urlencode filepath=/path/to/folder \\
+  &lt;this page's URL&gt;</code></p>
 </footer>`;
   return renderLayout("Manual scan", body);
 }
@@ -52,13 +54,13 @@ function renderResult(result: PageResult): string {
 <h2>${result.merged ? "Already queued: merged" : "Queued for scanning"}</h2>
 <dl>
 <dt>Folder to scan</dt><dd><code>${escapeHtml(result.folder)}</code></dd>
-${result.path === result.folder ? "" : `<dt>Path</dt><dd><code>${escapeHtml(result.path)}</code></dd>`}
 <dt>You sent</dt><dd><code>${escapeHtml(result.sent)}</code></dd>
-<dt>Mapping</dt><dd>${
+<dt>Mapped from</dt><dd>${
         result.mappedFrom
-          ? `matched <code>${escapeHtml(result.mappedFrom)}</code>`
-          : "no other form matched; used as the server's form"
+          ? `<code>${escapeHtml(result.mappedFrom)}</code>`
+          : "nothing: already in the server's form"
       }</dd>
+${result.path === result.folder || result.path === result.sent ? "" : `<dt>Server path</dt><dd><code>${escapeHtml(result.path)}</code></dd>`}
 </dl>
 </section>`;
     case "ignored":

@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWebServer, type WebServer } from "../src/web/server.ts";
+import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
+
+/**
+ * The manual scan page in real headless Chromium (Debian's `chromium`, driven by playwright-core), with JavaScript
+ * turned off to prove the page needs none, at a phone's size: fill the path, submit, read the result. Screenshots go
+ * to test/artifacts/ (git-ignored) for a human to look at.
+ *
+ * Without a Chromium binary the test fails under CI=true and is skipped loudly elsewhere.
+ */
+const ARTIFACTS = join(import.meta.dirname, "artifacts");
+// CHROMIUM_PATH, when set, is the only candidate (so the skip and the CI failure can be checked on any machine).
+const CANDIDATES = process.env.CHROMIUM_PATH
+  ? [process.env.CHROMIUM_PATH]
+  : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
+const executablePath = CANDIDATES.find((candidate): candidate is string => Boolean(candidate && existsSync(candidate)));
+const missing = "no Chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)";
+
+if (!executablePath) {
+  if (process.env.CI === "true") {
+    it("browser test of the manual page", () => {
+      throw new Error(`CI=true but ${missing}`);
+    });
+  } else {
+    console.warn(`\n*** SKIPPING the browser test of the manual page: ${missing} ***\n`);
+    it.skip(`browser test of the manual page (SKIPPED: ${missing})`, () => undefined);
+  }
+} else {
+  describeBrowser(executablePath);
+}
+
+function describeBrowser(binary: string): void {
+  describe("the manual scan page in headless Chromium", () => {
+    const harness = buildWebApp();
+    let server: WebServer;
+    let browser: Browser;
+
+    beforeAll(async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      harness.queue.items.push({ id: 1, folder: "/data/TV/Show/Season 01" }, { id: 2, folder: "/data/Movies/Alien (1979)" });
+      server = await startWebServer({ app: harness.app, hostname: "127.0.0.1", port: 0 });
+      browser = await chromium.launch({ executablePath: binary, args: ["--no-sandbox", "--disable-gpu"] });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    async function phonePage() {
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 2,
+        isMobile: true,
+        hasTouch: true,
+        javaScriptEnabled: false,
+      });
+      return context.newPage();
+    }
+
+    it("fills the path, submits without JavaScript, and shows what was queued in which form", async () => {
+      const page = await phonePage();
+      await page.goto(`${server.url}/${TEST_PASS}`);
+      expect(await page.title()).toBe("Manual scan · autoscan");
+      await page.screenshot({ path: join(ARTIFACTS, "manual-page-empty.png"), fullPage: true });
+
+      await page.fill("#filepath", "/mnt/unionfs/Movies/Heat (1995)/Heat (1995).mkv");
+      await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+
+      const result = page.locator("#result");
+      await expect.poll(() => result.textContent()).toContain("Queued for scanning");
+      const shown = (await result.innerText()).replace(/\s+/g, " ");
+      expect(shown).toContain("/data/Movies/Heat (1995)");
+      expect(shown).toContain("/mnt/unionfs/Movies/Heat (1995)/Heat (1995).mkv");
+      expect(shown).toContain("Mapped from /mnt/unionfs/Movies/");
+      expect(await page.inputValue("#filepath")).toBe("/mnt/unionfs/Movies/Heat (1995)/Heat (1995).mkv");
+      expect(harness.recorder.all().at(-1)).toMatchObject({ path: "/data/Movies/Heat (1995)/Heat (1995).mkv", source: "Manual" });
+
+      // Nothing sticks out sideways on a phone.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(ARTIFACTS, "manual-page-queued.png"), fullPage: true });
+      await page.context().close();
+    });
+
+    it("shows why a path was refused", async () => {
+      const page = await phonePage();
+      await page.goto(`${server.url}/${TEST_PASS}`);
+      await page.fill("#filepath", "Movies/../../etc/passwd");
+      await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+      const shown = await page.locator("#result").innerText();
+      expect(shown).toContain("Not queued");
+      expect(shown).toContain("The path must not contain '..' segments.");
+      await page.screenshot({ path: join(ARTIFACTS, "manual-page-refused.png"), fullPage: true });
+      await page.context().close();
+    });
+
+    it("looks right on a desktop too, in dark mode", async () => {
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 800 },
+        javaScriptEnabled: false,
+        colorScheme: "dark",
+      });
+      const page = await context.newPage();
+      await page.goto(`${server.url}/${TEST_PASS}`);
+      await page.fill("#filepath", "/data/Movies/.grab/Heat.mkv");
+      await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+      expect(await page.locator("#result").innerText()).toContain("SERVER_IGNORE_LIST");
+      await page.screenshot({ path: join(ARTIFACTS, "manual-page-desktop-dark-ignored.png") });
+      await context.close();
+    });
+  });
+}
