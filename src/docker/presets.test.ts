@@ -24,9 +24,9 @@ describe("presetForImage", () => {
 });
 
 /** Answers like Docker would for a container with these files (a stand-in for the engine at the port). */
-function probe(image: string, files: string[], env: Record<string, string> = {}): LayoutProbe {
+function probe(image: string, files: string[], env: Record<string, string> = {}, imageTags: string[] = []): LayoutProbe {
   return {
-    inspect: async (name): Promise<ContainerInfo> => ({ name, image, imageTags: [], state: "running", env }),
+    inspect: async (name): Promise<ContainerInfo> => ({ name, image, imageTags, state: "running", env }),
     stat: async (_container, path): Promise<PathStat | undefined> =>
       files.includes(path)
         ? { name: path, mode: 0o755, isDirectory: false, isSymlink: false, isExecutable: true }
@@ -64,6 +64,14 @@ describe("resolveLayout", () => {
     expect(resolved.preset).toBe(preset);
     expect(resolved.layout).toEqual(PRESETS[preset]);
     expect(resolved.reason).toContain(`image ${image}`);
+  });
+
+  it("auto: reads the image's tags only when the container was created from a bare image id", async () => {
+    const tags = ["lscr.io/linuxserver/plex:latest"];
+    const byId = await resolveLayout({ ...base, preset: "auto", probe: probe("sha256:0123456789abcdef0123", [NATIVE_BIN], {}, tags) });
+    expect(byId).toMatchObject({ preset: "linuxserver", reason: "auto: image lscr.io/linuxserver/plex:latest" });
+    const byName = await resolveLayout({ ...base, preset: "auto", probe: probe("me/plex:1", [NATIVE_BIN], {}, tags) });
+    expect(byName.preset).toBe("pms-docker");
   });
 
   it("auto: an older hotio image with the package at /usr/lib keeps hotio's user and finds the binary", async () => {

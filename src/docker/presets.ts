@@ -115,7 +115,11 @@ export async function resolveLayout(options: ResolveLayoutOptions): Promise<Reso
 async function detectPreset(options: ResolveLayoutOptions): Promise<ResolvedLayout> {
   const { container, probe, explicit } = options;
   const info = await probe.inspect(container);
-  const image = [info.image, ...info.imageTags].map(presetForImage).find((name) => name !== undefined);
+  // The image's other tags only count when the container was created from a bare id: an image tagged twice
+  // (a mirror, a retag) must not override the name the user ran.
+  const refs = IMAGE_ID.test(info.image) ? info.imageTags : [info.image];
+  const matched = refs.find((ref) => presetForImage(ref) !== undefined);
+  const image = matched === undefined ? undefined : presetForImage(matched);
   const looked = explicit.scanner !== undefined ? [explicit.scanner] : candidatePaths(image);
   let found: string | undefined;
   for (const path of looked) {
@@ -133,12 +137,14 @@ async function detectPreset(options: ResolveLayoutOptions): Promise<ResolvedLayo
   }
   const name = image ?? guessPreset(found, info);
   const base = PRESETS[name];
-  const why = image ? `image ${info.image}` : `guessed from ${found}${name === "linuxserver" ? " and the image ENV" : ""}`;
+  const why = matched ? `image ${matched}` : `guessed from ${found}${name === "linuxserver" ? " and the image ENV" : ""}`;
   if (found === base.scanner) return { layout: base, preset: name, reason: `auto: ${why}` };
   // An older image of that family (hotio before 2024-03 installed the package at /usr/lib/plexmediaserver).
   const relocated = { ...base, scanner: found, ldLibraryPath: posix.join(posix.dirname(found), "lib") };
   return { layout: relocated, preset: name, reason: `auto: ${why}, scanner found at ${found}` };
 }
+
+const IMAGE_ID = /^(sha256:)?[0-9a-f]{12,64}$/;
 
 function candidatePaths(image: PresetName | undefined): string[] {
   const first = image ? PRESETS[image].scanner : HOTIO_SCANNER;
