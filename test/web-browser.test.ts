@@ -80,7 +80,8 @@ function describeBrowser(binary: string): void {
       expect(harness.recorder.all().at(-1)).toMatchObject({ path: "/data/Movies/Heat (1995)/Heat (1995).mkv", source: "Manual" });
 
       // Nothing sticks out sideways on a phone.
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      // (A string, because the test is type-checked without the DOM library.)
+      const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(overflow).toBeLessThanOrEqual(0);
       await page.screenshot({ path: join(ARTIFACTS, "manual-page-queued.png"), fullPage: true });
       await page.context().close();
