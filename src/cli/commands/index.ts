@@ -5,6 +5,8 @@ import { configUpgradeCommand } from "./config-upgrade.ts";
 import { sectionsCommand } from "./sections.ts";
 import { healthCommand } from "./health.ts";
 import { serverCommand } from "./server.ts";
+import { authorizeCommand } from "./authorize.ts";
+import { rcloneCheckCommand } from "./rclone-check.ts";
 
 /** The command table: one line per command (later issues add sections, scan, authorize, rclone check …). */
 export const COMMANDS: readonly Command[] = [
@@ -14,4 +16,6 @@ export const COMMANDS: readonly Command[] = [
   configUpgradeCommand,
   sectionsCommand,
   healthCommand,
+  authorizeCommand,
+  rcloneCheckCommand,
 ];

@@ -1,0 +1,75 @@
+import { ConfigError } from "../../core/errors.ts";
+import { DEFAULT_LOOPBACK_PORT, runAuthorize } from "../../drive/authorize.ts";
+import { stringFlag, type Command } from "../command.ts";
+import { loadRuntime } from "../runtime.ts";
+import { googleEndpointsFromEnv, tokenStoreFor } from "../wiring/drive.ts";
+
+/**
+ * `autoscan authorize` (in Docker: `docker exec -it autoscan autoscan authorize`): obtains the Google tokens for the
+ * Drive monitor with the loopback flow and stores them in the data dir. Exit 0 on success, 1 otherwise.
+ */
+export const authorizeCommand: Command = {
+  name: "authorize",
+  summary: "Connect autoscan to Google Drive (prints a link, then asks for the code or URL)",
+  usage: "autoscan authorize [--port N] [--config PATH]",
+  description:
+    "Needs CLOUD.ENABLED and a \"Desktop app\" OAuth client in CLOUD.CLIENT_ID / CLOUD.CLIENT_SECRET. Open the link, " +
+    "allow access, then paste the address your browser ends on (the page may fail to load on a headless server; " +
+    "the address bar still holds the code). When the browser can reach the port (same machine, or " +
+    `ssh -L ${DEFAULT_LOOPBACK_PORT}:127.0.0.1:${DEFAULT_LOOPBACK_PORT}), autoscan catches the answer by itself. ` +
+    "The tokens go to google-token.json in the data dir (mode 0600); restart autoscan afterwards.",
+  options: { port: { type: "string" } },
+  optionHelp: { port: `N  loopback port for Google's redirect (default ${DEFAULT_LOOPBACK_PORT}; 0 = any free port)` },
+  async run(input) {
+    const runtime = await loadRuntime(input);
+    if ("exitCode" in runtime) return runtime.exitCode;
+    const { config, settings, logs } = runtime;
+    const { stderr } = input.io;
+    const cloud = config.CLOUD;
+    try {
+      if (!cloud.ENABLED) {
+        stderr.write(`You must enable the CLOUD section in config: set CLOUD.ENABLED to true in ${settings.configPath}.\n`);
+        return 1;
+      }
+      const other = cloud.SERVICE_ACCOUNT_FILE ? "CLOUD.SERVICE_ACCOUNT_FILE" : cloud.RCLONE_REMOTE ? "CLOUD.RCLONE_REMOTE" : undefined;
+      if (other) {
+        stderr.write(`${other} is set, so the monitor uses those credentials and needs no authorization. Clear it to use CLOUD.CLIENT_ID instead.\n`);
+        return 1;
+      }
+      if (!cloud.CLIENT_ID || !cloud.CLIENT_SECRET) {
+        throw new ConfigError("CLOUD.CLIENT_ID and CLOUD.CLIENT_SECRET are empty", [
+          `create an OAuth client of type "Desktop app" in Google Cloud Console (APIs & Services → Credentials) and copy its id and secret into ${settings.configPath}`,
+        ]);
+      }
+      const result = await runAuthorize({
+        clientId: cloud.CLIENT_ID,
+        clientSecret: cloud.CLIENT_SECRET,
+        scopeNeeds: { sharedDrives: cloud.TEAMDRIVE && cloud.TEAMDRIVES.length > 0 },
+        tokenStore: tokenStoreFor(settings),
+        log: runtime.log.child({ component: "GOOGLE" }),
+        output: stderr,
+        input: input.io.stdin,
+        port: parsePort(stringFlag(input.values, "port")),
+        endpoints: googleEndpointsFromEnv(input.io.env, runtime.log),
+        onSecret: (value) => logs.scrubber.add(value),
+        signal: input.io.shutdownSignal,
+      });
+      if (!result.ok) {
+        runtime.log.child({ component: "GOOGLE" }).error(result.message);
+        return 1;
+      }
+      return 0;
+    } finally {
+      logs.close();
+    }
+  },
+};
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_LOOPBACK_PORT;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`--port ${raw} is not a port number`, ["use a number from 0 to 65535 (0 = any free port)"]);
+  }
+  return port;
+}
