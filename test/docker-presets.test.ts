@@ -106,7 +106,7 @@ describeDocker("Scanner presets against real containers", engine, (docker: Docke
     expect(named).toBeInstanceOf(ScannerNotFoundError);
     expect((named as Error).message).toMatch(
       new RegExp(
-        `^Could not run "/opt/plex/Plex Media Scanner" in container "${names.hotio}" as hotio \\(exit 12[67]: ` +
+        `^Could not run "/opt/plex/Plex Media Scanner" \\(container "${names.hotio}", user hotio, exit 12[67]: ` +
           ".*\\)\\. Tried the path from preset hotio \\(PLEX_DOCKER_PRESET is hotio\\)",
       ),
     );

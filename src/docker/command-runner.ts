@@ -51,7 +51,7 @@ export interface ProcessInfo {
 }
 
 export interface CommandRunner {
-  /** For logs and errors, with its preposition: `in container "plex"` or `on this host`. */
+  /** For logs and errors: `container "plex"` or `this host`. */
   readonly where: string;
   plan(argv: readonly string[], options?: RunOptions): RunPlan;
   run(argv: readonly string[], options?: RunOptions): Promise<ExecResult>;

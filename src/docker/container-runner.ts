@@ -6,7 +6,7 @@ import type { DockerExecutor } from "./executor.ts";
 /** A CommandRunner that runs everything in one container through the Docker exec API. */
 export function createContainerRunner(executor: DockerExecutor, container: string): CommandRunner {
   return {
-    where: `in container "${container}"`,
+    where: `container "${container}"`,
     plan: (argv, options = {}) => ({
       where: `container "${container}" (Docker exec via ${executor.endpoint})`,
       ...(options.user ? { user: options.user } : {}),

@@ -60,7 +60,7 @@ export function createNativeRunner(options: NativeRunnerOptions): CommandRunner 
   }
 
   return {
-    where: "on this host",
+    where: "this host",
     plan,
     run: (argv, run = {}) => spawnPlan(plan(argv, run), run, { clock, maxBytes, grace: options.killGraceMs ?? 5000 }),
     listProcesses: listHostProcesses,

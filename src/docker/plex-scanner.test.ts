@@ -153,7 +153,7 @@ describe("Plex scanner on this host (fake Plex Media Scanner and Plex SQLite)", 
     const error = await scanner.run(["--list"]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ScannerNotFoundError);
     expect((error as Error).message).toMatch(
-      /^Could not run "\/nowhere\/Plex Media Scanner" on this host \(exit 127: .*(ENOENT|No such file).*\)\. Tried the path from preset hotio \(auto: image ghcr\.io\/hotio\/plex\)/,
+      /^Could not run "\/nowhere\/Plex Media Scanner" \(this host, exit 127: .*(ENOENT|No such file).*\)\. Tried the path from preset hotio \(auto: image ghcr\.io\/hotio\/plex\)/,
     );
   });
 });

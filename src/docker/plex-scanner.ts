@@ -149,8 +149,8 @@ function notRunnable(binary: string, resolved: ResolvedLayout, where: string, re
   const said = (result.stdout + result.stderr).trim().split("\n")[0] ?? "";
   const how = resolved.preset === "none" ? "PLEX_DOCKER_PRESET none" : `preset ${resolved.preset} (${resolved.reason})`;
   return new ScannerNotFoundError(
-    `Could not run "${binary}" ${where}${resolved.layout.user ? ` as ${resolved.layout.user}` : ""} ` +
-      `(exit ${result.exitCode}${said ? `: ${said}` : ""}). Tried the path from ${how}; ` +
+    `Could not run "${binary}" (${where}${resolved.layout.user ? `, user ${resolved.layout.user}` : ""}, ` +
+      `exit ${result.exitCode}${said ? `: ${said}` : ""}). Tried the path from ${how}; ` +
       "set PLEX_SCANNER to the scanner's path there, or PLEX_DOCKER_PRESET to the image's layout.",
   );
 }

@@ -104,7 +104,7 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
         state = "down";
         if (lastAvailability !== "down") log.warn({ err: error }, "The Plex scanner cannot run now; scans wait in the queue");
       }
-      if (state === "up" && lastAvailability === "down") log.info(`The Plex scanner can run again ${scanner.where}`);
+      if (state === "up" && lastAvailability === "down") log.info(`The Plex scanner can run again (${scanner.where})`);
       lastAvailability = state;
       return state === "up";
     },
@@ -120,7 +120,7 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
       try {
         running = await scanner.runningScanners();
       } catch (error) {
-        log.warn({ err: error }, `Could not list the processes ${scanner.where}; not waiting for other scanners`);
+        log.warn({ err: error }, `Could not list the processes (${scanner.where}); not waiting for other scanners`);
         return;
       }
       if (running.length === 0) return void log.info("No 'Plex Media Scanner' processes were found.");
