@@ -48,7 +48,11 @@ export interface QueueAdmin {
   remove(id: string): Awaitable<boolean>;
 }
 
-export type QueueItemView = { readonly id: string | number; readonly folder: string } & Readonly<Record<string, unknown>>;
+/** What the API needs of a queue item; every other field of the queue's own view is passed through as it is. */
+export interface QueueItemView {
+  readonly id: string | number;
+  readonly folder: string;
+}
 
 export interface DriveAdmin {
   /** Forgets every drive's page token (the next poll starts from "now"). */

@@ -50,7 +50,9 @@ export function createRecordingSink(): RecordingSink {
   };
 }
 
-export function createMemoryQueue(items: QueueItemView[] = []): QueueAdmin & { items: QueueItemView[] } {
+type Item = QueueItemView & Record<string, unknown>;
+
+export function createMemoryQueue(items: Item[] = []): QueueAdmin & { items: Item[] } {
   return {
     items,
     pendingCount: () => items.length,

@@ -1,0 +1,74 @@
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { ScanSink } from "../../core/scan.ts";
+import { createPathMapper, type PathMapper } from "../../paths/mapping.ts";
+import type { ScanQueue } from "../../queue/scan-queue.ts";
+import type { DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
+
+/**
+ * Config → the web app's options. The capabilities (the sink, the queue and Drive ports, the health view) come from
+ * the server command, which owns their lifetimes.
+ */
+export interface WebWiringInput {
+  readonly config: Config;
+  readonly log: Logger;
+  /** `queue.enqueue`. */
+  readonly sink: ScanSink;
+  readonly queue: QueueAdmin;
+  /** Only when Google Drive monitoring is on. */
+  readonly drive?: DriveAdmin;
+  readonly health: () => HealthReport;
+  /** The process's one path mapper, if the server command already made it; else one is made from the config. */
+  readonly mapper?: PathMapper;
+}
+
+export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
+  const { config } = input;
+  const username = config.SERVER_AUTH_USERNAME;
+  const password = config.SERVER_AUTH_PASSWORD;
+  return {
+    sink: input.sink,
+    mapper:
+      input.mapper ??
+      createPathMapper({
+        mappings: config.SERVER_PATH_MAPPINGS,
+        existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
+        log: input.log.child({ component: "PATHS" }),
+      }),
+    queue: input.queue,
+    ...(input.drive ? { drive: input.drive } : {}),
+    health: input.health,
+    log: input.log,
+    serverPass: config.SERVER_PASS,
+    allowManualScan: config.SERVER_ALLOW_MANUAL_SCAN,
+    ignoreList: config.SERVER_IGNORE_LIST,
+    ...(username !== "" && password !== "" ? { auth: { username, password } } : {}),
+    maxBodyBytes: config.SERVER_MAX_REQUEST_BYTES,
+  };
+}
+
+/** The queue module's API → the web's queue port (ids arrive as URL text; the queue's are integers). */
+export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
+  const toId = (id: string): number | undefined => (/^\d{1,15}$/.test(id) ? Number(id) : undefined);
+  return {
+    pendingCount: () => queue.pendingCount(),
+    listPending: () => queue.listPending({ limit: 1000 }),
+    listHistory: (limit) => queue.listHistory({ limit }),
+    retry: (id) => {
+      const n = toId(id);
+      return n === undefined ? false : queue.retry(n);
+    },
+    remove: (id) => {
+      const n = toId(id);
+      return n === undefined ? false : queue.remove(n);
+    },
+  };
+}
+
+/** `GET /health` from the queue's state: ready once the queue file is open and writable. */
+export function queueHealth(queue: ScanQueue | undefined): HealthReport {
+  if (!queue) return { ready: false, status: "starting" };
+  return queue.isHealthy()
+    ? { ready: true, queue: "ok", pending: queue.pendingCount() }
+    : { ready: false, status: "error", queue: `the queue file '${queue.file}' cannot be written` };
+}
