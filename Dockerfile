@@ -7,9 +7,17 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && rm -rf node_modules/.cache node_modules/googleapis/build/src/apis/*/v1beta* 2>/dev/null || true
+RUN npm run build
+
+# Production dependencies only, without what never runs: type declarations, source maps, sql.js's other builds,
+# and TypeScript (an optional peer of valibot, used only for its types).
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -name '*.md' \) -delete \
+ && find node_modules/sql.js/dist -type f ! -name 'sql-wasm.js' ! -name 'sql-wasm.wasm' -delete \
+ && rm -rf node_modules/@types node_modules/typescript
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
@@ -17,7 +25,7 @@ ENV NODE_ENV=production \
     AUTOSCAN_DATA_DIR=/config
 WORKDIR /app
 COPY --from=build /src/package.json ./package.json
-COPY --from=build /src/node_modules ./node_modules
+COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY config/config.example.json ./config/config.example.json
 RUN chmod 0755 dist/cli/main.js \
