@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
@@ -26,7 +26,7 @@ import {
   type FakePlexImage,
 } from "./support/docker/engine.ts";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
-import { createLibraryFixture } from "./support/plex-library-db.ts";
+import { createLibraryDir } from "./support/docker/library-dir.ts";
 
 const engine = await probeEngine();
 
@@ -55,27 +55,6 @@ function capture() {
   return { log, lines, messages: () => lines.map((line) => line.msg) };
 }
 
-/** A Plex data dir on the host, bound into the container, holding a real-shaped library database. */
-async function libraryDir(root: string, databaseDir: string): Promise<string> {
-  const dir = await mkdtemp(join(root, "config-"));
-  const databases = join(dir, databaseDir, "Plug-in Support", "Databases");
-  await mkdir(databases, { recursive: true });
-  const library = createLibraryFixture(join(databases, "com.plexapp.plugins.library.db"));
-  library.addSection({ name: "Movies", type: "movie", roots: ["/data/Movies"] });
-  library.addSection({ name: "TV Shows", type: "show", roots: ["/data/TV"] });
-  library.seal();
-  library.close();
-  await openUp(dir);
-  return dir;
-}
-
-/** The container's users (plex, abc, hotio) read it, and SQLite may add its -shm file beside the database. */
-async function openUp(path: string): Promise<void> {
-  const info = await stat(path);
-  await chmod(path, info.isDirectory() ? 0o777 : 0o666);
-  if (info.isDirectory()) for (const entry of await readdir(path)) await openUp(join(path, entry));
-}
-
 const SHOW = `/data/TV/It's "Show" $HOME \`id\` (2020) [x] 東京/Season 01`;
 
 describeDocker("Plex scanner target in a container (real engine)", engine, (docker: Docker) => {
@@ -91,8 +70,8 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
     pool = createContainerPool(docker, "target");
     root = await mkdtemp(join(tmpdir(), "autoscan-target-"));
     await chmod(root, 0o755);
-    hotio = (await pool.start(images.hotio, { binds: [`${await libraryDir(root, "")}:/config`] })).name;
-    const pmsConfig = await libraryDir(root, "Library/Application Support/Plex Media Server");
+    hotio = (await pool.start(images.hotio, { binds: [`${await createLibraryDir(root, "")}:/config`] })).name;
+    const pmsConfig = await createLibraryDir(root, "Library/Application Support/Plex Media Server");
     pms = (await pool.start(images.pmsDocker, { binds: [`${pmsConfig}:/config`] })).name;
   });
   afterAll(async () => {

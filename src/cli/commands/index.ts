@@ -2,6 +2,7 @@ import type { Command } from "../command.ts";
 import { configCheckCommand } from "./config-check.ts";
 import { configInitCommand } from "./config-init.ts";
 import { configUpgradeCommand } from "./config-upgrade.ts";
+import { scanCommand } from "./scan.ts";
 import { sectionsCommand } from "./sections.ts";
 import { healthCommand } from "./health.ts";
 import { serverCommand } from "./server.ts";
@@ -15,6 +16,7 @@ export const COMMANDS: readonly Command[] = [
   configCheckCommand,
   configUpgradeCommand,
   sectionsCommand,
+  scanCommand,
   healthCommand,
   authorizeCommand,
   rcloneCheckCommand,

@@ -1,0 +1,134 @@
+import { UsageError, describeError } from "../../core/errors.ts";
+import { systemClock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { RunPlan } from "../../docker/command-runner.ts";
+import { ExecAbandonedError, ExecTimeoutError, ScannerNotFoundError } from "../../docker/errors.ts";
+import { scanArgs, type PlexScanner } from "../../docker/plex-scanner.ts";
+import { createPathMapper } from "../../paths/mapping.ts";
+import { normalizePath, withoutTrailingSlash } from "../../paths/normalize.ts";
+import { booleanFlag, stringFlag, type Command, type CommandIO } from "../command.ts";
+import { loadRuntime, type Runtime } from "../runtime.ts";
+import { createFolderSections, createScannerFromConfig } from "../wiring/docker.ts";
+
+/**
+ * `autoscan scan --directory <path>`: plex_autoscan's direct library scan, `Plex Media Scanner --scan --refresh
+ * --section <id> --directory <folder>`, in the Plex container (USE_DOCKER) or on this host. The folder may be given in
+ * any SERVER_PATH_MAPPINGS form; the section comes from the Plex API (PLEX_TOKEN) or from the scanner itself.
+ * The scanner's output streams live (its stdout to stdout, its stderr to stderr); the exit code is the scanner's.
+ */
+export const scanCommand: Command = {
+  name: "scan",
+  summary: "Run Plex Media Scanner on one folder now, in the Plex container or on this host (exits with its code)",
+  usage: "autoscan scan --directory PATH [--section ID] [--dry-run] [--config PATH]",
+  description:
+    "PATH may be a movie, show or season folder, in the server's form or any form listed in SERVER_PATH_MAPPINGS. " +
+    "Without --section the section is found from the path (Plex's API with PLEX_TOKEN; else the library database " +
+    "through Plex SQLite, or `Plex Media Scanner --list`). Exit codes: the scanner's; 1 when nothing ran; " +
+    "124 when PLEX_SCANNER_TIMEOUT passed; 127 when the scanner could not be started.",
+  options: { directory: { type: "string", short: "d" }, section: { type: "string", short: "c" }, "dry-run": { type: "boolean" } },
+  optionHelp: {
+    directory: "PATH  the folder to scan (required)",
+    section: "ID  the Plex library section (default: found from the path)",
+    "dry-run": "print the container, user, environment and argv that would run, and stop",
+  },
+  async run(input) {
+    const raw = stringFlag(input.values, "directory");
+    if (raw === undefined || raw.trim() === "") throw new UsageError("--directory is required");
+    const section = stringFlag(input.values, "section");
+    if (section !== undefined && !/^\d+$/.test(section)) {
+      throw new UsageError(`--section expects a section number, as \`autoscan sections\` lists them (got "${section}")`);
+    }
+    const runtime = await loadRuntime(input);
+    if ("exitCode" in runtime) return runtime.exitCode;
+    try {
+      return await scan(runtime, input.io, toServerForm(runtime, raw), section, booleanFlag(input.values, "dry-run"));
+    } finally {
+      runtime.logs.close();
+    }
+  },
+};
+
+async function scan(runtime: Runtime, io: CommandIO, folder: string, section: string | undefined, dryRun: boolean) {
+  const { config } = runtime;
+  const log = runtime.log.child({ component: "PLEX" });
+  const wiring = { config, dockerHost: runtime.settings.dockerHost, clock: systemClock, log: runtime.log };
+  const { scanner } = createScannerFromConfig(wiring);
+  const sections = section !== undefined ? [section] : await findSections(wiring, scanner, folder, io);
+  if (sections.length === 0) return 1;
+  if (dryRun) {
+    const resolved = await scanner.layout();
+    for (const id of sections) io.stdout.write(renderPlan(await scanner.plan(scanArgs(id, folder)), resolved.reason));
+    return 0;
+  }
+  for (const id of sections) {
+    log.info({ section: id, path: folder }, `Running Plex Media Scanner for: ${folder}`);
+    const code = await runScan(scanner, id, folder, io, config.PLEX_SCANNER_TIMEOUT * 1000, log);
+    if (code !== 0) return code;
+  }
+  log.info({ path: folder }, "Finished scan!");
+  return 0;
+}
+
+async function runScan(scanner: PlexScanner, id: string, folder: string, io: CommandIO, timeoutMs: number, log: Logger) {
+  try {
+    const result = await scanner.run(scanArgs(id, folder), {
+      timeoutMs,
+      signal: io.shutdownSignal,
+      onLine: (line) => (line.stream === "stdout" ? io.stdout : io.stderr).write(`${line.text}\n`),
+    });
+    if (result.exitCode !== 0) log.error({ section: id, exitCode: result.exitCode }, `Plex Media Scanner exited with code ${result.exitCode}`);
+    return result.exitCode;
+  } catch (error) {
+    if (error instanceof ScannerNotFoundError) return fail(io, error, 127);
+    if (error instanceof ExecTimeoutError) return fail(io, error, 124);
+    if (error instanceof ExecAbandonedError) return fail(io, error, 130);
+    throw error;
+  }
+}
+
+async function findSections(wiring: Parameters<typeof createFolderSections>[0], scanner: PlexScanner, folder: string, io: CommandIO) {
+  const sections = createFolderSections(wiring, scanner);
+  const found = await sections.resolve(folder, io.shutdownSignal);
+  if (found.length > 0) {
+    for (const entry of found) wiring.log.child({ component: "PLEX" }).info(`Using Section ID '${entry.id}' for '${folder}'`);
+    return found.map((entry) => entry.id);
+  }
+  const known = await sections.list(io.shutdownSignal).catch(() => []);
+  const listing = known.map((entry) => `  ${entry.id}: ${entry.title}${entry.locations.length ? ` (${entry.locations.join(", ")})` : ""}`);
+  io.stderr.write(
+    [`Unable to map '${folder}' to a Section ID.`, "Pass --section ID. Plex's sections:", ...listing, ""].join("\n"),
+  );
+  return [];
+}
+
+/**
+ * The folder in the server's form. A mapped prefix is swapped on the text as typed, so the rest of the path keeps
+ * its exact bytes (the scanner looks it up on disk; normalising it could name a folder that does not exist).
+ */
+function toServerForm(runtime: Runtime, raw: string): string {
+  const mapped = createPathMapper({ mappings: runtime.config.SERVER_PATH_MAPPINGS }).toServer(raw);
+  if (mapped.from === undefined) return withoutTrailingSlash(raw);
+  if (!raw.startsWith(mapped.from)) return withoutTrailingSlash(mapped.path);
+  // mapped.path is the server prefix followed by the normalised tail: swap that tail for the typed one.
+  const normalisedTail = normalizePath(raw).slice(mapped.from.length);
+  const serverPrefix = mapped.path.slice(0, mapped.path.length - normalisedTail.length);
+  return withoutTrailingSlash(serverPrefix + raw.slice(mapped.from.length));
+}
+
+function renderPlan(plan: RunPlan, reason: string): string {
+  const env = Object.entries(plan.env).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
+  return [
+    `Would run in ${plan.where}:`,
+    `  layout: ${reason}`,
+    `  user:   ${plan.user ?? "(the default user)"}`,
+    `  env:    ${env.length ? env.join("\n          ") : "(nothing added)"}`,
+    ...(plan.workdir ? [`  cwd:    ${plan.workdir}`] : []),
+    `  argv:   ${JSON.stringify(plan.argv)}`,
+    "",
+  ].join("\n");
+}
+
+function fail(io: CommandIO, error: Error, code: number): number {
+  io.stderr.write(`autoscan scan: ${describeError(error)}\n`);
+  return code;
+}
