@@ -55,12 +55,15 @@ export function createRcRefresher(options: RcRefreshOptions): RefreshBeforeCheck
     return typeof value === "string" ? value : "no answer";
   }
 
-  async function walk(remoteDir: string, fs: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  /** The deepest folder some mount knows: each level is tried on every mount before going up. */
+  async function walk(remoteDir: string, mounts: readonly (string | undefined)[], signal?: AbortSignal): Promise<string | undefined> {
     let dir = remoteDir;
     for (let level = 0; level < MAX_LEVELS; level++) {
-      const answer = await refresh(dir, fs, signal);
-      if (answer === "OK") return dir;
-      log.debug({ dir, answer }, "rclone does not know this folder yet; refreshing its parent");
+      for (const fs of mounts) {
+        const answer = await refresh(dir, fs, signal);
+        if (answer === "OK") return dir;
+        log.debug({ dir, fs, answer }, "rclone does not know this folder yet");
+      }
       if (!dir) return undefined;
       dir = dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "";
     }
@@ -77,13 +80,13 @@ export function createRcRefresher(options: RcRefreshOptions): RefreshBeforeCheck
     try {
       let refreshed: string | undefined;
       try {
-        refreshed = await walk(start, undefined, signal);
+        refreshed = await walk(start, [undefined], signal);
       } catch (error) {
-        // With several mounts rclone needs to be told which one: try each VFS it lists.
+        // With several mounts rclone needs to be told which one: try the VFSes it lists.
         if (!/more than one VFS|need "?fs"?/i.test((error as Error).message)) throw error;
         const list = await call("vfs/list", {}, signal);
         const vfses = Array.isArray(list.vfses) ? list.vfses.filter((fs): fs is string => typeof fs === "string") : [];
-        for (const fs of vfses) if ((refreshed = await walk(start, fs, signal)) !== undefined) break;
+        refreshed = await walk(start, vfses, signal);
       }
       if (refreshed === undefined) log.warn({ path: localPath, remote: start }, "rclone could not refresh any folder above this path");
       else log.info({ path: localPath }, `Refreshed rclone's directory cache for '${refreshed || "/"}'`);

@@ -47,6 +47,7 @@ const LIMITED_SCOPES = new Set(["drive.file", "drive.appfolder"]);
 // RFC 3339 with a mandatory offset, as golang.org/x/oauth2 writes `expiry` (nanoseconds, local offset or Z).
 const EXPIRY = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/;
 
+const TOKEN_KEYS = ["access_token", "token_type", "refresh_token", "expiry"] as const;
 const TokenSchema = v.object({
   access_token: v.string("access_token must be a string"),
   token_type: v.pipe(v.string("token_type must be a string"), v.regex(/^bearer$/i, 'token_type must be "Bearer"')),
@@ -146,7 +147,13 @@ function checkToken(name: string, raw: string | undefined, problems: string[]): 
     problems.push(`The token of remote '${name}' is not valid JSON; ${reconnect}.`);
     return undefined;
   }
-  const parsed = v.safeParse(TokenSchema, upgradeOldToken(json));
+  const upgraded = upgradeOldToken(json);
+  const missing = TOKEN_KEYS.filter((key) => typeof upgraded !== "object" || upgraded === null || !(key in upgraded));
+  if (missing.length) {
+    for (const key of missing) problems.push(`token: ${key} is missing (${reconnect}).`);
+    return undefined;
+  }
+  const parsed = v.safeParse(TokenSchema, upgraded);
   if (!parsed.success) {
     for (const issue of parsed.issues) problems.push(`token: ${issue.message} (${reconnect}).`);
     return undefined;

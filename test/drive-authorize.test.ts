@@ -1,0 +1,174 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startFakeGoogle, type FakeGoogle } from "./support/fake-google.ts";
+
+/**
+ * `autoscan authorize` driven as a person would in a terminal (a pty-less child): wait for the prompt, open the
+ * printed link in a "browser" (the fake's consent page answers with a redirect to 127.0.0.1), then paste what the
+ * address bar shows. Google is the fake, reached through the real google-auth-library.
+ */
+const CLIENT_ID = "555-desktop.apps.googleusercontent.com";
+const CLIENT_SECRET = "GOCSPX-terminal-test";
+const MAIN = join(import.meta.dirname, "..", "src", "cli", "main.ts");
+
+let google: FakeGoogle;
+let dir: string;
+let child: ChildProcessWithoutNullStreams | undefined;
+
+beforeEach(async () => {
+  google = await startFakeGoogle();
+  google.addClient(CLIENT_ID, CLIENT_SECRET);
+  dir = await mkdtemp(join(tmpdir(), "autoscan-authorize-"));
+});
+
+afterEach(async () => {
+  child?.kill();
+  child = undefined;
+  await google.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Session {
+  /** Resolves with everything written to stderr once `text` appears in it. */
+  waitFor(text: string | RegExp): Promise<string>;
+  type(line: string): void;
+  exit: Promise<{ code: number | null; stderr: string; stdout: string }>;
+}
+
+async function startAuthorize(cloud: Record<string, unknown>): Promise<Session> {
+  const config = join(dir, "config.json");
+  const base = { ENABLED: true, CLIENT_ID, CLIENT_SECRET, ALLOWED: { FILE_PATHS: ["My Drive/Media/"] } };
+  await writeFile(config, JSON.stringify({ SERVER_PASS: "0123456789abcdef0123456789abcdef", CLOUD: { ...base, ...cloud } }));
+  const proc = spawn(process.execPath, [MAIN, "authorize", "--config", config, "--port", "0"], {
+    env: { ...process.env, AUTOSCAN_GOOGLE_TOKEN_URL: google.tokenUrl, AUTOSCAN_GOOGLE_AUTH_URL: google.authUrl, NO_COLOR: "1" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  child = proc;
+  let stderr = "";
+  let stdout = "";
+  const waiters: { test: (s: string) => boolean; resolve: (s: string) => void }[] = [];
+  proc.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+    for (const waiter of [...waiters]) {
+      if (waiter.test(stderr)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(stderr);
+      }
+    }
+  });
+  proc.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  const exit = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
+    proc.on("close", (code) => resolve({ code, stderr, stdout })),
+  );
+  return {
+    waitFor(text) {
+      const test = (s: string): boolean => (typeof text === "string" ? s.includes(text) : text.test(s));
+      if (test(stderr)) return Promise.resolve(stderr);
+      return new Promise((resolve, reject) => {
+        waiters.push({ test, resolve });
+        void exit.then(() => reject(new Error(`authorize exited before printing ${String(text)}:\n${stderr}`)));
+      });
+    },
+    type: (line) => proc.stdin.write(`${line}\n`),
+    exit,
+  };
+}
+
+function linkIn(stderr: string): URL {
+  const match = /(http:\/\/127\.0\.0\.1:\d+\/o\/oauth2\/v2\/auth\?\S+)/.exec(stderr);
+  if (!match?.[1]) throw new Error(`no link in:\n${stderr}`);
+  return new URL(match[1]);
+}
+
+/** The person's browser: Google's consent page redirects to the loopback address (which nobody may be serving). */
+async function consent(link: URL): Promise<string> {
+  const answer = await fetch(link, { redirect: "manual" });
+  const location = answer.headers.get("location");
+  if (!location) throw new Error(`consent page answered ${answer.status}`);
+  return location;
+}
+
+describe("autoscan authorize in a terminal", () => {
+  it("prints the link, takes the pasted redirect URL, stores the tokens (0600) and exits 0", async () => {
+    const session = await startAuthorize({});
+    const shown = await session.waitFor("Enter authorization code: ");
+    const link = linkIn(shown);
+    expect(link.searchParams.get("access_type")).toBe("offline");
+    expect(link.searchParams.get("prompt")).toBe("consent");
+    expect(link.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(link.searchParams.get("state")).toMatch(/^[\w-]{20,}$/);
+    expect(link.searchParams.get("scope")).toBe("https://www.googleapis.com/auth/drive.metadata.readonly");
+    expect(link.searchParams.get("redirect_uri")).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+
+    session.type(await consent(link));
+    const { code, stderr } = await session.exit;
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/ - INFO - GOOGLE \[\d+\]: Requesting access token for auth code 4\/0A/);
+    expect(stderr).toContain("Retrieved first access token!");
+    expect(stderr).toContain("Access tokens were successfully retrieved!");
+    expect(stderr).toContain("Restart autoscan");
+
+    const tokenFile = join(dir, "google-token.json");
+    expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
+    const saved = JSON.parse(await readFile(tokenFile, "utf8")) as Record<string, string>;
+    expect(saved.client_id).toBe(CLIENT_ID);
+    expect(saved.refresh_token).toMatch(/^1\/\//);
+    expect(stderr).not.toContain(saved.refresh_token);
+    expect(stderr).not.toContain(saved.access_token);
+  });
+
+  it("accepts the bare code as copied from the address bar (percent-encoded) and asks again after a bad paste", async () => {
+    const session = await startAuthorize({ TEAMDRIVE: true, TEAMDRIVES: ["Media"] });
+    const link = linkIn(await session.waitFor("Enter authorization code: "));
+    expect(link.searchParams.get("scope")).toBe("https://www.googleapis.com/auth/drive.readonly");
+    const location = await consent(link);
+    session.type("http://127.0.0.1:1/?state=someone-else&code=4%2Fx");
+    await session.waitFor(/another authorization attempt[\s\S]*Enter authorization code: /);
+    const encoded = /[?&]code=([^&]+)/.exec(location)?.[1] ?? "";
+    expect(encoded).toContain("%2F");
+    session.type(encoded);
+    const { code, stderr } = await session.exit;
+    expect(stderr).toContain("Access tokens were successfully retrieved!");
+    expect(code).toBe(0);
+  });
+
+  it("catches the redirect by itself when the browser reaches the loopback port", async () => {
+    const session = await startAuthorize({});
+    const link = linkIn(await session.waitFor("Enter authorization code: "));
+    const page = await fetch(await consent(link));
+    expect(await page.text()).toContain("autoscan received the authorization");
+    const { code, stderr } = await session.exit;
+    expect(code).toBe(0);
+    expect(stderr).toContain("Received the answer from the browser redirect.");
+  });
+
+  it("explains an OAuth error from the token endpoint and exits 1", async () => {
+    google.failNext("token", { status: 401, reason: "invalid_client" });
+    const session = await startAuthorize({});
+    const link = linkIn(await session.waitFor("Enter authorization code: "));
+    session.type(await consent(link));
+    const { code, stderr } = await session.exit;
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/ - ERROR - GOOGLE .*invalid_client.*CLOUD\.CLIENT_ID and CLOUD\.CLIENT_SECRET/);
+    expect(stderr).not.toContain("successfully retrieved");
+  });
+
+  it("refuses to run while CLOUD.ENABLED is false", async () => {
+    const session = await startAuthorize({ ENABLED: false });
+    const { code, stderr } = await session.exit;
+    expect(code).toBe(1);
+    expect(stderr).toContain("You must enable the CLOUD section in config");
+  });
+
+  it("says when no code was entered (end of input)", async () => {
+    const session = await startAuthorize({});
+    await session.waitFor("Enter authorization code: ");
+    child?.stdin.end();
+    const { code, stderr } = await session.exit;
+    expect(code).toBe(1);
+    expect(stderr).toContain("No authorization code was entered.");
+  });
+});
