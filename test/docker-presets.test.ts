@@ -94,6 +94,14 @@ describeDocker("Scanner presets against real containers", engine, (docker: Docke
     expect(record.env.PLEX_MEDIA_SERVER_APPLICATION_SUPPORT_DIR).toBeUndefined();
   });
 
+  it("says when the user does not exist in the container", async () => {
+    const error = await listWith(names.pmsDocker, { PLEX_USER: "jellyfin" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ScannerNotFoundError);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^There is no user "jellyfin" \\(container "${names.pmsDocker}"\\): unable to find user jellyfin.*Set PLEX_USER`),
+    );
+  });
+
   it("says which path and preset were tried when the binary is not there", async () => {
     const auto = await listWith(names.hotio, { PLEX_SCANNER: "/opt/plex/Plex\\ Media\\ Scanner" }).catch((e: unknown) => e);
     expect(auto).toBeInstanceOf(ScannerNotFoundError);

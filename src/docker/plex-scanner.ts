@@ -146,7 +146,14 @@ function commandRuns(command: string, name: string): boolean {
 }
 
 function notRunnable(binary: string, resolved: ResolvedLayout, where: string, result: ExecResult): Error {
-  const said = (result.stdout + result.stderr).trim().split("\n")[0] ?? "";
+  const said = (result.stdout + result.stderr).trim().split("\n")[0]?.trim() ?? "";
+  if (/unable to find user|no matching entries in passwd/i.test(said)) {
+    // runc refuses an exec `User` missing from the container's /etc/passwd with exit 126.
+    return new ScannerNotFoundError(
+      `There is no user "${resolved.layout.user}" (${where}): ${said}. ` +
+        "Set PLEX_USER to the user Plex runs as there (plex, abc, hotio, or a uid), or PLEX_DOCKER_PRESET to the image's layout.",
+    );
+  }
   const how = resolved.preset === "none" ? "PLEX_DOCKER_PRESET none" : `preset ${resolved.preset} (${resolved.reason})`;
   return new ScannerNotFoundError(
     `Could not run "${binary}" (${where}${resolved.layout.user ? `, user ${resolved.layout.user}` : ""}, ` +
