@@ -23,7 +23,10 @@ export interface OutputBuffer {
 
 export function createOutputBuffer(options: OutputBufferOptions): OutputBuffer {
   const maxLineChars = options.maxLineChars ?? 64 * 1024;
-  const chunks: Buffer[] = [];
+  // Kept chunks from `head` on (an index, not shift(): a scanner writing 64-byte lines makes ~16k chunks per MiB).
+  // Each chunk is copied: a slice would pin the whole socket buffer it came from.
+  let chunks: Buffer[] = [];
+  let head = 0;
   let kept = 0;
   let total = 0;
   let truncated = false;
@@ -31,19 +34,23 @@ export function createOutputBuffer(options: OutputBufferOptions): OutputBuffer {
   let partial = "";
 
   function keep(chunk: Buffer): void {
-    chunks.push(chunk);
+    chunks.push(Buffer.from(chunk));
     kept += chunk.length;
-    while (kept > options.maxBytes && chunks.length > 0) {
-      const first = chunks[0] as Buffer;
+    while (kept > options.maxBytes && head < chunks.length) {
+      const first = chunks[head] as Buffer;
       const excess = kept - options.maxBytes;
       truncated = true;
       if (first.length <= excess) {
-        chunks.shift();
+        head++;
         kept -= first.length;
       } else {
-        chunks[0] = first.subarray(excess);
+        chunks[head] = first.subarray(excess);
         kept -= excess;
       }
+    }
+    if (head > 1024 && head * 2 > chunks.length) {
+      chunks = chunks.slice(head);
+      head = 0;
     }
   }
 
@@ -74,7 +81,7 @@ export function createOutputBuffer(options: OutputBufferOptions): OutputBuffer {
       partial = "";
     },
     text() {
-      const text = Buffer.concat(chunks).toString("utf8");
+      const text = Buffer.concat(chunks.slice(head)).toString("utf8");
       if (!truncated) return text;
       const newline = text.indexOf("\n");
       return newline >= 0 ? text.slice(newline + 1) : text;
