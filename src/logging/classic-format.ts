@@ -2,7 +2,8 @@
  * The classic one-line format users' tooling greps, kept from plex_autoscan:
  *   `2026-11-22 18:44:00,123 - INFO - PLEX [12345]: Scan requested for '/data/Movies/X (2020)'`
  * `<id>` is the id of the request or queue item the line is about (`id` in the log object), else the process id.
- * Fields beyond the message follow it as ` key=value`, so nothing logged in JSON mode is lost in this one.
+ * Fields beyond the message follow it as ` key=value` when `withFields` is set (debug logging): the classic words
+ * already carry what a reader needs, and JSON lines carry every field.
  */
 const LEVEL_NAMES: Readonly<Record<number, string>> = {
   10: "TRACE",
@@ -15,14 +16,14 @@ const LEVEL_NAMES: Readonly<Record<number, string>> = {
 
 const SKIPPED = new Set(["level", "time", "msg", "component", "id", "pid", "hostname", "err"]);
 
-export function formatClassicLine(record: Record<string, unknown>): string {
+export function formatClassicLine(record: Record<string, unknown>, withFields = true): string {
   const level = LEVEL_NAMES[Number(record.level)] ?? "INFO";
   const component = typeof record.component === "string" ? record.component.toUpperCase() : "AUTOSCAN";
   const id = record.id ?? record.pid ?? process.pid;
   const time = formatTimestamp(typeof record.time === "number" ? record.time : Date.now());
   let line = `${time} - ${level} - ${component} [${String(id)}]: ${String(record.msg ?? "")}`;
   const extras = Object.entries(record).filter(([key, value]) => !SKIPPED.has(key) && value !== undefined);
-  if (extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
+  if (withFields && extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
   line += formatErr(record.err, Number(record.level) <= 20);
   return `${line}\n`;
 }

@@ -27,12 +27,13 @@ export interface LogHandle {
 export function createLogger(options: LoggerOptions): LogHandle {
   const scrubber = createScrubber(options.secrets ?? []);
   const out = resolveStream(options.stream ?? "stdout");
+  const withFields = options.level === "debug" || options.level === "trace";
   const file: RotatingFile | undefined = options.file ? openRotatingFile(options.file) : undefined;
 
   const destination = {
     write(json: string): void {
       const clean = scrubber.scrub(json);
-      const classic = options.format === "classic" || file ? toClassic(clean) : "";
+      const classic = options.format === "classic" || file ? toClassic(clean, withFields) : "";
       out.write(options.format === "json" ? clean : classic);
       file?.write(classic);
     },
@@ -57,9 +58,9 @@ export function createLogger(options: LoggerOptions): LogHandle {
   };
 }
 
-function toClassic(json: string): string {
+function toClassic(json: string, withFields: boolean): string {
   try {
-    return formatClassicLine(JSON.parse(json) as Record<string, unknown>);
+    return formatClassicLine(JSON.parse(json) as Record<string, unknown>, withFields);
   } catch {
     return json;
   }

@@ -1,10 +1,9 @@
-import { serve, type ServerType } from "@hono/node-server";
-import { Hono } from "hono";
 import { ignoredKeyNotes, unbuiltFeatureWarnings } from "../../config/features.ts";
 import type { Logger } from "../../core/logger.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Command } from "../command.ts";
-import { loadRuntime, type Runtime } from "../runtime.ts";
+import { loadRuntime } from "../runtime.ts";
+import { startService } from "../service.ts";
 import { readVersion } from "../version.ts";
 
 /** How long a graceful shutdown may take before the process exits anyway (SIGTERM → exit within 5 s). */
@@ -22,37 +21,16 @@ export const serverCommand: Command = {
     log.info({ configPath: runtime.settings.configPath }, `Starting autoscan ${readVersion()}`);
     for (const note of ignoredKeyNotes(config, runtime.loaded.explicitKeys)) log.info(note);
     for (const warning of unbuiltFeatureWarnings(config, BUILT_FEATURES)) log.warn(warning);
-    const server = await startHttp(runtime);
+    const service = await startService(runtime, { env: input.io.env });
     log.info(`Started server: http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>`);
     await waitForAbort(input.io.shutdownSignal);
     log.info({ signal: String(input.io.shutdownSignal.reason) }, "Shutting down");
-    await withBudget(closeHttp(server), SHUTDOWN_BUDGET_MS, log);
+    await withBudget(service.stop(SHUTDOWN_BUDGET_MS - 500), SHUTDOWN_BUDGET_MS, log);
     log.info("Server stopped");
     runtime.logs.close();
     return 0;
   },
 };
-
-async function startHttp(runtime: Runtime): Promise<ServerType> {
-  const { config } = runtime;
-  const app = new Hono();
-  app.get("/health", (c) => c.json({ status: "ok" }));
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: config.SERVER_IP, port: config.SERVER_PORT }, () => resolve(server));
-    server.once("error", (error: NodeJS.ErrnoException) => {
-      const hint = error.code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
-      reject(new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${error.message}.${hint}`));
-    });
-  });
-}
-
-function closeHttp(server: ServerType): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    // Idle keep-alive connections would hold close() open.
-    (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-  });
-}
 
 function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -1,0 +1,143 @@
+import { systemClock, type Clock } from "../core/clock.ts";
+import { describeError } from "../core/errors.ts";
+import type { ScanSink } from "../core/scan.ts";
+import { createPathMapper } from "../paths/mapping.ts";
+import { createDispatcher, type Dispatcher } from "../queue/dispatcher.ts";
+import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
+import { createApp } from "../web/app.ts";
+import { startWebServer, type WebServer } from "../web/server.ts";
+import type { Runtime } from "./runtime.ts";
+import { createDriveMonitorFromConfig, rcRefresherFromConfig } from "./wiring/drive.ts";
+import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
+import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
+import type { DriveMonitor } from "../drive/poller.ts";
+
+/** The running service: everything the server command started, stopped in the reverse order. */
+export interface Service {
+  readonly url: string;
+  /** Stops taking requests, lets scans in progress finish (bounded), saves the queue, releases everything. */
+  stop(budgetMs: number): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly clock?: Clock;
+}
+
+/**
+ * The one composition root: config → capabilities → modules. Order: the queue file first (so nothing is accepted
+ * before it can be stored), then Plex, the HTTP server, the dispatcher, and last the drive monitor.
+ */
+export async function startService(runtime: Runtime, options: ServiceOptions): Promise<Service> {
+  const { config, settings, log } = runtime;
+  const clock = options.clock ?? systemClock;
+  const mapper = createPathMapper({
+    mappings: config.SERVER_PATH_MAPPINGS,
+    existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
+    log: log.child({ component: "PATHS" }),
+  });
+  const queue = await openQueue(runtime, clock);
+  const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log });
+  const sink: ScanSink = queue.enqueue;
+  const drive = createDriveMonitorFromConfig({
+    config,
+    settings,
+    env: options.env,
+    sink,
+    isInLibrary: plex.isInLibrary,
+    mapper,
+    clock,
+    log,
+    onSecret: (value) => runtime.logs.scrubber.add(value),
+  });
+  // /health says 503 "starting" until the dispatcher runs.
+  const state = { ready: false };
+  const web = await startWebServer({
+    app: createApp(
+      webOptionsFromConfig({
+        config,
+        log,
+        sink,
+        mapper,
+        queue: queueAdminFromScanQueue(queue),
+        ...(drive ? { drive: { resetPageToken: async () => void (await drive.resetPageTokens()), clearCache: async () => void (await drive.clearCache()) } } : {}),
+        health: () => (state.ready ? queueHealth(queue) : { ready: false, status: "starting" }),
+      }),
+    ),
+    hostname: config.SERVER_IP,
+    port: config.SERVER_PORT,
+    log,
+  }).catch((error: NodeJS.ErrnoException) => {
+    const hint = error.code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
+    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${error.message}.${hint}`, { cause: error });
+  });
+  const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock);
+  state.ready = true;
+  if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
+  return { url: web.url, stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, budgetMs, runtime }) };
+}
+
+async function openQueue(runtime: Runtime, clock: Clock): Promise<ScanQueue> {
+  const { config, settings, log } = runtime;
+  return createScanQueue({
+    file: settings.queueFile,
+    clock,
+    log,
+    scanDelayMs: config.SERVER_SCAN_DELAY * 1000,
+    priorities: config.SERVER_SCAN_PRIORITIES,
+    historyMaxDays: config.SERVER_HISTORY_MAX_DAYS,
+    historyMaxRows: config.SERVER_HISTORY_MAX_ROWS,
+  });
+}
+
+function startDispatcher(
+  runtime: Runtime,
+  queue: ScanQueue,
+  plex: PlexWiring,
+  localForms: (serverPath: string) => readonly string[],
+  clock: Clock,
+): Dispatcher {
+  const { config, log } = runtime;
+  const refresh = rcRefresherFromConfig(config, log);
+  const dispatcher = createDispatcher({
+    queue,
+    targets: [plex.target],
+    clock,
+    log,
+    localForms,
+    maxFileChecks: config.SERVER_MAX_FILE_CHECKS,
+    fileCheckDelayMs: config.SERVER_FILE_CHECK_DELAY * 1000,
+    scanFolderOnFileExistsExhaustion: config.SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION,
+    concurrency: config.SERVER_SCAN_CONCURRENCY,
+    retryMaxMs: config.SERVER_RETRY_MAX_HOURS * 3_600_000,
+    commands: {
+      before: config.RUN_COMMAND_BEFORE_SCAN,
+      after: config.RUN_COMMAND_AFTER_SCAN,
+      timeoutMs: config.SERVER_COMMAND_TIMEOUT * 1000,
+    },
+    ...(refresh ? { onFileMissing: (_serverPath: string, localPath: string) => refresh(localPath) } : {}),
+  });
+  dispatcher.start();
+  return dispatcher;
+}
+
+interface Parts {
+  readonly web: WebServer;
+  readonly dispatcher: Dispatcher;
+  readonly drive: DriveMonitor | undefined;
+  readonly queue: ScanQueue;
+  readonly plex: PlexWiring;
+  readonly budgetMs: number;
+  readonly runtime: Runtime;
+}
+
+async function stopAll(parts: Parts): Promise<void> {
+  const log = parts.runtime.log.child({ component: "AUTOSCAN" });
+  const started = Date.now();
+  const left = (): number => Math.max(0, parts.budgetMs - (Date.now() - started));
+  await Promise.all([parts.web.close(), parts.drive?.stop()]);
+  const result = await parts.dispatcher.stop({ timeoutMs: Math.max(0, left() - 500) });
+  if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
+  await parts.queue.close();
+  parts.plex.close();
+}
