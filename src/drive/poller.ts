@@ -101,7 +101,8 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
   function logPage(feedName: string, changes: number, stats: PageStats, scanned: readonly string[]): void {
     if (changes === 0) return;
     const summary = `${stats.added} added / ${stats.removed} removed / ${stats.unwanted} unwanted / ${stats.ignored} ignored / ${stats.renamed} renamed / ${stats.moved} moved`;
-    log.debug({ drive: feedName }, `Processing ${changes} changes: ${summary}`);
+    const level = stats.added + stats.removed + stats.renamed + stats.moved > 0 ? "info" : "debug";
+    log[level]({ drive: feedName }, `Processing ${changes} changes: ${summary}`);
     if (stats.rejected) log.info(`Rejected ${stats.rejected} file(s) from Google Drive changes for already being in Plex.`);
     if (scanned.length) {
       log.info({ drive: feedName }, `Proceeding with scan of ${scanned.length} file(s) from Google Drive changes: ${JSON.stringify(scanned)}`);
@@ -158,6 +159,7 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
     start() {
       if (loop) return Promise.resolve();
       state = "starting";
+      log.info(`Starting Google Drive monitoring (every ${Math.round(options.pollIntervalMs / 1000)} seconds)...`);
       return new Promise<void>((resolve) => {
         loop = runLoop({ resolve });
       });
