@@ -3,6 +3,7 @@ import { TargetUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
 import type { OutputLine } from "../docker/command-runner.ts";
+import { ExecInterruptedError } from "../docker/errors.ts";
 import { formatDuration } from "../docker/format-duration.ts";
 import { scanArgs, type PlexScanner } from "../docker/plex-scanner.ts";
 import type { AfterScan } from "./after-scan.ts";
@@ -58,11 +59,13 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
   async function scanSection(folder: string, section: string, context: ScanContext): Promise<void> {
     log.info({ section, path: folder }, `Using Section ID '${section}' for '${folder}'`);
     log.info({ section, path: folder, attempt: context.attempt }, `Running Plex Media Scanner for: ${folder}`);
-    const result = await scanner.run(scanArgs(section, folder), {
-      timeoutMs: options.timeoutMs,
-      signal: context.signal,
-      onLine: (line) => logLine(log, line),
-    });
+    const result = await scanner
+      .run(scanArgs(section, folder), { timeoutMs: options.timeoutMs, signal: context.signal, onLine: (line) => logLine(log, line) })
+      .catch((error: unknown) => {
+        // Shutting down mid-scan is not the folder's failure: keep it queued for the next start.
+        if (error instanceof ExecInterruptedError) throw new TargetUnavailableError(error.message, { cause: error });
+        throw error;
+      });
     if (result.exitCode !== 0) {
       const said = lastLines(result.stderr || result.stdout);
       log.error({ section, path: folder, exitCode: result.exitCode }, `Plex Media Scanner failed for: ${folder}`);
