@@ -8,6 +8,21 @@ afterEach(async () => {
 });
 
 describe("Google Drive monitor: change feed", () => {
+  it("polls every interval once started, and stops cleanly", async () => {
+    h = await createDriveHarness({ realTimeIntervalMs: 30 });
+    await h.monitor.start();
+    expect(h.monitor.state).toBe("running");
+    expect(h.messages()).toContain("Google Drive changes monitor started.");
+    h.google.drive.addFile("Live (2025).mkv", h.google.drive.ensureFolders("Media/Movies/Live (2025)"));
+    for (let i = 0; i < 200 && h.scanned().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(h.scanned()).toEqual(["/data/Media/Movies/Live (2025)/Live (2025).mkv"]);
+    await h.monitor.stop();
+    expect(h.monitor.state).toBe("stopped");
+    const calls = h.google.calls.changes;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(h.google.calls.changes).toBe(calls);
+  });
+
   it("starts from the current page token: history is never replayed", async () => {
     h = await createDriveHarness();
     const movies = h.google.drive.ensureFolders("Media/Movies/Old (1999)");

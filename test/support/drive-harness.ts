@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Clock } from "../../src/core/clock.ts";
+import { systemClock, type Clock } from "../../src/core/clock.ts";
 import type { ScanRequest, ScanSink } from "../../src/core/scan.ts";
 import { connectDrive, type DriveCredentials } from "../../src/drive/credentials.ts";
 import { openDriveStateStore } from "../../src/drive/drive-store.ts";
@@ -30,6 +30,8 @@ export interface HarnessOptions {
   readonly credentials?: (h: { google: FakeGoogle; dir: string; tokenStore: TokenStore }) => DriveCredentials;
   readonly google?: FakeGoogle;
   readonly dir?: string;
+  /** Real time and this poll interval (the loop test); otherwise waits return at once. */
+  readonly realTimeIntervalMs?: number;
 }
 
 export interface Harness {
@@ -69,7 +71,8 @@ export async function createDriveHarness(options: HarnessOptions = {}): Promise<
     stream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
   });
   const sleeps: number[] = [];
-  const clock: Clock = { now: () => Date.now(), sleep: async (ms) => void sleeps.push(ms) };
+  const instant: Clock = { now: () => Date.now(), sleep: async (ms) => void sleeps.push(ms) };
+  const clock = options.realTimeIntervalMs ? systemClock : instant;
   const batches: ScanRequest[][] = [];
   const secrets: string[] = [];
   let refusals = 0;
@@ -111,7 +114,7 @@ export async function createDriveHarness(options: HarnessOptions = {}): Promise<
       mimeTypesList: [],
       ...options.filter,
     },
-    pollIntervalMs: 60_000,
+    pollIntervalMs: options.realTimeIntervalMs ?? 60_000,
     sharedDrives: options.sharedDrives ?? [],
     showCacheLogs: true,
     log: log.child({ component: "GOOGLE" }),
