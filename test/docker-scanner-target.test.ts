@@ -4,7 +4,8 @@ import { join } from "node:path";
 import type Docker from "dockerode";
 import * as v from "valibot";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createScannerFromConfig, createScannerTargetFromConfig } from "../src/cli/wiring/docker.ts";
+import { createScannerFromConfig } from "../src/cli/wiring/docker.ts";
+import { createPlexFromConfig, type PlexWiringInput } from "../src/cli/wiring/plex.ts";
 import { ConfigSchema, type Config } from "../src/config/schema.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { TargetUnavailableError } from "../src/core/errors.ts";
@@ -32,6 +33,14 @@ const engine = await probeEngine();
 
 function config(overrides: Partial<v.InferInput<typeof ConfigSchema>>): Config {
   return v.parse(ConfigSchema, { SERVER_PASS: "test-pass-0123456789", USE_DOCKER: true, ...overrides });
+}
+
+/** The target exactly as the server composes it (PLEX_SCAN_METHOD "scanner"). */
+const opened: { close(): void }[] = [];
+function createScannerTargetFromConfig(input: PlexWiringInput) {
+  const wiring = createPlexFromConfig(input);
+  opened.push(wiring);
+  return wiring.target;
 }
 
 function context(attempt = 1): ScanContext {
@@ -75,6 +84,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
     pms = (await pool.start(images.pmsDocker, { binds: [`${pmsConfig}:/config`] })).name;
   });
   afterAll(async () => {
+    for (const wiring of opened.splice(0)) wiring.close();
     await pool?.removeAll();
     if (root) await rm(root, { recursive: true, force: true });
   });

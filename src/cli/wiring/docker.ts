@@ -1,7 +1,6 @@
 import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { Target } from "../../core/target.ts";
 import type { CommandRunner } from "../../docker/command-runner.ts";
 import { createContainerRunner } from "../../docker/container-runner.ts";
 import { createDockerExecutor, type DockerExecutor } from "../../docker/executor.ts";
@@ -10,14 +9,12 @@ import { createPlexScanner, type PlexScanner } from "../../docker/plex-scanner.t
 import { NATIVE_LAYOUT, resolveLayout, type ResolvedLayout, type ScannerLayout } from "../../docker/presets.ts";
 import { listScannerSections, matchSectionsByName } from "../../docker/scanner-sections.ts";
 import { unescapeShellWord } from "../../docker/unescape-shell-word.ts";
-import type { AfterScan } from "../../plex/after-scan.ts";
 import { createPlexClient } from "../../plex/client.ts";
-import { createScannerTarget } from "../../plex/scanner-target.ts";
 import { createSectionResolver, type PlexSection } from "../../plex/sections.ts";
 
 /**
- * Config → the Plex scanner (in the Plex container through Docker exec when USE_DOCKER, else on this host), its
- * section resolver and the scanner target. plex_autoscan's keys keep their meaning; PLEX_DOCKER_PRESET fills the
+ * Config → the Plex scanner (in the Plex container through Docker exec when USE_DOCKER, else on this host) and its
+ * section resolver (the scanner target itself is composed in ./plex.ts). plex_autoscan's keys keep their meaning; PLEX_DOCKER_PRESET fills the
  * layout keys still at plex_autoscan's defaults (a file written with every key must not pin the native layout).
  */
 export interface ScannerWiringInput {
@@ -126,24 +123,4 @@ export function createFolderSections(input: ScannerWiringInput, scanner: PlexSca
       return all.every((section) => section.locations.length === 0) ? matchSectionsByName(all, folder) : [];
     },
   };
-}
-
-export interface ScannerTargetWiringInput extends ScannerWiringInput {
-  /** The server's section resolver, when it already has one (PLEX_TOKEN set); else one is made here. */
-  readonly sections?: { resolve(folder: string, signal?: AbortSignal): Promise<readonly { id: string }[]> };
-  readonly afterScan?: AfterScan;
-}
-
-/** `PLEX_SCAN_METHOD: "scanner"` → the Target the dispatcher is given. */
-export function createScannerTargetFromConfig(input: ScannerTargetWiringInput): Target {
-  const { scanner } = createScannerFromConfig(input);
-  return createScannerTarget({
-    scanner,
-    sections: input.sections ?? createFolderSections(input, scanner),
-    timeoutMs: input.config.PLEX_SCANNER_TIMEOUT * 1000,
-    waitForExternalScanners: input.config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
-    ...(input.afterScan ? { afterScan: input.afterScan } : {}),
-    clock: input.clock,
-    log: input.log,
-  });
 }
