@@ -49,7 +49,7 @@ export interface JournalWriter {
 }
 
 interface OpenJournal extends JournalFileRef {
-  readonly handle: Promise<FileHandle>;
+  handle?: Promise<FileHandle>;
   /** Bytes known to be written in full; a failed write is cut back to it so no torn line sits mid-file. */
   length: number;
   lastWrite: Promise<void>;
@@ -75,7 +75,7 @@ export function createJournalWriter(file: string, firstGeneration: number): Jour
       const batch = waiting;
       waiting = [];
       const target = current;
-      const write = writeBatch(target, batch.map((w) => w.line).join(""));
+      const write = writeBatch(target, file, batch.map((w) => w.line).join(""));
       target.lastWrite = write.catch(() => {});
       try {
         await write;
@@ -114,7 +114,7 @@ export function createJournalWriter(file: string, firstGeneration: number): Jour
       const old = open.filter((j) => j.generation < generation);
       for (const journal of old) {
         await journal.lastWrite;
-        await (await journal.handle.catch(() => undefined))?.close().catch(() => {});
+        await closeHandle(journal);
         open.splice(open.indexOf(journal), 1);
       }
       const onDisk = await listJournalFiles(file);
@@ -127,26 +127,31 @@ export function createJournalWriter(file: string, firstGeneration: number): Jour
       closed = true;
       while (flushing) await flushing;
       for (const journal of open.splice(0)) {
-        await (await journal.handle.catch(() => undefined))?.close().catch(() => {});
+        await closeHandle(journal);
       }
     },
   };
 }
 
 function openGeneration(file: string, generation: number): OpenJournal {
-  const journal = { generation, path: journalPath(file, generation), length: 0, lastWrite: Promise.resolve() };
+  return { generation, path: journalPath(file, generation), length: 0, lastWrite: Promise.resolve() };
+}
+
+/** Opens a generation at its first write, so an idle rotation leaves no empty file behind. */
+function handleOf(journal: OpenJournal, file: string): Promise<FileHandle> {
   // The folder is fsync'd once the file exists, so a crash cannot lose the new name with its acknowledged lines.
-  const handle = open(journal.path, "a").then(async (h) => {
+  journal.handle ??= open(journal.path, "a").then(async (h) => {
     journal.length = (await h.stat()).size;
     await syncFolder(dirname(file));
     return h;
   });
-  handle.catch(() => {});
-  return Object.assign(journal, { handle });
+  // A failed open is tried again at the next write.
+  journal.handle.catch(() => (journal.handle = undefined));
+  return journal.handle;
 }
 
-async function writeBatch(journal: OpenJournal, text: string): Promise<void> {
-  const handle = await journal.handle;
+async function writeBatch(journal: OpenJournal, file: string, text: string): Promise<void> {
+  const handle = await handleOf(journal, file);
   try {
     await handle.write(text);
     await handle.datasync();
@@ -155,4 +160,9 @@ async function writeBatch(journal: OpenJournal, text: string): Promise<void> {
     await handle.truncate(journal.length).catch(() => {});
     throw error;
   }
+}
+
+async function closeHandle(journal: OpenJournal): Promise<void> {
+  const handle = await journal.handle?.catch(() => undefined);
+  await handle?.close().catch(() => {});
 }

@@ -49,7 +49,7 @@ const MAX_PAGE = 1000;
 
 export function listPendingItems(rows: RowAccess, page: PageOptions): QueueItemView[] {
   const items = rows.all<ItemRow>(
-    "SELECT * FROM items WHERE state = 'pending' ORDER BY priority, first_at LIMIT ? OFFSET ?",
+    "SELECT * FROM items WHERE state = 'pending' ORDER BY priority, first_at, id LIMIT ? OFFSET ?",
     pageParams(page),
   );
   return items.map((item) => toView(rows, item));

@@ -13,7 +13,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
     dueForCheck(at, limit) {
       const items = rows.all<ItemRow>(
         `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1 AND next_at <= ?1 AND scan_folder IS NULL
-         ORDER BY priority, first_at LIMIT ?2`,
+         ORDER BY priority, first_at, id LIMIT ?2`,
         [at, limit],
       );
       return items.map((item) => toWorkItem(rows, item));
@@ -22,7 +22,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
       const items = rows.all<ItemRow>(
         `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1 AND next_at <= ?1 AND scan_folder IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = ?2)
-         ORDER BY priority, first_at LIMIT ?3`,
+         ORDER BY priority, first_at, id LIMIT ?3`,
         [at, target, limit],
       );
       return items.map((item) => toWorkItem(rows, item));

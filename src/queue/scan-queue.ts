@@ -150,9 +150,12 @@ function startMaintenance(
 ): AbortController {
   const stop = new AbortController();
   void (async () => {
-    while (!stop.signal.aborted) {
-      await clock.sleep(intervalMs, stop.signal);
+    let tick = clock.sleep(intervalMs, stop.signal);
+    for (;;) {
+      await tick;
       if (stop.signal.aborted) return;
+      // The next tick is due an interval after this one, however long this one's work takes.
+      tick = clock.sleep(intervalMs, stop.signal);
       try {
         await prune();
         if (store.journalBytes() > 0) await store.checkpoint();

@@ -83,6 +83,7 @@ export async function createQueueStore(options: QueueStoreOptions): Promise<Queu
   const replay = await replayJournals(db, file, log);
   migrateDatabase(db, migrations, file);
 
+  tuneConnection(db);
   const rows = createRowAccess(db);
   const journal = createJournalWriter(file, replay.lastGeneration + 1);
   const store = createStoreHandle({ db, rows, journal, options, seq: replay.lastSeq, legacy });
@@ -198,4 +199,12 @@ function createStoreHandle(parts: HandleParts): QueueStore {
       db.close();
     },
   };
+}
+
+/**
+ * The database lives in memory; durability comes from our journal and checkpoints. SQLite's own rollback journal
+ * would only copy pages around in sql.js's in-memory file system on every commit, so it stays in memory too.
+ */
+function tuneConnection(db: Database): void {
+  db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY");
 }

@@ -1,0 +1,242 @@
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
+import type { Target } from "../core/target.ts";
+import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
+import { checkItemFiles, statLocalPath, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
+import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
+import { createScanTasks } from "./scan-tasks.ts";
+import { createTargetHealth, type TargetHealth } from "./target-health.ts";
+
+/**
+ * Takes due folders off the queue and hands them to the targets. Each target has its own slots (`concurrency`, 1 by
+ * default: Plex serialises scans anyway) and its own backoff, so a target that is down never holds back another.
+ * Due folders go out by priority (lower number first), then oldest first. File checks run beside the scans and
+ * never hold a slot while they wait. There is no fixed sleep between scans: the loop sleeps until the next folder is
+ * due, a scan finishes, or new work arrives.
+ */
+export interface DispatcherOptions {
+  readonly queue: DispatchQueue;
+  readonly targets: readonly Target[];
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Server form → the forms under which autoscan finds the path on its own disk, best first (`localForms`). */
+  readonly localForms: (serverPath: string) => readonly string[];
+  /** `SERVER_MAX_FILE_CHECKS` (10). */
+  readonly maxFileChecks: number;
+  /** `SERVER_FILE_CHECK_DELAY`, in ms (60 s). */
+  readonly fileCheckDelayMs: number;
+  /** `SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION` (false). */
+  readonly scanFolderOnFileExistsExhaustion?: boolean;
+  /** `SERVER_SCAN_CONCURRENCY`: scans at once per target (1). */
+  readonly concurrency?: number;
+  /** `SERVER_RETRY_MAX_HOURS` in ms (24 h): a folder failing that long becomes `failed`. */
+  readonly retryMaxMs?: number;
+  /** `RUN_COMMAND_BEFORE_SCAN` / `RUN_COMMAND_AFTER_SCAN` with `SERVER_COMMAND_TIMEOUT`. */
+  readonly commands?: CommandHooks;
+  /** What is at a local path (default: `fs.stat`). */
+  readonly statPath?: (localPath: string) => Promise<DiskEntry>;
+  /** Called for each file still missing before the next check (rclone cache refresh). */
+  readonly onFileMissing?: (serverPath: string, localPath: string) => Promise<void>;
+  /** File checks running at once (4). */
+  readonly checkConcurrency?: number;
+  /** Jitter source in [0, 1), injected in tests. */
+  readonly random?: () => number;
+}
+
+export interface StopResult {
+  /** True when every scan in progress finished within the time allowed. */
+  readonly drained: boolean;
+  /** Scans that were still running and were told to abort (their folders stay queued). */
+  readonly abandoned: number;
+}
+
+export interface Dispatcher {
+  start(): void;
+  /** Takes no new work, waits up to `timeoutMs` (30 s) for scans in progress, then aborts the rest. */
+  stop(options?: { readonly timeoutMs?: number }): Promise<StopResult>;
+  /**
+   * Resolves when the loop waits for time, new work or a target's answer, and nothing else is in progress (tests
+   * use it to let a manual clock's step play out).
+   */
+  whenIdle(): Promise<void>;
+}
+
+const MAX_PARK_MS = 60 * 60_000;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { queue, clock } = options;
+  const log = options.log.child({ component: "DISPATCH" });
+  const healths: TargetHealth[] = options.targets.map(createTargetHealth);
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const checkConcurrency = Math.max(1, options.checkConcurrency ?? 4);
+  const checking = new Set<number>();
+  const abort = new AbortController();
+  const settings: FileCheckSettings = {
+    maxChecks: options.maxFileChecks,
+    delayMs: options.fileCheckDelayMs,
+    folderOnExhaustion: options.scanFolderOnFileExistsExhaustion ?? false,
+    localForms: options.localForms,
+    statPath: options.statPath ?? statLocalPath,
+    log,
+    ...(options.onFileMissing ? { onFileMissing: options.onFileMissing } : {}),
+  };
+
+  let running = 0;
+  /** Tasks waiting on a target's answer: they end when the target answers, not through our own work. */
+  let outside = 0;
+  let started = false;
+  let stopping = false;
+  let parked = false;
+  let wakeRequested = false;
+  let plannedWake = Number.POSITIVE_INFINITY;
+  let wakeSleep: AbortController | undefined;
+  let loopDone: Promise<void> = Promise.resolve();
+  let unsubscribe: () => void = () => {};
+  const idleWaiters: (() => void)[] = [];
+
+  const wake = (): void => {
+    wakeRequested = true;
+    wakeSleep?.abort();
+  };
+  const isIdle = (): boolean => !started || stopping || (parked && running === outside && !wakeRequested);
+  const notifyIdle = (): void => {
+    if (isIdle()) for (const resolve of idleWaiters.splice(0)) resolve();
+  };
+  const track = (task: () => Promise<void>): void => {
+    running++;
+    void task()
+      .catch((error: unknown) => log.error({ err: error }, "Dispatcher task failed"))
+      .finally(() => {
+        running--;
+        wake();
+        notifyIdle();
+      });
+  };
+
+  const waitOutside = async <T>(answer: Promise<T>): Promise<T> => {
+    outside++;
+    notifyIdle();
+    try {
+      return await answer;
+    } finally {
+      outside--;
+    }
+  };
+
+  const hooks = createRoundHooks({ commands: options.commands, log, signal: abort.signal });
+  const tasks = createScanTasks({
+    queue,
+    clock,
+    log,
+    hooks,
+    signal: abort.signal,
+    targetNames: options.targets.map((t) => t.name),
+    retryMaxMs: options.retryMaxMs ?? 24 * 60 * 60_000,
+    waitOutside,
+    ...(options.random ? { random: options.random } : {}),
+  });
+
+  function launchChecks(now: number): void {
+    const free = checkConcurrency - checking.size;
+    if (free <= 0) return;
+    const due = queue.dueForCheck(now, free + checking.size).filter((item) => !checking.has(item.id));
+    for (const item of due.slice(0, free)) {
+      checking.add(item.id);
+      track(async () => {
+        try {
+          const result = await checkItemFiles(item, clock.now(), settings);
+          await queue.recordCheck(item.id, item.rev, result);
+        } finally {
+          checking.delete(item.id);
+        }
+      });
+    }
+  }
+
+  function launchScans(health: TargetHealth, now: number): void {
+    if (health.downUntil > now || health.probing) return;
+    if (health.needsProbe) return track(() => tasks.probe(health));
+    const free = concurrency - health.inFlight.size;
+    if (free <= 0) return;
+    const due = queue.dueForTarget(health.target.name, now, free + health.inFlight.size);
+    for (const item of due.filter((i: WorkItem) => !health.inFlight.has(i.id)).slice(0, free)) {
+      health.inFlight.add(item.id);
+      track(() => tasks.scan(health, item));
+    }
+  }
+
+  /** Starts what is due; returns when to look again. */
+  function schedule(): number {
+    const now = clock.now();
+    if (healths.length === 0) return Number.POSITIVE_INFINITY;
+    launchChecks(now);
+    for (const health of healths) launchScans(health, now);
+    const downs = healths.filter((h) => h.downUntil > now && !h.probing).map((h) => h.downUntil);
+    return Math.min(queue.nextWakeAt(now) ?? Number.POSITIVE_INFINITY, ...downs);
+  }
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      wakeRequested = false;
+      plannedWake = schedule();
+      if (wakeRequested || stopping) continue;
+      const sleep = new AbortController();
+      wakeSleep = sleep;
+      parked = true;
+      notifyIdle();
+      await clock.sleep(Math.min(MAX_PARK_MS, Math.max(0, plannedWake - clock.now())), sleep.signal);
+      parked = false;
+      wakeSleep = undefined;
+    }
+  }
+
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      if (healths.length === 0) log.warn("No scan targets are configured: scan requests are queued but not sent.");
+      unsubscribe = queue.onWork((earliest) => {
+        if (earliest < plannedWake) wake();
+      });
+      loopDone = loop().catch((error: unknown) => log.fatal({ err: error }, "The dispatcher loop stopped"));
+    },
+    async stop(stopOptions = {}) {
+      if (!started || stopping) return { drained: true, abandoned: 0 };
+      stopping = true;
+      unsubscribe();
+      wake();
+      await loopDone;
+      const timeoutMs = stopOptions.timeoutMs ?? 30_000;
+      if (running > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${running} scan task(s)...`);
+      const drained = await waitForTasks(timeoutMs);
+      const abandoned = running;
+      if (!drained) {
+        abort.abort();
+        await waitForTasks(5_000);
+      }
+      notifyIdle();
+      return { drained, abandoned: drained ? 0 : abandoned };
+    },
+    async whenIdle() {
+      // Idle twice in a row across a turn of the event loop: a target's answer that is already there has been
+      // taken in by then (it settles in microtasks), so "idle" is not just the instant before it.
+      for (;;) {
+        await nextTurn();
+        if (!isIdle()) {
+          await new Promise<void>((resolve) => idleWaiters.push(resolve));
+          continue;
+        }
+        await nextTurn();
+        if (isIdle()) return;
+      }
+    },
+  };
+
+  async function waitForTasks(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (running > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    return running === 0;
+  }
+}

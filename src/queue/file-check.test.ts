@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { captureLog } from "../../test/support/capture-log.ts";
+import type { WorkItem, WorkRequest } from "./dispatch-port.ts";
+import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
+
+const NOW = 1_000_000;
+
+function item(folder: string, requests: Partial<WorkRequest>[], checks = 0): WorkItem {
+  return {
+    id: 1,
+    rev: 1,
+    folder,
+    files: [],
+    priority: 0,
+    checks,
+    attempts: 0,
+    requests: requests.map((r) => ({ path: "", kind: "file", deleted: false, source: "Sonarr", event: "Download", ...r })),
+  };
+}
+
+function settings(disk: Record<string, DiskEntry>, extra: Partial<FileCheckSettings> = {}) {
+  const logs = captureLog();
+  const missingCalls: string[] = [];
+  const value: FileCheckSettings = {
+    maxChecks: 3,
+    delayMs: 60_000,
+    folderOnExhaustion: false,
+    localForms: (path) => [`/local${path}`],
+    statPath: async (path) => disk[path] ?? "missing",
+    log: logs.log,
+    onFileMissing: async (path) => void missingCalls.push(path),
+    ...extra,
+  };
+  return { value, logs, missingCalls };
+}
+
+describe("checkItemFiles", () => {
+  it("is ready when every requested file exists, listing the files", async () => {
+    const s = settings({ "/local/tv/S1/e1.mkv": "file", "/local/tv/S1/e2.mkv": "file" });
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }, { path: "/tv/S1/e2.mkv" }]), NOW, s.value);
+    expect(result).toEqual({ kind: "ready", checks: 1, scanFolder: "/tv/S1", files: ["/tv/S1/e1.mkv", "/tv/S1/e2.mkv"] });
+    expect(s.logs.messages()).toContain("File '/local/tv/S1/e1.mkv' exists on check 1 of 3.");
+  });
+
+  it("waits one check delay while a file is missing, and asks for a cache refresh", async () => {
+    const s = settings({});
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
+    expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
+    expect(s.logs.messages()).toContain(
+      "File '/local/tv/S1/e1.mkv' did not exist on check 1 of 3. Checking again in 60 seconds...",
+    );
+    expect(s.missingCalls).toEqual(["/tv/S1/e1.mkv"]);
+  });
+
+  it("fails after the last check with the reason", async () => {
+    const s = settings({});
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, s.value);
+    expect(result).toMatchObject({ kind: "failed", checks: 3 });
+    expect(s.logs.messages()).toContain("File '/local/tv/S1/e1.mkv' exhausted all available checks. Aborting scan request.");
+  });
+
+  it("checks once even when SERVER_MAX_FILE_CHECKS is 0, as plex_autoscan did", async () => {
+    const s = settings({}, { maxChecks: 0 });
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
+    expect(result).toMatchObject({ kind: "failed", checks: 1 });
+  });
+
+  it("falls back to the folder at the last check when asked to, and warns at the penultimate one", async () => {
+    const s = settings({ "/local/tv/S1": "directory" }, { folderOnExhaustion: true });
+    const penultimate = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 1), NOW, s.value);
+    expect(penultimate.kind).toBe("wait");
+    expect(s.logs.messages().some((m) => m.includes("reached the penultimate file check"))).toBe(true);
+    const last = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, s.value);
+    expect(last).toEqual({ kind: "ready", checks: 3, scanFolder: "/tv/S1", files: [] });
+  });
+
+  it("uses the first local form that exists", async () => {
+    const s = settings(
+      { "/mnt/b/tv/S1/e1.mkv": "file" },
+      { localForms: (p) => [`/mnt/a${p}`, `/mnt/b${p}`] },
+    );
+    await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
+    expect(s.logs.messages()).toContain("File '/mnt/b/tv/S1/e1.mkv' exists on check 1 of 3.");
+  });
+
+  it("corrects the guess for unclassified paths from what is on disk", async () => {
+    const dir = settings({ "/local/tv/Show.S01": "directory" });
+    const asFolder = await checkItemFiles(item("/tv", [{ path: "/tv/Show.S01", kind: "unknown" }]), NOW, dir.value);
+    expect(asFolder).toMatchObject({ kind: "ready", scanFolder: "/tv/Show.S01", files: [] });
+
+    const file = settings({ "/local/tv/Show/README": "file" });
+    const asFile = await checkItemFiles(item("/tv/Show/README", [{ path: "/tv/Show/README", kind: "unknown" }]), NOW, file.value);
+    expect(asFile).toMatchObject({ kind: "ready", scanFolder: "/tv/Show", files: ["/tv/Show/README"] });
+  });
+
+  it("skips deletions, and is ready at once when only deletions were requested", async () => {
+    const s = settings({});
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv", deleted: true }]), NOW, s.value);
+    expect(result).toEqual({ kind: "ready", checks: 0, scanFolder: "/tv/S1", files: [] });
+  });
+});

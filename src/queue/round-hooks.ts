@@ -1,0 +1,71 @@
+import type { Logger } from "../core/logger.ts";
+import { runCommandHook, type HookContext } from "./command-hook.ts";
+import type { WorkItem } from "./dispatch-port.ts";
+
+/**
+ * Runs the before/after commands once per dispatch round of a folder, however many targets scan it: the before
+ * command when the first target starts on the folder (the others wait for it), the after command when the last one
+ * finishes, whatever the outcome.
+ */
+export interface CommandHooks {
+  readonly before?: string;
+  readonly after?: string;
+  readonly timeoutMs: number;
+  /** The shell (default `/bin/sh`), replaceable in tests. */
+  readonly shell?: string;
+}
+
+export interface RoundHooks {
+  enter(item: WorkItem): Promise<void>;
+  leave(item: WorkItem): Promise<void>;
+}
+
+interface Round {
+  inside: number;
+  readonly before: Promise<void>;
+}
+
+export function createRoundHooks(options: {
+  readonly commands: CommandHooks | undefined;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}): RoundHooks {
+  const rounds = new Map<number, Round>();
+  const { commands } = options;
+  const run = async (command: string | undefined, stage: "before" | "after", item: WorkItem): Promise<void> => {
+    if (!commands || !command || command.trim().length === 0) return;
+    await runCommandHook(command, stage, contextOf(item), {
+      timeoutMs: commands.timeoutMs,
+      log: options.log,
+      signal: options.signal,
+      ...(commands.shell ? { shell: commands.shell } : {}),
+    });
+  };
+
+  return {
+    enter(item) {
+      const round = rounds.get(item.id);
+      if (round) {
+        round.inside++;
+        return round.before;
+      }
+      const before = run(commands?.before, "before", item);
+      rounds.set(item.id, { inside: 1, before });
+      return before;
+    },
+    async leave(item) {
+      const round = rounds.get(item.id);
+      if (!round || --round.inside > 0) return;
+      rounds.delete(item.id);
+      await run(commands?.after, "after", item);
+    },
+  };
+}
+
+function contextOf(item: WorkItem): HookContext {
+  return {
+    folder: item.scanFolder ?? item.folder,
+    files: item.files,
+    sources: item.requests.map((request) => request.source),
+  };
+}

@@ -1,0 +1,123 @@
+import type { Clock } from "../core/clock.ts";
+import { TargetAuthError, describeError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { ScanContext, ScanOutcome } from "../core/target.ts";
+import { backoffDelay } from "./backoff.ts";
+import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
+import type { RoundHooks } from "./round-hooks.ts";
+import { isTargetWideError, markDown, markUp, type TargetHealth } from "./target-health.ts";
+
+/**
+ * One scan of one folder by one target, and the availability probe of a target that was down. Every outcome is
+ * recorded in the queue here; errors are classified once (see `Target`): a target-wide error holds the target back,
+ * any other error retries this folder later. A folder failing for longer than `retryMaxMs` becomes `failed`.
+ */
+export interface ScanTaskOptions {
+  readonly queue: DispatchQueue;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly hooks: RoundHooks;
+  readonly signal: AbortSignal;
+  readonly targetNames: readonly string[];
+  readonly retryMaxMs: number;
+  readonly random?: () => number;
+  /** Wraps a wait on the target (the dispatcher counts it as not its own work). */
+  readonly waitOutside: <T>(answer: Promise<T>) => Promise<T>;
+}
+
+export function createScanTasks(options: ScanTaskOptions) {
+  const { queue, clock, log, hooks, signal } = options;
+  const jitter = options.random ? { random: options.random } : {};
+  const seconds = (ms: number): number => Math.round(ms / 1000);
+  const hours = (ms: number): string => `${Math.round((ms / 3_600_000) * 10) / 10} hour(s)`;
+
+  async function recorded(health: TargetHealth, item: WorkItem, outcome: ScanOutcome): Promise<void> {
+    const folder = item.scanFolder ?? item.folder;
+    const fields = { id: item.id, folder, target: health.target.name };
+    if (outcome.status === "scanned") log.info(fields, "Finished scan!");
+    else log.info({ ...fields, reason: outcome.reason }, `Skipped the scan of '${folder}': ${outcome.reason}`);
+    const result = await queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
+    if (result === undefined) log.debug(fields, "New requests arrived for the folder during the scan; it goes again");
+    if (result?.completed) log.info(`There are ${queue.pendingCount()} queued item(s) remaining.`);
+  }
+
+  async function failed(health: TargetHealth, item: WorkItem, error: unknown): Promise<void> {
+    const folder = item.scanFolder ?? item.folder;
+    const name = health.target.name;
+    const fields = { id: item.id, folder, target: name, err: error };
+    const why = describeError(error);
+    const now = clock.now();
+    let retryAt: number | undefined;
+    if (isTargetWideError(error)) {
+      const wait = markDown(health, error, now, options.random);
+      const level = error instanceof TargetAuthError ? "error" : "warn";
+      log[level](fields, `Target '${name}' cannot scan now (${why}). Trying again in ${seconds(wait)} seconds.`);
+    } else {
+      const wait = backoffDelay(item.attempts + 1, jitter);
+      retryAt = now + wait;
+      log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(wait)} seconds.`);
+    }
+    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs };
+    const result = await queue.recordFailure(item.id, retryAt === undefined ? failure : { ...failure, retryAt });
+    if (result.failed) {
+      const limit = hours(options.retryMaxMs);
+      log.error(fields, `Giving up on '${folder}' after failing for ${limit}; kept as failed, it can be retried.`);
+    }
+  }
+
+  return {
+    async scan(health: TargetHealth, item: WorkItem): Promise<void> {
+      try {
+        await hooks.enter(item);
+        if (signal.aborted) return;
+        const folder = item.scanFolder ?? item.folder;
+        log.info({ id: item.id, folder, target: health.target.name }, "Scan request is now being processed...");
+        const outcome = await options.waitOutside(health.target.scan(folder, contextOf(item, signal)));
+        markUp(health);
+        await recorded(health, item, outcome);
+      } catch (error) {
+        if (signal.aborted) {
+          log.info({ id: item.id, folder: item.folder }, "Scan interrupted by shutdown; the folder stays queued.");
+        } else {
+          await failed(health, item, error);
+        }
+      } finally {
+        health.inFlight.delete(item.id);
+        await hooks.leave(item);
+      }
+    },
+
+    async probe(health: TargetHealth): Promise<void> {
+      health.probing = true;
+      const name = health.target.name;
+      try {
+        const available = await options.waitOutside(health.target.isAvailable()).catch(() => false);
+        const now = clock.now();
+        if (available) {
+          markUp(health);
+          return void log.info({ target: name }, `Target '${name}' is available again.`);
+        }
+        const wait = markDown(health, undefined, now, options.random);
+        log.warn({ target: name }, `Target '${name}' is still unavailable. Trying again in ${seconds(wait)} seconds.`);
+        if (health.downSince !== undefined && now - health.downSince >= options.retryMaxMs) {
+          const reason = `${name}: unavailable for more than ${hours(options.retryMaxMs)}`;
+          const count = await queue.failWaitingFor(name, now - options.retryMaxMs, reason);
+          const message = `Gave up on ${count} folder(s) waiting for '${name}' (${reason}).`;
+          if (count > 0) log.error({ target: name, count }, message);
+        }
+      } finally {
+        health.probing = false;
+      }
+    },
+  };
+}
+
+function contextOf(item: WorkItem, signal: AbortSignal): ScanContext {
+  return {
+    sources: item.requests.map((r) => ({ source: r.source, event: r.event, path: r.path })),
+    files: item.files,
+    priority: item.priority,
+    attempt: item.attempts + 1,
+    signal,
+  };
+}

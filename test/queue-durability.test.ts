@@ -1,0 +1,144 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendFile, cp, readdir, readFile, truncate, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { FatalError } from "../src/core/errors.ts";
+import type { ScanRequest } from "../src/core/scan.ts";
+import { createScanQueue, type ScanQueue } from "../src/queue/scan-queue.ts";
+import { loadSqlJs } from "../src/queue/sql-js.ts";
+import { captureLog, makeTempDir } from "./support/capture-log.ts";
+import { createManualClock } from "./support/manual-clock.ts";
+
+const request = (n: number): ScanRequest => ({
+  path: `/movies/Film ${String(n)} (2020)/Film ${String(n)} (2020).mkv`,
+  kind: "file",
+  source: "Radarr",
+  event: "Download",
+});
+
+let temp: Awaited<ReturnType<typeof makeTempDir>>;
+const logs = captureLog();
+const clock = createManualClock();
+const open = (dir: string, extra: { checkpointBytes?: number } = {}): Promise<ScanQueue> =>
+  createScanQueue({ file: join(dir, "queue.db"), clock, log: logs.log, scanDelayMs: 1000, ...extra });
+
+/** The disk as it is right now, as a crash would leave it: copy the folder while the queue is still open. */
+async function crashCopy(dir: string): Promise<string> {
+  const copy = join(temp.dir, `crash-${String(Math.random()).slice(2)}`);
+  await cp(dir, copy, { recursive: true });
+  return copy;
+}
+
+beforeEach(async () => {
+  temp = await makeTempDir();
+  logs.records.length = 0;
+});
+afterEach(() => temp.cleanup());
+
+describe("durability", () => {
+  it("has every acknowledged request on disk without a clean close", async () => {
+    const dir = join(temp.dir, "live");
+    const queue = await open(dir);
+    await Promise.all(Array.from({ length: 50 }, (_, n) => queue.enqueue([request(n)])));
+    const copy = await crashCopy(dir);
+    await queue.close();
+
+    const restored = await open(copy);
+    expect(restored.pendingCount()).toBe(50);
+    expect(logs.messages()).toContain(`Restored 50 scan request(s) from '${join(copy, "queue.db")}'.`);
+    await restored.close();
+  });
+
+  it("folds the journal into the file at checkpoints and still loses nothing", async () => {
+    const dir = join(temp.dir, "live");
+    const queue = await open(dir, { checkpointBytes: 2_000 });
+    for (let n = 0; n < 200; n++) await queue.enqueue([request(n)]);
+    const journals = (await readdir(dir)).filter((name) => name.includes(".journal."));
+    expect(journals.length).toBeLessThanOrEqual(2);
+    const copy = await crashCopy(dir);
+    await queue.close();
+    const restored = await open(copy);
+    expect(restored.pendingCount()).toBe(200);
+    await restored.close();
+  });
+
+  it("leaves only the queue file after a clean close, and it opens with everything", async () => {
+    const dir = join(temp.dir, "live");
+    const queue = await open(dir);
+    await queue.enqueue([request(1), request(2)]);
+    await queue.close();
+    expect((await readdir(dir)).sort()).toEqual(["queue.db"]);
+    const again = await open(dir);
+    expect(again.pendingCount()).toBe(2);
+    await again.close();
+  });
+
+  it("ignores a torn last journal line (a write cut short by the crash)", async () => {
+    const dir = join(temp.dir, "live");
+    const queue = await open(dir);
+    await queue.enqueue([request(1)]);
+    const copy = await crashCopy(dir);
+    await queue.close();
+    const journal = (await readdir(copy)).find((name) => name.includes(".journal."));
+    if (!journal) throw new Error("no journal");
+    await appendFile(join(copy, journal), '0badf00d {"s":99,"c":[{"k":"del"');
+    const restored = await open(copy);
+    expect(restored.pendingCount()).toBe(1);
+    await restored.close();
+  });
+});
+
+describe("a damaged queue file", () => {
+  it("moves a file that is not a database aside with a clear log line and starts empty", async () => {
+    const dir = join(temp.dir, "live");
+    await open(dir).then((q) => q.close());
+    await writeFile(join(dir, "queue.db"), "this is not a database, it is a shopping list\n".repeat(200));
+    const queue = await open(dir);
+    expect(queue.pendingCount()).toBe(0);
+    const aside = (await readdir(dir)).find((name) => name.startsWith("queue.db.corrupt-"));
+    expect(aside).toBeDefined();
+    const line = logs.records.find((r) => r.msg.includes("is damaged or truncated"));
+    expect(line?.msg).toContain(`Moved it aside to '${join(dir, aside ?? "")}'`);
+    await queue.enqueue([request(1)]);
+    await queue.close();
+  });
+
+  it("moves a truncated file aside and still replays the journal beside it", async () => {
+    const dir = join(temp.dir, "live");
+    const seed = await open(dir);
+    for (let n = 0; n < 300; n++) await seed.enqueue([request(n)]);
+    await seed.close();
+    const queue = await open(dir);
+    await queue.enqueue([request(1000)]);
+    const copy = await crashCopy(dir);
+    await queue.close();
+    const size = (await readFile(join(copy, "queue.db"))).length;
+    await truncate(join(copy, "queue.db"), Math.floor(size / 2));
+
+    const restored = await open(copy);
+    expect(restored.listPending({ limit: 1000 }).map((i) => i.folder)).toContain("/movies/Film 1000 (2020)");
+    expect((await readdir(copy)).some((name) => name.startsWith("queue.db.corrupt-"))).toBe(true);
+    await restored.close();
+  });
+
+  it("refuses a file from a newer autoscan and leaves it untouched", async () => {
+    const dir = join(temp.dir, "live");
+    await open(dir).then((q) => q.close());
+    const sql = await loadSqlJs();
+    const db = new sql.Database(await readFile(join(dir, "queue.db")));
+    db.exec("PRAGMA user_version = 42");
+    const bytes = db.export();
+    await writeFile(join(dir, "queue.db"), bytes);
+    await expect(open(dir)).rejects.toBeInstanceOf(FatalError);
+    await expect(open(dir)).rejects.toThrow(/schema version 42/);
+    expect(Buffer.compare(await readFile(join(dir, "queue.db")), Buffer.from(bytes))).toBe(0);
+  });
+});
+
+describe("health", () => {
+  it("is healthy while open and not after close", async () => {
+    const queue = await open(join(temp.dir, "live"));
+    expect(queue.isHealthy()).toBe(true);
+    await queue.close();
+    expect(queue.isHealthy()).toBe(false);
+  });
+});
