@@ -1,3 +1,4 @@
+import { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 
 /**
@@ -44,6 +45,10 @@ export async function readBody(c: Context, maxBytes: number): Promise<Body> {
 async function readBytes(c: Context, maxBytes: number): Promise<Uint8Array | undefined> {
   const declared = Number(c.req.header("content-length") ?? "0");
   if (Number.isFinite(declared) && declared > maxBytes) return undefined;
+  // Under @hono/node-server, read Node's request stream directly: touching `c.req.raw.body` would build a web
+  // Request and a web stream over it, which costs more than the rest of a webhook's handling.
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  if (incoming instanceof IncomingMessage && !incoming.readableDidRead) return readIncoming(incoming, maxBytes);
   const stream = c.req.raw.body;
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -60,6 +65,43 @@ async function readBytes(c: Context, maxBytes: number): Promise<Uint8Array | und
     chunks.push(value);
   }
   return Buffer.concat(chunks, size);
+}
+
+function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint8Array | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      incoming.off("data", onData);
+      incoming.off("end", onEnd);
+      incoming.off("error", onError);
+      incoming.off("close", onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      cleanup();
+      // Discard the rest; the 413 answer closes the connection.
+      incoming.resume();
+      resolve(undefined);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error): void => {
+      cleanup();
+      reject(error);
+    };
+    const onClose = (): void => {
+      cleanup();
+      reject(new Error("The client closed the connection before the body was complete"));
+    };
+    incoming.on("data", onData);
+    incoming.on("end", onEnd);
+    incoming.on("error", onError);
+    incoming.on("close", onClose);
+  });
 }
 
 function tooLarge(maxBytes: number): Body {

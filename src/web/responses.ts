@@ -21,6 +21,12 @@ export function text(c: Context, body: string, status: 200 | 400 | 401 | 403 | 4
   return c.text(body, status, { "x-content-type-options": "nosniff", "cache-control": "no-store" });
 }
 
+/** A refused body. After a 413 the rest of the body is not read, so the connection is closed after the answer. */
+export function bodyProblem(c: Context, status: 400 | 413 | 415, reason: string): Response {
+  if (status === 413) c.header("connection", "close");
+  return text(c, reason, status);
+}
+
 /** The same 404 for an unknown route and a wrong secret, so a wrong guess learns nothing. */
 export function notFound(c: Context): Response {
   return text(c, "Not Found", 404);

@@ -34,7 +34,13 @@ export function startWebServer(options: WebServerOptions): Promise<WebServer> {
         fetch: options.app.fetch,
         hostname: options.hostname,
         port: options.port,
-        serverOptions: { requestTimeout: timeout, headersTimeout: Math.min(timeout, 60_000), keepAliveTimeout: 5_000 },
+        serverOptions: {
+          requestTimeout: timeout,
+          headersTimeout: Math.min(timeout, 60_000),
+          keepAliveTimeout: 5_000,
+          // Node checks the timeouts on this interval (default 30 s), so a short timeout needs a shorter check.
+          connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(timeout / 4))),
+        },
       },
       (info: AddressInfo) => {
         server.off("error", reject);

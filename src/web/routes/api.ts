@@ -3,7 +3,7 @@ import { describeError } from "../../core/errors.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { readBody } from "../read-body.ts";
-import { text } from "../responses.ts";
+import { bodyProblem } from "../responses.ts";
 
 /**
  * `GET|POST /api/<SERVER_PASS>` with `cmd` (and `id`, `limit`) from a JSON body, a form, or the query, lower-cased.
@@ -70,7 +70,7 @@ async function readParams(c: Context, deps: RouteDeps): Promise<Params | Respons
   const body = await readBody(c, deps.maxBodyBytes);
   switch (body.kind) {
     case "problem":
-      return text(c, body.reason, body.status);
+      return bodyProblem(c, body.status, body.reason);
     case "empty":
       return query;
     case "form":

@@ -3,7 +3,7 @@ import { parseWebhook, type WebhookOutcome } from "../../intake/webhook.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { firstField, readBody, type FormFields } from "../read-body.ts";
-import { text, wantsHtml } from "../responses.ts";
+import { bodyProblem, text, wantsHtml } from "../responses.ts";
 import { submitScans } from "../submit.ts";
 import { handleManualScan } from "./manual-scan.ts";
 
@@ -25,7 +25,7 @@ export function createWebhookHandler(deps: RouteDeps) {
     switch (body.kind) {
       case "problem":
         deps.log.warn({ status: body.status, reason: body.reason }, `Invalid scan request from client '${ip}'`);
-        return text(c, body.reason, body.status);
+        return bodyProblem(c, body.status, body.reason);
       case "empty":
         deps.log.warn(`Invalid scan request from client '${ip}': empty body`);
         return text(c, "Invalid scan request: the body is empty", 400);

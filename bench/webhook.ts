@@ -1,0 +1,241 @@
+/**
+ * End-to-end webhook ingest over real HTTP: Sonarr `Download` payloads POSTed to `/<SERVER_PASS>` by 20 keep-alive
+ * connections, into the real app, the real queue (sql.js, a real file, durable before every 200) and the classic
+ * logger. The server runs in a child process so that the load generator does not share its event loop, and the load
+ * generator is a minimal keep-alive HTTP/1.1 client on raw sockets (Node's own client costs more CPU than the server
+ * it measures). For scale, the same generator is first run against a bare Node HTTP server that answers "OK": on a
+ * busy machine both figures drop together.
+ * Prints requests/s and latency percentiles (target: ≥ 3,000 req/s and p99 < 50 ms on a 2-core machine).
+ *
+ *   node bench/webhook.ts                      # 10 s after a 2 s warm-up
+ *   BENCH_SECONDS=30 BENCH_CONNECTIONS=50 node bench/webhook.ts
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock } from "../src/core/clock.ts";
+import { createLogger } from "../src/logging/create-logger.ts";
+import { createPathMapper } from "../src/paths/mapping.ts";
+import { createScanQueue } from "../src/queue/scan-queue.ts";
+import { createApp } from "../src/web/app.ts";
+import { startWebServer } from "../src/web/server.ts";
+import { queueAdminFromScanQueue, queueHealth } from "../src/cli/wiring/web.ts";
+
+const PASS = "0123456789abcdef0123456789abcdef";
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP_SECONDS = 2;
+
+if (process.argv[2] === "--serve") await serve(process.argv[3] ?? "");
+else if (process.argv[2] === "--bare") serveBare();
+else await main();
+
+/** The yardstick: Node's HTTP server reading the body and answering "OK", nothing else. */
+function serveBare(): void {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/plain", "content-length": 2 });
+      res.end("OK");
+    });
+  });
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address();
+    process.send?.({ port: typeof address === "object" && address ? address.port : 0 });
+  });
+  let mark = process.cpuUsage();
+  process.on("message", (message: { cmd?: string }) => {
+    if (message.cmd === "mark") return void (mark = process.cpuUsage());
+    process.send?.({ pending: 0, rss: process.memoryUsage().rss, cpuUs: cpuSince(mark) });
+    process.exit(0);
+  });
+}
+
+/** The child: queue file in `dir`, app, server on a free port; reports the port to the parent. */
+async function serve(dir: string): Promise<void> {
+  const { log } = createLogger({ level: "info", format: "classic", stream: { write: () => undefined } });
+  const queue = await createScanQueue({ file: join(dir, "queue.db"), clock: systemClock, log, scanDelayMs: 600_000 });
+  // BENCH_SINK=memory measures the HTTP side alone (no queue file), to see where time goes.
+  const memory = process.env.BENCH_SINK === "memory";
+  const app = createApp({
+    sink: memory ? async (requests) => ({ items: requests.map((r) => ({ folder: r.path, merged: false })) }) : queue.enqueue,
+    mapper: createPathMapper({ mappings: { "/data/TV/": ["/tv/"] } }),
+    queue: queueAdminFromScanQueue(queue),
+    health: () => queueHealth(queue),
+    log,
+    serverPass: PASS,
+    allowManualScan: false,
+    ignoreList: [],
+  });
+  const server = await startWebServer({ app, hostname: "127.0.0.1", port: 0 });
+  process.send?.({ port: server.port });
+  let mark = process.cpuUsage();
+  process.on("message", async (message: { cmd?: string }) => {
+    if (message.cmd === "mark") return void (mark = process.cpuUsage());
+    if (message.cmd !== "stop") return;
+    const cpuUs = cpuSince(mark);
+    const pending = queue.pendingCount();
+    await server.close();
+    await queue.close();
+    process.send?.({ pending, rss: process.memoryUsage().rss, cpuUs });
+    process.exit(0);
+  });
+}
+
+function cpuSince(mark: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(mark);
+  return used.user + used.system;
+}
+
+async function main(): Promise<void> {
+  const bare = await measure(["--bare"]);
+  const dir = mkdtempSync(join(tmpdir(), "autoscan-bench-webhook-"));
+  try {
+    const real = await measure(["--serve", dir]);
+    report("bare Node HTTP server answering OK (the yardstick)", bare.result, bare.after);
+    report("autoscan: Sonarr Download → real app → queue file, durable before 200", real.result, real.after);
+    console.log(`  queue after: ${real.after.pending} folders pending; server RSS ${(real.after.rss / 1024 / 1024).toFixed(0)} MB`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface After {
+  readonly pending: number;
+  readonly rss: number;
+  /** Server CPU (user + system) spent while measuring, in microseconds. */
+  readonly cpuUs: number;
+}
+
+async function measure(args: string[]): Promise<{ result: RunResult; after: After }> {
+  const execArgv = process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = fork(import.meta.filename, args, { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv });
+  try {
+    const { port } = await nextMessage<{ port: number }>(child);
+    const connections = await Promise.all(Array.from({ length: CONNECTIONS }, () => openConnection(port)));
+    let counter = 0;
+    const next = (): Buffer => requestBytes(payload(counter++));
+    await runFor(WARMUP_SECONDS, connections, next);
+    child.send({ cmd: "mark" });
+    const result = await runFor(SECONDS, connections, next);
+    connections.forEach((connection) => connection.close());
+    child.send({ cmd: "stop" });
+    const after = await nextMessage<After>(child);
+    await new Promise((resolve) => child.once("exit", resolve));
+    return { result, after };
+  } finally {
+    child.kill();
+  }
+}
+
+interface RunResult {
+  readonly latencies: Float64Array;
+  readonly count: number;
+  readonly errors: number;
+  readonly elapsedS: number;
+}
+
+/** One loop per connection, each sending one request after the other, for `seconds`. */
+async function runFor(seconds: number, connections: readonly Connection[], next: () => Buffer): Promise<RunResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    connections.map(async (connection) => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        const status = await connection.send(next()).catch(() => 0);
+        latencies.push(performance.now() - t);
+        if (status !== 200) errors++;
+      }
+    }),
+  );
+  const elapsedS = (performance.now() - started) / 1000;
+  return { latencies: Float64Array.from(latencies).sort(), count: latencies.length, errors, elapsedS };
+}
+
+/** A Sonarr v4 import: 400 shows, so folders both merge and spread as in a real library. */
+function payload(n: number): string {
+  const show = `Show ${n % 400}`;
+  return JSON.stringify({
+    eventType: "Download",
+    instanceName: "Sonarr",
+    series: { id: n % 400, title: show, path: `/tv/${show}`, tvdbId: 100_000 + (n % 400), type: "standard" },
+    episodes: [{ id: n, episodeNumber: (n % 24) + 1, seasonNumber: 1 + (n % 5), title: `Episode ${n}` }],
+    episodeFile: {
+      id: n,
+      relativePath: `Season ${String(1 + (n % 5)).padStart(2, "0")}/${show} - S01E${n}.mkv`,
+      quality: "WEBDL-1080p",
+      size: 1_500_000_000,
+    },
+    isUpgrade: false,
+    downloadClient: "SABnzbd",
+    downloadId: `SABnzbd_nzo_${n}`,
+  });
+}
+
+function requestBytes(body: string): Buffer {
+  const head = `POST /${PASS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nUser-Agent: Sonarr/4.0.9.2244 (bench)\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  return Buffer.from(head + body);
+}
+
+interface Connection {
+  send(request: Buffer): Promise<number>;
+  close(): void;
+}
+
+/** A keep-alive HTTP/1.1 connection that sends one request at a time and reads one Content-Length answer. */
+function openConnection(port: number): Promise<Connection> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(port, "127.0.0.1");
+    socket.setNoDelay(true);
+    let buffer: Buffer = Buffer.alloc(0);
+    let waiting: { resolve: (status: number) => void; reject: (error: Error) => void } | undefined;
+    socket.on("data", (chunk: Buffer) => {
+      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+      const end = buffer.indexOf("\r\n\r\n");
+      if (end < 0 || !waiting) return;
+      const head = buffer.subarray(0, end).toString("latin1");
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (buffer.length < end + 4 + length) return;
+      buffer = buffer.subarray(end + 4 + length);
+      const done = waiting;
+      waiting = undefined;
+      done.resolve(Number(head.slice(9, 12)));
+    });
+    socket.on("error", (error) => waiting?.reject(error));
+    socket.once("connect", () =>
+      resolve({
+        send: (request) =>
+          new Promise((ok, fail) => {
+            waiting = { resolve: ok, reject: fail };
+            socket.write(request);
+          }),
+        close: () => socket.destroy(),
+      }),
+    );
+    socket.once("error", reject);
+  });
+}
+
+function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    child.once("message", (message) => resolve(message as T));
+    child.once("exit", (code) => reject(new Error(`bench server exited with ${String(code)}`)));
+  });
+}
+
+function report(title: string, result: RunResult, after: After): void {
+  const pct = (p: number): string => (result.latencies[Math.min(result.count - 1, Math.floor((p / 100) * result.count))] ?? NaN).toFixed(2);
+  console.log(`${title}, ${CONNECTIONS} connections, ${result.elapsedS.toFixed(1)} s:`);
+  console.log(`  requests/s: ${(result.count / result.elapsedS).toFixed(0)}   requests: ${result.count}   non-200: ${result.errors}`);
+  console.log(`  latency ms: p50 ${pct(50)}   p90 ${pct(90)}   p99 ${pct(99)}   max ${pct(100)}`);
+  // CPU per request barely depends on how busy the machine is; 1 s of one core divided by it is the ceiling of one
+  // server process when nothing else runs.
+  const perRequest = after.cpuUs / Math.max(1, result.count);
+  console.log(`  server CPU per request: ${perRequest.toFixed(0)} µs → one-core ceiling ≈ ${(1e6 / perRequest).toFixed(0)} req/s`);
+}
