@@ -1,0 +1,40 @@
+/**
+ * The process the SIGKILL durability test kills: it enqueues `/kill/item-<n>` for n in [start, end) through the real
+ * queue (small checkpoints, so kills also land mid-checkpoint) with several concurrent producers, and prints
+ * `ack <n>` on stdout once the sink call for n has resolved. Stdout is a pipe, which Node writes synchronously on
+ * Linux, so the parent never sees an ack the child had not durably stored.
+ *
+ * Usage: node test/support/queue-kill-child.ts <queue file> <start> <end>
+ */
+import pino from "pino";
+import { systemClock } from "../../src/core/clock.ts";
+import { createScanQueue } from "../../src/queue/scan-queue.ts";
+
+const [file, startArg, endArg] = process.argv.slice(2);
+if (!file || !startArg || !endArg) throw new Error("usage: queue-kill-child.ts <file> <start> <end>");
+const end = Number(endArg);
+let next = Number(startArg);
+
+const queue = await createScanQueue({
+  file,
+  clock: systemClock,
+  log: pino({ level: "silent" }),
+  scanDelayMs: 60_000,
+  checkpointBytes: 8 * 1024,
+});
+process.stdout.write("ready\n");
+
+async function producer(): Promise<void> {
+  while (next < end) {
+    const n = next++;
+    // Every fifth call carries two requests, so a batch is acknowledged as a whole.
+    const extra = n % 5 === 0 && n + 1 < end ? [next++] : [];
+    const ids = [n, ...extra];
+    await queue.enqueue(ids.map((id) => ({ path: `/kill/item-${String(id)}`, kind: "folder", source: "Kill", event: "Test" })));
+    for (const id of ids) process.stdout.write(`ack ${String(id)}\n`);
+  }
+}
+
+await Promise.all(Array.from({ length: 8 }, producer));
+await queue.close();
+process.stdout.write("done\n");
