@@ -1,0 +1,133 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
+import { freePort } from "./support/free-port.ts";
+import { startCli, within, type RunningCli } from "./support/run-cli.ts";
+
+/**
+ * The whole service as users run it: the real CLI (`autoscan server`) as a child process, a real queue file, real
+ * HTTP, and a fake Plex at the edge. A Sonarr webhook in, a partial scan of the right folder out.
+ */
+const SERVER_PASS = "0123456789abcdef0123456789abcdef";
+
+let dir: string;
+let plex: FakePlex;
+let port: number;
+const running: RunningCli[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "autoscan-service-"));
+  port = await freePort();
+  const media = join(dir, "media");
+  await mkdir(join(media, "TV", "Show (2020)", "Season 01"), { recursive: true });
+  await writeFile(join(media, "TV", "Show (2020)", "Season 01", "Show - S01E01.mkv"), "x");
+  plex = await startFakePlex({ sections: [{ key: "2", title: "TV Shows", type: "show", locations: ["/data/TV"] }] });
+  const config = {
+    SERVER_PASS,
+    SERVER_PORT: port,
+    SERVER_IP: "127.0.0.1",
+    PLEX_LOCAL_URL: plex.url,
+    PLEX_TOKEN: plex.token,
+    PLEX_ANALYZE_TYPE: "off",
+    SERVER_SCAN_DELAY: 0,
+    SERVER_MAX_FILE_CHECKS: 2,
+    SERVER_FILE_CHECK_DELAY: 1,
+    // Sonarr sees /tv/, Plex sees /data/TV/, autoscan finds the files under the temp media dir.
+    SERVER_PATH_MAPPINGS: { "/data/TV/": ["/tv/"] },
+    SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${media}/TV/`]: ["/data/TV/"] },
+  };
+  await writeFile(join(dir, "config.json"), JSON.stringify(config, null, 2));
+});
+
+afterEach(async () => {
+  for (const child of running.splice(0)) child.process.kill("SIGKILL");
+  await plex.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function startServer(): RunningCli {
+  const child = startCli(["server", "--config", join(dir, "config.json"), "--logfile", "none"], { timeoutMs: 60_000 });
+  running.push(child);
+  return child;
+}
+
+async function waitForHealth(child: RunningCli): Promise<void> {
+  await within(
+    (async () => {
+      for (;;) {
+        const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+        if (ok) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })(),
+    20_000,
+    `server health (stderr: ${child.stderr()})`,
+  );
+}
+
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  await within(
+    (async () => {
+      while (!check()) await new Promise((resolve) => setTimeout(resolve, 50));
+    })(),
+    60_000,
+    what,
+  );
+}
+
+const sonarrDownload = {
+  eventType: "Download",
+  series: { id: 1, title: "Show", path: "/tv/Show (2020)", tvdbId: 1 },
+  episodes: [{ id: 1, episodeNumber: 1, seasonNumber: 1, title: "Pilot" }],
+  episodeFile: { id: 1, relativePath: "Season 01/Show - S01E01.mkv", path: "/tv/Show (2020)/Season 01/Show - S01E01.mkv" },
+  isUpgrade: false,
+};
+
+function postWebhook(body: unknown): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/${SERVER_PASS}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+describe("autoscan server, end to end", () => {
+  it("turns a Sonarr webhook into one partial scan of the season folder, in Plex's path form", async () => {
+    const child = startServer();
+    await waitForHealth(child);
+    const response = await postWebhook(sonarrDownload);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("OK");
+    await waitFor(() => plex.scans.length > 0, `a scan reached Plex (log: ${child.stdout()})`);
+    expect(plex.scans).toEqual([expect.objectContaining({ sectionId: "2", path: "/data/TV/Show (2020)/Season 01" })]);
+    await waitFor(() => child.stdout().includes("Finished scan!"), "the scan finished");
+    child.process.kill("SIGTERM");
+    const exit = await within(child.exited, 10_000, "exit after SIGTERM");
+    expect(exit.code).toBe(0);
+    expect(child.stdout()).toContain("Scan request from Sonarr for '/data/TV/Show (2020)/Season 01/Show - S01E01.mkv'.");
+    expect(child.stdout()).not.toContain(SERVER_PASS);
+    expect(child.stdout()).not.toContain(plex.token);
+  });
+
+  it("keeps an accepted request across a crash while Plex is down, and delivers it after restart", async () => {
+    plex.setDown(503);
+    const first = startServer();
+    await waitForHealth(first);
+    expect((await postWebhook(sonarrDownload)).status).toBe(200);
+    first.process.kill("SIGKILL");
+    await within(first.exited, 10_000, "killed");
+    expect(plex.scans).toEqual([]);
+
+    plex.setDown(false);
+    const second = startServer();
+    await waitForHealth(second);
+    await waitFor(() => plex.scans.length > 0, `the restored request reached Plex (log: ${second.stdout()})`);
+    expect(plex.scans[0]).toMatchObject({ sectionId: "2", path: "/data/TV/Show (2020)/Season 01" });
+    expect(second.stdout()).toMatch(/Restored 1 scan request\(s\)/);
+    second.process.kill("SIGTERM");
+    expect((await within(second.exited, 10_000, "exit")).code).toBe(0);
+    expect(await readFile(join(dir, "queue.db")).then((b) => b.length > 0)).toBe(true);
+  }, 90_000);
+});
