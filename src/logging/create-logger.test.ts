@@ -1,0 +1,134 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { LogFormat, LogLevel } from "../core/logger.ts";
+import { makeTempDir } from "../../test/support/capture-log.ts";
+import { createLogger, type LoggerOptions } from "./create-logger.ts";
+
+/** `<timestamp> - <LEVEL> - <COMPONENT> [<id>]: <message>` */
+const CLASSIC = /^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) - (TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL) - ([A-Z0-9_]+) \[([^\]]+)\]: (.*)$/;
+
+function capture(level: LogLevel, format: LogFormat, extra: Partial<LoggerOptions> = {}) {
+  const chunks: string[] = [];
+  const handle = createLogger({ level, format, stream: { write: (line: string) => chunks.push(line) }, ...extra });
+  const lines = (): string[] => chunks.join("").split("\n").filter((line) => line !== "");
+  return { ...handle, lines };
+}
+
+describe("createLogger, classic format (the default users' tooling greps)", () => {
+  it("prints one classic line per event, with the component in capitals and the request id", () => {
+    const { log, lines } = capture("info", "classic");
+    log.child({ component: "plex" }).info({ id: 12345 }, "Scan requested for '/data/Movies/X (2020)'");
+    expect(lines()).toHaveLength(1);
+    const match = CLASSIC.exec(lines()[0] ?? "");
+    expect(match?.slice(2)).toEqual(["INFO", "PLEX", "12345", "Scan requested for '/data/Movies/X (2020)'"]);
+  });
+
+  it("stamps the current time", () => {
+    const { log, lines } = capture("info", "classic");
+    const before = Date.now();
+    log.info("now");
+    const stamp = CLASSIC.exec(lines()[0] ?? "")?.[1] ?? "";
+    const [date, time] = stamp.split(" ");
+    const parsed = new Date(`${date}T${(time ?? "").replace(",", ".")}`).getTime();
+    expect(Math.abs(parsed - before)).toBeLessThan(60_000);
+  });
+
+  it("uses the process id when there is no request id; extra fields only at debug level", () => {
+    const info = capture("info", "classic");
+    info.log.child({ component: "QUEUE" }).info({ folder: "/data/TV/Show", section: 2 }, "Added to the queue");
+    expect(info.lines()[0]).toMatch(new RegExp(` - INFO - QUEUE \\[${process.pid}\\]: Added to the queue$`));
+    const debug = capture("debug", "classic");
+    debug.log.child({ component: "QUEUE" }).info({ folder: "/data/TV/Show", section: 2 }, "Added to the queue");
+    expect(debug.lines()[0]).toMatch(
+      new RegExp(` - INFO - QUEUE \\[${process.pid}\\]: Added to the queue folder=/data/TV/Show section=2$`),
+    );
+  });
+
+  it("prints an error's message after the line", () => {
+    const { log, lines } = capture("info", "classic");
+    log.error({ err: new TypeError("boom") }, "Scan failed");
+    expect(lines()[0]).toMatch(/ - ERROR - AUTOSCAN \[\d+\]: Scan failed - TypeError: boom$/);
+  });
+});
+
+describe("createLogger, JSON lines (--log-format json)", () => {
+  it("prints one JSON object per line with level, time, message and fields", () => {
+    const { log, lines } = capture("info", "json");
+    log.child({ component: "PLEX" }).warn({ id: "r-1", folder: "/data/Movies" }, "Plex is busy");
+    log.info("second");
+    const records = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records).toHaveLength(2);
+    expect(records[0]).toMatchObject({ level: 40, component: "PLEX", id: "r-1", folder: "/data/Movies", msg: "Plex is busy" });
+    expect(typeof records[0]?.time).toBe("number");
+    expect(records[1]).toMatchObject({ level: 30, msg: "second" });
+  });
+
+  it("keeps errors as objects with type, message and stack", () => {
+    const { log, lines } = capture("info", "json");
+    log.error({ err: new RangeError("out") }, "failed");
+    const record = JSON.parse(lines()[0] ?? "{}") as { err?: Record<string, unknown> };
+    expect(record.err).toMatchObject({ type: "RangeError", message: "out" });
+    expect(String(record.err?.stack)).toContain("RangeError: out");
+  });
+});
+
+describe("level filtering (--loglevel)", () => {
+  const levels: LogLevel[] = ["debug", "info", "warn", "error"];
+
+  it.each(levels)("at %s, only that level and above are written", (level) => {
+    const { log, lines } = capture(level, "json");
+    log.trace("t");
+    log.debug("d");
+    log.info("i");
+    log.warn("w");
+    log.error("e");
+    const expected = ["d", "i", "w", "e"].slice(levels.indexOf(level));
+    expect(lines().map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(expected);
+  });
+
+  it("silent writes nothing", () => {
+    const { log, lines } = capture("silent", "classic");
+    log.error("e");
+    expect(lines()).toEqual([]);
+  });
+
+  it("child loggers follow the root level", () => {
+    const { log, lines } = capture("warn", "classic");
+    const child = log.child({ component: "DRIVE" });
+    child.info("hidden");
+    child.warn("shown");
+    expect(lines()).toHaveLength(1);
+    expect(lines()[0]).toMatch(/ - WARNING - DRIVE \[\d+\]: shown$/);
+  });
+});
+
+describe("the log file", () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await makeTempDir("autoscan-logfile-")));
+  afterEach(() => cleanup());
+
+  it("gets the classic lines even when the console prints JSON", () => {
+    const path = join(dir, "logs", "autoscan.log");
+    const { log, lines, close } = capture("info", "json", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
+    log.child({ component: "PLEX" }).info({ id: 9 }, "Finished scan!");
+    close();
+    expect(JSON.parse(lines()[0] ?? "{}")).toMatchObject({ msg: "Finished scan!" });
+    const fileLines = readFileSync(path, "utf8").trimEnd().split("\n");
+    expect(fileLines).toHaveLength(1);
+    expect(CLASSIC.exec(fileLines[0] ?? "")?.slice(2)).toEqual(["INFO", "PLEX", "9", "Finished scan!"]);
+  });
+
+  it("rotates by size through the logger, keeping the number of files asked for", () => {
+    const path = join(dir, "autoscan.log");
+    const { log, close } = capture("info", "classic", { file: { path, maxBytes: 400, maxFiles: 2 } });
+    for (let i = 0; i < 60; i++) log.info(`Scan request ${i} is now being processed...`);
+    close();
+    const files = [path, `${path}.1`, `${path}.2`].map((file) => readFileSync(file, "utf8"));
+    for (const text of files) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(400);
+    expect(() => readFileSync(`${path}.3`)).toThrow();
+    expect(files[0]).toMatch(/Scan request 59 is now being processed...\n$/);
+    expect(files[2]).not.toContain("Scan request 0 ");
+  });
+});
