@@ -300,7 +300,9 @@ describe("/triggers/manual", () => {
 
   it("is off (404) without SERVER_AUTH_* and says so at start-up; the secret URL form always works", async () => {
     const { app, recorder, capture } = buildWebApp();
-    expect((await app.request("/triggers/manual?dir=/data/TV/Show", { method: "POST" })).status).toBe(404);
+    for (const method of ["GET", "POST", "PUT", "DELETE", "HEAD"]) {
+      expect((await app.request("/triggers/manual?dir=/data/TV/Show", { method })).status, method).toBe(404);
+    }
     expect(capture.lines.map((l) => l.msg)).toContain(
       "/triggers/manual is off: set SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD to enable it; /<SERVER_PASS>/triggers/manual works without them",
     );
@@ -328,6 +330,8 @@ describe("/triggers/manual", () => {
     expect(recorder.all()[0]).toMatchObject({ kind: "unknown", source: "Manual", event: "Manual" });
     expect((await app.request("/triggers/manual", { method: "HEAD", headers: basic("tdarr", "s3cret-pass") })).status).toBe(200);
     expect((await app.request("/triggers/manual", { method: "GET", headers: basic("tdarr", "s3cret-pass") })).status).toBe(400);
+    expect((await app.request("/triggers/manual", { method: "DELETE" })).status).toBe(401);
+    expect((await app.request("/triggers/manual", { method: "DELETE", headers: basic("tdarr", "s3cret-pass") })).status).toBe(405);
   });
 });
 

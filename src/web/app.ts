@@ -6,7 +6,7 @@ import { byMethod, notFound } from "./responses.ts";
 import { createApiHandler } from "./routes/api.ts";
 import { createHealthHandler } from "./routes/health.ts";
 import { createManualPageHandler } from "./routes/manual-page.ts";
-import { createTriggerHandler, logTriggerState } from "./routes/trigger.ts";
+import { createTriggerAuth, createTriggerHandler, logTriggerState } from "./routes/trigger.ts";
 import { createWebhookHandler } from "./routes/webhook.ts";
 import { createUrlSecret } from "./secret.ts";
 
@@ -30,9 +30,8 @@ export function createApp(options: WebOptions): Hono {
 
   app.use(accessLog(deps));
   app.all("/health", byMethod({ GET: createHealthHandler(deps) }));
-  const bareTrigger = createTriggerHandler(deps, { requireAuth: true });
-  const trigger = createTriggerHandler(deps, { requireAuth: false });
-  app.all("/triggers/manual", byMethod({ GET: bareTrigger, POST: bareTrigger, PUT: bareTrigger }));
+  const trigger = createTriggerHandler(deps);
+  app.all("/triggers/manual", createTriggerAuth(deps), byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
   const api = createApiHandler(deps);
   app.all("/api/:pass", guard, byMethod({ GET: api, POST: api }));
   app.all("/:pass/triggers/manual", guard, byMethod({ GET: trigger, POST: trigger, PUT: trigger }));

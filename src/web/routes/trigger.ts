@@ -1,4 +1,4 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { parseManualTrigger } from "../../intake/manual.ts";
 import { BASIC_CHALLENGE, isAuthorized } from "../basic-auth.ts";
 import { clientAddress } from "../client-address.ts";
@@ -14,20 +14,28 @@ import { submitScans } from "../submit.ts";
  * The bare route needs HTTP Basic auth (`SERVER_AUTH_USERNAME`/`SERVER_AUTH_PASSWORD`) and does not exist (404)
  * while those are unset; `/<SERVER_PASS>/triggers/manual` is the same trigger for tools that can only take a URL.
  */
-export function createTriggerHandler(deps: RouteDeps, options: { readonly requireAuth: boolean }) {
-  const auth = deps.options.auth;
-  const authEnabled = Boolean(auth?.username && auth.password);
+export function createTriggerHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
-    if (options.requireAuth) {
-      if (!authEnabled || !auth) return notFound(c);
-      if (!isAuthorized(c.req.header("authorization"), auth)) {
-        deps.log.warn(`Client '${clientAddress(c)}' sent wrong or no credentials to /triggers/manual`);
-        c.header("www-authenticate", BASIC_CHALLENGE);
-        return text(c, "Unauthorized", 401);
-      }
-    }
     if (c.req.method === "HEAD") return c.body(null, 200);
     return trigger(c, deps);
+  };
+}
+
+/**
+ * Guards the bare route before anything else (even the method check), so that while it is off every request gets
+ * the same 404 as an unknown URL, and while it is on nothing is learnt without the credentials.
+ */
+export function createTriggerAuth(deps: RouteDeps): MiddlewareHandler {
+  const auth = deps.options.auth;
+  const credentials = auth?.username && auth.password ? auth : undefined;
+  return async (c, next) => {
+    if (!credentials) return notFound(c);
+    if (!isAuthorized(c.req.header("authorization"), credentials)) {
+      deps.log.warn(`Client '${clientAddress(c)}' sent wrong or no credentials to /triggers/manual`);
+      c.header("www-authenticate", BASIC_CHALLENGE);
+      return text(c, "Unauthorized", 401);
+    }
+    await next();
   };
 }
 
