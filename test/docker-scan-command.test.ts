@@ -68,6 +68,18 @@ describe("autoscan scan on this host (USE_DOCKER false)", () => {
     expect(failed.stderr).toContain("Scanner crashed\n");
   });
 
+  it("lists sections through the scanner's --list when no PLEX_TOKEN is set", async () => {
+    await rm(join(fake.state, "control.json"), { force: true });
+    // No library database next to the fake: Plex SQLite fails, so the names come from --list.
+    const result = await autoscan(dir, ["sections"], { PLEX_SCANNER: escaped(), USE_SUDO: false, PLEX_DATABASE_PATH: join(dir, "none.db") });
+    expect(result.stderr).toContain("PLEX_TOKEN is empty: asking Plex Media Scanner on this host instead.");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Plex Sections:\n==============\n  1: Movies\n");
+    expect(result.stdout).toContain("  2: TV Shows\n");
+    const calls = await readHostCalls(fake.state);
+    expect(calls.some((call) => call.argv.includes("--list"))).toBe(true);
+  });
+
   it("prints exactly what would run with --dry-run, and runs nothing", async () => {
     const before = (await readHostCalls(fake.state)).length;
     const result = await autoscan(dir, ["scan", "--directory", "/data/Movies/Heat (1995)", "--section", "1", "--dry-run"], {

@@ -1,7 +1,10 @@
-import { ConfigError, TargetAuthError, TargetUnavailableError, describeError } from "../../core/errors.ts";
+import { systemClock } from "../../core/clock.ts";
+import { TargetAuthError, TargetUnavailableError, describeError } from "../../core/errors.ts";
+import { listScannerSections } from "../../docker/scanner-sections.ts";
 import type { PlexSection } from "../../plex/sections.ts";
-import { booleanFlag, type Command } from "../command.ts";
-import { loadRuntime } from "../runtime.ts";
+import { booleanFlag, type Command, type CommandIO } from "../command.ts";
+import { loadRuntime, type Runtime } from "../runtime.ts";
+import { createScannerFromConfig } from "../wiring/docker.ts";
 import { plexClientFromConfig } from "../wiring/plex.ts";
 
 /**
@@ -13,8 +16,8 @@ export const sectionsCommand: Command = {
   summary: "List Plex's library sections and their folders (--json for scripts)",
   usage: "autoscan sections [--json] [--config PATH]",
   description:
-    "Asks Plex at PLEX_LOCAL_URL with PLEX_TOKEN. Exits 1 when Plex cannot be reached or rejects the token, " +
-    "2 when the config is wrong.",
+    "Asks Plex at PLEX_LOCAL_URL with PLEX_TOKEN; without a token, runs Plex Media Scanner --list (in the Plex " +
+    "container when USE_DOCKER is on). Exits 1 when Plex cannot be reached or rejects the token, 2 when the config is wrong.",
   options: { json: { type: "boolean" } },
   optionHelp: { json: "print the sections as JSON (id, title, type, locations) on stdout" },
   async run(input) {
@@ -22,14 +25,12 @@ export const sectionsCommand: Command = {
     if ("exitCode" in runtime) return runtime.exitCode;
     const { config } = runtime;
     const { stdout, stderr } = input.io;
-    if (config.PLEX_TOKEN === "") {
-      throw new ConfigError("PLEX_TOKEN is empty", [
-        `PLEX_TOKEN: set it in ${runtime.settings.configPath} (autoscan sections asks Plex's API at ${config.PLEX_LOCAL_URL})`,
-      ]);
-    }
-    let sections: PlexSection[];
+    let sections: readonly SectionView[];
     try {
-      sections = await plexClientFromConfig(config).listSections(input.io.shutdownSignal);
+      sections =
+        config.PLEX_TOKEN === ""
+          ? await sectionsFromScanner(runtime, input.io.stderr)
+          : await plexClientFromConfig(config).listSections(input.io.shutdownSignal);
     } catch (error) {
       stderr.write(`autoscan sections: ${explain(error)}\n`);
       return 1;
@@ -46,8 +47,25 @@ export const sectionsCommand: Command = {
   },
 };
 
+type SectionView = Pick<PlexSection, "id" | "title" | "type" | "locations">;
+
+/**
+ * No token: ask Plex's own scanner (plex_autoscan's `sections` ran `Plex Media Scanner --list`), through the Docker
+ * exec API when USE_DOCKER is on, else on this host. Folders come from the library database when `Plex SQLite` can read it.
+ */
+async function sectionsFromScanner(runtime: Runtime, stderr: CommandIO["stderr"]): Promise<SectionView[]> {
+  const { config, settings, log } = runtime;
+  stderr.write(
+    `PLEX_TOKEN is empty: asking Plex Media Scanner ${config.USE_DOCKER ? `in container '${config.DOCKER_NAME}'` : "on this host"} instead.\n`,
+  );
+  const { scanner } = createScannerFromConfig({ config, dockerHost: settings.dockerHost, clock: systemClock, log });
+  const listed = await listScannerSections(scanner);
+  if (listed.source === "list") stderr.write("(folders are not shown: set PLEX_TOKEN to see them)\n");
+  return listed.sections;
+}
+
 /** plex_autoscan's `  1: Movies`, then each folder with a trailing `/` (its `sections+`). */
-export function renderSections(sections: readonly PlexSection[]): string {
+export function renderSections(sections: readonly SectionView[]): string {
   if (sections.length === 0) return "Plex Sections:\n==============\n  (none: add a library in Plex first)\n";
   const lines = ["Plex Sections:", "=============="];
   for (const section of sections) {
