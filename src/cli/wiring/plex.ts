@@ -86,7 +86,7 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
       : plex.apiTarget;
   log.info(
     { method: config.PLEX_SCAN_METHOD, url: config.PLEX_LOCAL_URL },
-    `Plex target: ${scannerMethod ? `Plex Media Scanner in ${scanner?.where ?? "?"}` : `HTTP API at ${plex.client.url}`}`,
+    `Plex target: ${scannerMethod ? `Plex Media Scanner (${scanner?.where ?? "?"})` : `HTTP API at ${plex.client.url}`}`,
   );
   return { plex, target, isInLibrary: plex.isInLibrary, close: () => plex.close() };
 }
