@@ -31,16 +31,19 @@ export async function handleManualScan(
     return answer(c, deps, input.asHtml, sent, 400, { kind: "refused", reason });
   }
   const { request } = parsed;
-  deps.log.info({ path: request.path, source: request.source }, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
+  const fields = { path: request.path, source: request.source };
+  deps.log.info(fields, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
   if (parsed.ignoredBy !== undefined) {
-    deps.log.info({ path: request.path }, `Ignoring scan request because ${parsed.ignoredBy} was matched from your SERVER_IGNORE_LIST`);
+    const words = ignoreText(parsed.ignoredBy);
+    deps.log.info(fields, words);
     const reason = `it matches '${parsed.ignoredBy}' in SERVER_IGNORE_LIST`;
-    return answer(c, deps, input.asHtml, sent, 200, { kind: "ignored", path: request.path, reason }, ignoreText(parsed.ignoredBy));
+    return answer(c, deps, input.asHtml, sent, 200, { kind: "ignored", path: request.path, reason }, words);
   }
   const submitted = await submitScans(deps.options.sink, [request], deps.requestTimeoutMs, deps.log);
   if (!submitted.ok) return answer(c, deps, input.asHtml, sent, 503, { kind: "refused", reason: submitted.reason });
   const item = submitted.result.items[0];
-  return answer(c, deps, input.asHtml, sent, 200, pageResult(request.path, request.receivedPath ?? sent, item, parsed.mappedFrom));
+  const result = pageResult(request.path, request.receivedPath ?? sent, item, parsed.mappedFrom);
+  return answer(c, deps, input.asHtml, sent, 200, result);
 }
 
 function pageResult(path: string, sent: string, item: EnqueuedItem | undefined, mappedFrom: string | undefined): PageResult {

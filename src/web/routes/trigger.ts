@@ -61,7 +61,9 @@ async function trigger(c: Context, deps: RouteDeps): Promise<Response> {
   if (!submitted.ok) return c.json({ success: false, msg: submitted.reason }, 503);
   const queued = parsed.accepted.map((request, index) => {
     const item = submitted.result.items[index];
-    return { path: request.path, folder: item?.folder ?? request.path, merged: item?.merged ?? false, ...(item?.ignoredBecause ? { ignoredBecause: item.ignoredBecause } : {}) };
+    const because = item?.ignoredBecause;
+    const entry = { path: request.path, folder: item?.folder ?? request.path, merged: item?.merged ?? false };
+    return because ? { ...entry, ignoredBecause: because } : entry;
   });
   return c.json({ success: true, queued, ignored });
 }
@@ -73,7 +75,8 @@ export function logTriggerState(deps: RouteDeps): void {
     deps.log.info("/triggers/manual is enabled with HTTP Basic auth (SERVER_AUTH_USERNAME)");
   } else {
     deps.log.info(
-      "/triggers/manual is off: set SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD to enable it; /<SERVER_PASS>/triggers/manual works without them",
+      "/triggers/manual is off: set SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD to enable it; " +
+        "/<SERVER_PASS>/triggers/manual works without them",
     );
   }
 }
