@@ -1,0 +1,353 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CommandIO } from "../src/cli/command.ts";
+import { COMMANDS } from "../src/cli/commands/index.ts";
+import { main } from "../src/cli/main.ts";
+import { makeTempDir } from "./support/capture-log.ts";
+import { EXAMPLE_CONFIG, fixtureText } from "./support/config-fixtures.ts";
+import { runCli, type CliOptions } from "./support/run-cli.ts";
+
+// The real CLI in a child process: `node src/cli/main.ts …`. Each test gets a config folder and a separate, empty
+// working directory, so a file written to the working directory by mistake is seen.
+const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const PASS = "0123456789abcdef0123456789abcdef";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(() => Promise.all(cleanups.map((cleanup) => cleanup())));
+
+/** Folders of one test (tests run concurrently: a child process each, mostly waiting on Node's start-up). */
+async function setup() {
+  const { dir: root, cleanup } = await makeTempDir("autoscan-cli-");
+  cleanups.push(cleanup);
+  const configDir = join(root, "config");
+  const cwd = join(root, "cwd");
+  mkdirSync(configDir);
+  mkdirSync(cwd);
+  const configPath = join(configDir, "config.json");
+  return {
+    root,
+    configDir,
+    cwd,
+    configPath,
+    cli: (args: readonly string[], options: CliOptions = {}) => runCli(args, { cwd, ...options }),
+    writeConfig: (value: unknown): void =>
+      writeFileSync(configPath, typeof value === "string" ? value : `${JSON.stringify(value, null, 2)}\n`),
+  };
+}
+
+/** The same `main` in this process, for the many cheap usage checks (the spawned tests prove the real entry point). */
+async function inProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io: CommandIO = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: Readable.from([]),
+    env: {},
+    installDir: "/nonexistent/autoscan",
+    shutdownSignal: new AbortController().signal,
+  };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}
+
+describe.concurrent("the real entry point", () => {
+  it("--version prints the version on stdout and exits 0", async () => {
+    expect(await runCli(["--version"])).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
+  });
+
+  it("--help lists every command on stderr and exits 0", async () => {
+    const result = await runCli(["--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("Usage: autoscan <command> [options]");
+    for (const command of COMMANDS) expect(result.stderr).toContain(`  ${command.name} `);
+  });
+
+  it("a command's --help prints its usage on stderr and exits 0", async () => {
+    const result = await runCli(["config", "check", "--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/^Usage: autoscan config check /);
+  });
+
+  it("an unknown command: usage on stderr, exit 2", async () => {
+    const result = await runCli(["bogus"]);
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).toContain("unknown command 'bogus'");
+    expect(result.stderr).toContain("Usage: autoscan <command> [options]");
+  });
+
+  it("an unknown flag: the command's usage on stderr, exit 2", async () => {
+    const result = await runCli(["config", "check", "--bogus"]);
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).toContain("Unknown option '--bogus'");
+    expect(result.stderr).toContain("Usage: autoscan config check [");
+  });
+});
+
+describe("--version / --help (in process)", () => {
+  it.each([["--version"], ["-v"], ["-V"]])("%s prints the version on stdout", async (flag) => {
+    expect(await inProcess([flag])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
+  });
+
+  it.each([["--help"], ["-h"], ["help"], []])("%s lists every command and every settings flag on stderr", async (...args) => {
+    const result = await inProcess(args.filter((a): a is string => typeof a === "string"));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    for (const command of COMMANDS) expect(result.stderr).toContain(`  ${command.name} `);
+    for (const flag of ["--config", "--logfile", "--queuefile", "--cachefile", "--loglevel", "--data-dir", "--log-format", "--version"]) {
+      expect(result.stderr).toContain(flag);
+    }
+  });
+
+  it.each(COMMANDS.map((command) => [command.name, command] as const))("autoscan %s --help", async (name, command) => {
+    for (const flag of ["--help", "-h"]) {
+      const result = await inProcess([...name.split(" "), flag]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe("");
+      expect(result.stderr.startsWith(`Usage: ${command.usage}\n`)).toBe(true);
+      expect(result.stderr).toContain(command.summary);
+      expect(result.stderr).toContain("--config");
+      for (const flagName of Object.keys(command.options ?? {})) expect(result.stderr).toContain(`--${flagName}`);
+    }
+  });
+});
+
+describe("bad usage: usage on stderr, exit 2 (in process)", () => {
+  it.each([
+    [["bogus"], /unknown command 'bogus'/],
+    [["config"], /unknown command 'config'/],
+    [["config", "bogus"], /unknown command 'config bogus'/],
+    [["--bogus"], /unknown command '--bogus'/],
+  ])("autoscan %j", async (args, message) => {
+    const result = await inProcess(args);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toContain("Usage: autoscan <command> [options]");
+  });
+
+  it.each([
+    [["server", "--conifg", "/x.json"], "server", /Unknown option '--conifg'/],
+    [["config", "check", "extra"], "config check", /extra/],
+    [["config", "check", "--config"], "config check", /--config/],
+    [["config", "init", "--loglevel", "LOUD"], "config init", /Unknown log level "LOUD"/],
+    [["config", "upgrade", "--log-format", "xml"], "config upgrade", /Unknown log format "xml"/],
+  ])("autoscan %j", async (args, name, message) => {
+    const result = await inProcess(args);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toContain(`Usage: autoscan ${name} [`);
+  });
+});
+
+describe.concurrent("first start without a config file", () => {
+  it("writes the documented default with a fresh SERVER_PASS, says where and what to edit, exits 0", async () => {
+    const { cli, configPath, configDir, cwd } = await setup();
+    const result = await cli(["server", "--config", configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(configPath);
+    expect(result.stderr).toMatch(/PLEX_TOKEN/);
+    expect(result.stderr).toMatch(/SERVER_PATH_MAPPINGS/);
+    const written = readFileSync(configPath, "utf8");
+    const pass = (JSON.parse(written) as { SERVER_PASS: string }).SERVER_PASS;
+    expect(pass).toMatch(/^[0-9a-f]{32}$/);
+    expect(written).toBe(readFileSync(EXAMPLE_CONFIG, "utf8").replace('"change-me-to-a-long-random-secret"', `"${pass}"`));
+    // Nothing else was written, neither beside the config nor in the working directory.
+    expect(readdirSync(configDir)).toEqual(["config.json"]);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it("finds the config through AUTOSCAN_CONFIG before PLEX_AUTOSCAN_CONFIG", async () => {
+    const { cli, configPath, root } = await setup();
+    const result = await cli(["server"], { env: { AUTOSCAN_CONFIG: configPath, PLEX_AUTOSCAN_CONFIG: join(root, "no.json") } });
+    expect(result.code).toBe(0);
+    expect(existsSync(configPath)).toBe(true);
+    expect(existsSync(join(root, "no.json"))).toBe(false);
+  });
+
+  it("expands $VAR in PLEX_AUTOSCAN_CONFIG", async () => {
+    const { cli, root } = await setup();
+    const result = await cli(["config", "init"], { env: { CFG: join(root, "theirs"), PLEX_AUTOSCAN_CONFIG: "$CFG/config.json" } });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(root, "theirs", "config.json"))).toBe(true);
+  });
+});
+
+describe.concurrent("autoscan config init", () => {
+  it("writes the default, prints its path on stdout, and refuses to overwrite it the second time", async () => {
+    const { cli, configPath } = await setup();
+    const first = await cli(["config", "init", "--config", configPath]);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(`${configPath}\n`);
+    const written = readFileSync(configPath, "utf8");
+    expect(JSON.parse(written)).toHaveProperty("SERVER_PASS", expect.stringMatching(/^[0-9a-f]{32}$/));
+
+    const second = await cli(["config", "init", "--config", configPath]);
+    expect(second.code).not.toBe(0);
+    expect(second.stdout).toBe("");
+    expect(second.stderr).toContain("already exists");
+    expect(second.stderr).toContain("config upgrade");
+    expect(readFileSync(configPath, "utf8")).toBe(written);
+  });
+});
+
+describe.concurrent("autoscan config check", () => {
+  it("prints a summary of a plex_autoscan user's file on stdout and exits 0; warnings go to stderr", async () => {
+    const { cli, configPath, configDir, writeConfig } = await setup();
+    writeConfig(fixtureText("plex-autoscan-full.json"));
+    const result = await cli(["config", "check", "--config", configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Config file:     ${configPath}`);
+    expect(result.stdout).toContain(`Data directory:  ${configDir}`);
+    expect(result.stdout).toContain(`Queue file:      ${join(configDir, "queue.db")}`);
+    expect(result.stdout).toContain("http://127.0.0.1:3468/<SERVER_PASS>");
+    expect(result.stdout).toContain("https://plex.example.com:32400");
+    expect(result.stdout).toContain("/mnt/unionfs/");
+    expect(result.stdout).not.toContain("warning");
+    expect(result.stderr).toContain(`${configPath} is valid`);
+    // The summary never shows the secrets themselves.
+    for (const secret of ["9c4b81fe234e4d6eb9011cefe514d915", "plexTokenFullFixture123", "GOCSPX-clientsecret-full-fixture"]) {
+      expect(result.stdout + result.stderr).not.toContain(secret);
+    }
+  });
+
+  it("warns on stderr about legacy keys, naming what replaced them, and still exits 0", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig(fixtureText("l3uddz-legacy.json"));
+    const result = await cli(["config", "check", "--config", configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/warning: .*"DOCKER_FILE_EXIST_PATH_MAPPINGS".*"SERVER_FILE_EXIST_PATH_MAPPINGS"/);
+    expect(result.stderr).toMatch(/warning: .*"PLEX_SECTION_PATH_MAPPINGS" is obsolete/);
+    expect(result.stdout).not.toContain("warning");
+  });
+
+  it("lists every problem on stderr and exits 2", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS, SERVER_PATH_MAPPING: {}, SERVER_PORT: "3468", CLOUD: { ALLOWED: { FILE_PATH: [] } } });
+    const result = await cli(["config", "check", "--config", configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(`${configPath} has 3 problems:`);
+    expect(result.stderr).toContain('  - Unknown key "SERVER_PATH_MAPPING" — did you mean "SERVER_PATH_MAPPINGS"?');
+    expect(result.stderr).toContain('  - Unknown key "FILE_PATH" in "CLOUD.ALLOWED" — did you mean "FILE_PATHS"?');
+    expect(result.stderr).toContain('  - SERVER_PORT: expected a whole number (no quotes), found "3468".');
+  });
+
+  it("reports invalid JSON with its line and column, exit 2", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig('{\n  "SERVER_PASS": "x",\n  "SERVER_PORT": 3468,\n}\n');
+    const result = await cli(["config", "check", "--config", configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("line 4, column 1");
+  });
+
+  it("exits 2 without creating anything when the file is missing", async () => {
+    const { cli, configPath } = await setup();
+    const result = await cli(["config", "check", "--config", configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("autoscan config init");
+    expect(existsSync(configPath)).toBe(false);
+  });
+
+  it("applies environment overrides", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS });
+    const result = await cli(["config", "check", "--config", configPath], { env: { SERVER_PORT: "4000", USE_DOCKER: "true" } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("http://0.0.0.0:4000/<SERVER_PASS>");
+    expect(result.stdout).toContain("container 'plex'");
+  });
+
+  it("names the environment variable whose value is wrong, exit 2", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS });
+    const result = await cli(["config", "check", "--config", configPath], { env: { SERVER_PORT: "abc" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("SERVER_PORT (from environment variable SERVER_PORT)");
+  });
+
+  it("puts data files flag > AUTOSCAN_* > PLEX_AUTOSCAN_* > the config's folder, never the working directory", async () => {
+    const { cli, configPath, configDir, cwd, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS });
+    const env = { AUTOSCAN_QUEUEFILE: "ours.db", PLEX_AUTOSCAN_QUEUEFILE: "theirs.db" };
+    const queueLine = async (args: string[], vars: Record<string, string>): Promise<string> => {
+      const result = await cli(["config", "check", "--config", configPath, ...args], { env: vars });
+      expect(result.code).toBe(0);
+      return /Queue file:\s+(.*)/.exec(result.stdout)?.[1] ?? "";
+    };
+    const [flag, ours, none] = await Promise.all([queueLine(["--queuefile", "flag.db"], env), queueLine([], env), queueLine([], {})]);
+    expect(flag).toBe(join(configDir, "flag.db"));
+    expect(ours).toBe(join(configDir, "ours.db"));
+    expect(none).toBe(join(configDir, "queue.db"));
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+});
+
+describe.concurrent("autoscan config upgrade", () => {
+  it("renames legacy keys with their values, adds new keys, keeps a .bak, prints what changed on stdout", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    const original = fixtureText("l3uddz-legacy.json");
+    writeConfig(original);
+    const result = await cli(["config", "upgrade", "--config", configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Renamed GDRIVE → CLOUD\n");
+    expect(result.stdout).toContain("Renamed DOCKER_FILE_EXIST_PATH_MAPPINGS → SERVER_FILE_EXIST_PATH_MAPPINGS\n");
+    expect(result.stdout).toContain('Added PLEX_SCAN_METHOD: "api"\n');
+    expect(result.stdout).toContain("Added SERVER_FILE_CHECK_DELAY: 60\n");
+    expect(result.stderr).toContain("Your config was upgraded");
+    expect(readFileSync(`${configPath}.bak`, "utf8")).toBe(original);
+    const upgraded = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, unknown>;
+    expect(upgraded.SERVER_FILE_EXIST_PATH_MAPPINGS).toEqual({ "/home/seed/plexdrive/": ["/data/"] });
+    expect(upgraded.SERVER_PASS).toBe("3f2a6c1d9b8e4f70a5c6d7e8f9012345");
+    expect(upgraded.PLEX_TOKEN).toBe("legacyPlexToken456");
+  });
+
+  it("names the obsolete keys it dropped from the file (they are only in the .bak afterwards)", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig(fixtureText("l3uddz-legacy.json"));
+    const result = await cli(["config", "upgrade", "--config", configPath]);
+    expect(result.code).toBe(0);
+    const upgraded = readFileSync(configPath, "utf8");
+    for (const key of ["PLEX_SECTION_PATH_MAPPINGS", "USE_QUOTED_SCAN_DIRECTORY", "IGNORE_PATHS"]) {
+      if (!upgraded.includes(`"${key}"`)) expect(result.stdout + result.stderr, key).toContain(key);
+    }
+  });
+
+  it("changes nothing in an up-to-date file and says so", async () => {
+    const { cli, configPath } = await setup();
+    const init = await cli(["config", "init", "--config", configPath]);
+    expect(init.code).toBe(0);
+    const before = readFileSync(configPath, "utf8");
+    const result = await cli(["config", "upgrade", "--config", configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("up to date");
+    expect(readFileSync(configPath, "utf8")).toBe(before);
+    expect(existsSync(`${configPath}.bak`)).toBe(false);
+  });
+
+  it("exits 2 on invalid JSON and leaves the file alone", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig('{\n  "SERVER_PASS": "x"\n  "SERVER_PORT": 1\n}\n');
+    const result = await cli(["config", "upgrade", "--config", configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("line 3, column 3");
+    expect(existsSync(`${configPath}.bak`)).toBe(false);
+  });
+});
+
+describe.concurrent("autoscan server with a bad config", () => {
+  it("lists the problems and exits 2 before listening", async () => {
+    const { cli, configPath, cwd, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS, SERVER_PATH_MAPPING: {} });
+    const result = await cli(["server", "--config", configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Unknown key "SERVER_PATH_MAPPING" — did you mean "SERVER_PATH_MAPPINGS"?');
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+});
