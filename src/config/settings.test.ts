@@ -22,7 +22,7 @@ describe("settings: flag > environment > default (plex_autoscan's precedence)", 
   });
 
   // [setting, flag, AUTOSCAN_* variable, PLEX_AUTOSCAN_* variable, value, what the Settings field becomes]
-  const cases: [keyof ReturnType<typeof resolveSettings>, string, string, string, (v: string) => unknown][] = [
+  const cases: [keyof ReturnType<typeof resolveSettings>, string, string, string, (v: string) => string][] = [
     ["configPath", "config", "AUTOSCAN_CONFIG", "PLEX_AUTOSCAN_CONFIG", (v) => `/etc/${v}/config.json`],
     ["logFile", "logfile", "AUTOSCAN_LOGFILE", "PLEX_AUTOSCAN_LOGFILE", (v) => `/var/log/${v}.log`],
     ["queueFile", "queuefile", "AUTOSCAN_QUEUEFILE", "PLEX_AUTOSCAN_QUEUEFILE", (v) => `/var/lib/${v}.db`],
