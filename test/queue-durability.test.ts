@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendFile, cp, readdir, readFile, truncate, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdir, readdir, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FatalError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
@@ -21,10 +21,20 @@ const clock = createManualClock();
 const open = (dir: string, extra: { checkpointBytes?: number } = {}): Promise<ScanQueue> =>
   createScanQueue({ file: join(dir, "queue.db"), clock, log: logs.log, scanDelayMs: 1000, ...extra });
 
-/** The disk as it is right now, as a crash would leave it: copy the folder while the queue is still open. */
+/**
+ * The disk as a crash now would leave it, copied while the queue is still open (a checkpoint may be running). The
+ * journals go first and the file last: a journal is deleted only after the file that contains it is in place, so
+ * this order never misses a change that either of them held.
+ */
 async function crashCopy(dir: string): Promise<string> {
   const copy = join(temp.dir, `crash-${String(Math.random()).slice(2)}`);
-  await cp(dir, copy, { recursive: true });
+  await mkdir(copy);
+  const names = await readdir(dir);
+  for (const name of [...names.filter((n) => n.includes(".journal.")), "queue.db"]) {
+    await copyFile(join(dir, name), join(copy, name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+  }
   return copy;
 }
 

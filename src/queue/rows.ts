@@ -69,6 +69,11 @@ const ITEM_COLUMNS = [
 ] as const;
 const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
 const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
+const upsertSql = (table: string, columns: readonly string[]): string =>
+  `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+const UPSERT_ITEM = upsertSql("items", ITEM_COLUMNS);
+const UPSERT_REQUEST = upsertSql("requests", REQUEST_COLUMNS);
+const UPSERT_TARGET = upsertSql("item_targets", TARGET_COLUMNS);
 
 const PRUNED_IDS = `
   SELECT id FROM items WHERE state <> 'pending' AND finished_at < ?1
@@ -88,37 +93,49 @@ export interface RowAccess {
   free(): void;
 }
 
+interface Prepared {
+  readonly stmt: Statement;
+  /** Column names, read once: asking sql.js for them on every row costs more than the query. */
+  columns?: string[];
+}
+
 export function createRowAccess(db: Database): RowAccess {
-  const cache = new Map<string, Statement>();
-  const statement = (sql: string): Statement => {
-    let stmt = cache.get(sql);
-    if (!stmt) {
-      stmt = db.prepare(sql);
-      cache.set(sql, stmt);
+  const cache = new Map<string, Prepared>();
+  const statement = (sql: string): Prepared => {
+    let prepared = cache.get(sql);
+    if (!prepared) {
+      prepared = { stmt: db.prepare(sql) };
+      cache.set(sql, prepared);
     }
-    return stmt;
+    return prepared;
   };
   const all = <T>(sql: string, params: readonly SqlValue[] = []): T[] => {
-    const stmt = statement(sql);
+    const prepared = statement(sql);
+    const { stmt } = prepared;
     try {
-      stmt.bind([...params]);
+      stmt.bind(params as SqlValue[]);
       const rows: T[] = [];
-      while (stmt.step()) rows.push(stmt.getAsObject() as T);
+      while (stmt.step()) {
+        const columns = (prepared.columns ??= stmt.getColumnNames());
+        const values = stmt.get();
+        const row: Record<string, SqlValue> = {};
+        for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i] ?? null;
+        rows.push(row as T);
+      }
       return rows;
     } finally {
       stmt.reset();
     }
   };
   const run = (sql: string, params: readonly SqlValue[] = []): void => {
-    const stmt = statement(sql);
+    const { stmt } = statement(sql);
     try {
-      stmt.run([...params]);
+      stmt.run(params as SqlValue[]);
     } finally {
       stmt.reset();
     }
   };
-  const upsert = (table: string, columns: readonly string[], row: object): void => {
-    const sql = `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  const upsert = (sql: string, columns: readonly string[], row: object): void => {
     const record = row as Record<string, SqlValue | undefined>;
     run(sql, columns.map((column) => record[column] ?? null));
   };
@@ -132,11 +149,11 @@ export function createRowAccess(db: Database): RowAccess {
     apply(change) {
       switch (change.k) {
         case "item":
-          return upsert("items", ITEM_COLUMNS, change.r);
+          return upsert(UPSERT_ITEM, ITEM_COLUMNS, change.r);
         case "req":
-          return upsert("requests", REQUEST_COLUMNS, change.r);
+          return upsert(UPSERT_REQUEST, REQUEST_COLUMNS, change.r);
         case "tgt":
-          return upsert("item_targets", TARGET_COLUMNS, change.r);
+          return upsert(UPSERT_TARGET, TARGET_COLUMNS, change.r);
         case "del":
           run("DELETE FROM requests WHERE item_id = ?", [change.id]);
           run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
@@ -160,7 +177,7 @@ export function createRowAccess(db: Database): RowAccess {
       return (all<{ m: number | null }>("SELECT MAX(id) AS m FROM requests")[0]?.m ?? 0) + 1;
     },
     free() {
-      for (const stmt of cache.values()) stmt.free();
+      for (const { stmt } of cache.values()) stmt.free();
       cache.clear();
     },
   };

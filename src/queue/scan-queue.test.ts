@@ -113,6 +113,14 @@ describe("enqueue: merging by folder", () => {
     expect(queue.pendingCount()).toBe(0);
   });
 
+  it("applies concurrent calls together, but refuses only the call that fails", async () => {
+    const bogus = { ...episode(2), path: "/tv/Other/x.mkv", kind: "bogus" } as unknown as ScanRequest;
+    const [good, bad] = await Promise.allSettled([queue.enqueue([episode(1)]), queue.enqueue([bogus])]);
+    expect(good.status).toBe("fulfilled");
+    expect(bad.status).toBe("rejected");
+    expect(queue.listPending().map((i) => i.folder)).toEqual(["/tv/Show/Season 01"]);
+  });
+
   it("logs the classic lines once the request is stored", async () => {
     await queue.enqueue([episode(1)]);
     expect(logs.messages()).toContain(`Scan request from Sonarr for '${episode(1).path}'.`);

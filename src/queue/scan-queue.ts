@@ -1,11 +1,10 @@
 import type { Clock } from "../core/clock.ts";
-import { BadRequestError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { EnqueueResult, ScanRequest, ScanSink } from "../core/scan.ts";
-import { isAbsolutePath } from "../paths/normalize.ts";
+import type { ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import type { DispatchQueue } from "./dispatch-port.ts";
-import { applyRequests, type EnqueueEvent, type MergePolicy } from "./enqueue-requests.ts";
+import { createBatchedSink } from "./batched-sink.ts";
+import type { MergePolicy } from "./enqueue-requests.ts";
 import { pruneHistory, removeItem, retryItem } from "./queue-admin.ts";
 import { countHistory, findItem, listHistoryItems, listPendingItems } from "./queue-views.ts";
 import type { PageOptions, QueueItemView } from "./queue-views.ts";
@@ -66,16 +65,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
   const work = createQueueWork(store, now);
 
-  const enqueue: ScanSink = async (requests) => {
-    if (requests.length === 0) return { items: [] };
-    assertAbsolute(requests);
-    const at = now();
-    const { result, durable } = store.write((tx) => applyRequests(tx, requests, at, policy));
-    await durable;
-    for (const event of result.events) logRequest(log, event, at);
-    notify(result.earliestDue);
-    return { items: result.items } satisfies EnqueueResult;
-  };
+  const enqueue = createBatchedSink({ store, now, policy, log, notify });
 
   await importLegacy(store, log, enqueue);
   const prune = (): Promise<void> => store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)).durable;
@@ -114,19 +104,6 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       listeners.clear();
     },
   };
-}
-
-function assertAbsolute(requests: readonly ScanRequest[]): void {
-  const bad = requests.find((request) => !isAbsolutePath(request.path));
-  if (bad) throw new BadRequestError(`Scan path '${bad.path}' is not absolute; expected a full path like /mnt/tv/Show`);
-}
-
-function logRequest(log: Logger, event: EnqueueEvent, at: number): void {
-  const { request, folder } = event;
-  const fields = { path: request.path, folder, source: request.source, event: request.event };
-  log.info(fields, `Scan request from ${request.source} for '${request.path}'.`);
-  if (event.merged) log.info(fields, `Merged with the queued scan of '${folder}'.`);
-  log.info(fields, `Sleeping for ${String(Math.max(0, Math.round((event.dueAt - at) / 1000)))} seconds...`);
 }
 
 async function importLegacy(store: QueueStore, log: Logger, enqueue: ScanSink): Promise<void> {
