@@ -132,32 +132,32 @@ function decodeJson(bytes: Uint8Array): Body {
   const text = decodeText(bytes);
   if (text === undefined) return { kind: "problem", status: 400, reason: "The body is not valid UTF-8" };
   if (text.trim() === "") return { kind: "empty" };
-  if (jsonDepth(text) > MAX_JSON_DEPTH) {
-    return { kind: "problem", status: 400, reason: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels` };
-  }
+  let value: unknown;
   try {
-    return { kind: "json", value: JSON.parse(text) as unknown };
+    // V8's parser is iterative, so any nesting parses without a stack overflow; depth is checked after.
+    value = JSON.parse(text) as unknown;
   } catch {
     // V8's message quotes the body; the reason must not (it ends up in logs).
     return { kind: "problem", status: 400, reason: "The body is not valid JSON" };
   }
+  if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+    return { kind: "problem", status: 400, reason: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels` };
+  }
+  return { kind: "json", value };
 }
 
-/** The deepest nesting of `{`/`[` outside strings: a linear scan, so a hostile body costs one pass. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 0x5c) i++;
-      else if (ch === 0x22) inString = false;
-    } else if (ch === 0x22) inString = true;
-    else if (ch === 0x7b || ch === 0x5b) deepest = Math.max(deepest, ++depth);
-    else if (ch === 0x7d || ch === 0x5d) depth--;
+/** True when objects/arrays nest deeper than `max`: an iterative walk that stops at the first one too deep. */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const [node, depth] = entry;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
   }
-  return deepest;
+  return false;
 }
 
 function decodeUrlEncoded(bytes: Uint8Array): Body {
