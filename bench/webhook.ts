@@ -7,11 +7,14 @@
  * busy machine both figures drop together.
  * Prints requests/s and latency percentiles (target: ≥ 3,000 req/s and p99 < 50 ms on a 2-core machine).
  *
- *   node bench/webhook.ts                      # 10 s after a 2 s warm-up
+ * Three runs, each 10 s after a 2 s warm-up: the yardstick, the web layer alone (an in-memory sink instead of the
+ * queue), and end to end. The difference between the last two is the queue's share.
+ *
+ *   node bench/webhook.ts
  *   BENCH_SECONDS=30 BENCH_CONNECTIONS=50 node bench/webhook.ts
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -58,8 +61,8 @@ function serveBare(): void {
 async function serve(dir: string): Promise<void> {
   const { log } = createLogger({ level: "info", format: "classic", stream: { write: () => undefined } });
   const queue = await createScanQueue({ file: join(dir, "queue.db"), clock: systemClock, log, scanDelayMs: 600_000 });
-  // BENCH_SINK=memory measures the HTTP side alone (no queue file), to see where time goes.
-  const memory = process.env.BENCH_SINK === "memory";
+  // "--memory": the HTTP side alone (parse, map, log, answer) with an in-memory sink, to show where the time goes.
+  const memory = process.argv[4] === "--memory";
   const app = createApp({
     sink: memory ? async (requests) => ({ items: requests.map((r) => ({ folder: r.path, merged: false })) }) : queue.enqueue,
     mapper: createPathMapper({ mappings: { "/data/TV/": ["/tv/"] } }),
@@ -91,12 +94,15 @@ function cpuSince(mark: NodeJS.CpuUsage): number {
 }
 
 async function main(): Promise<void> {
-  const bare = await measure(["--bare"]);
   const dir = mkdtempSync(join(tmpdir(), "autoscan-bench-webhook-"));
   try {
-    const real = await measure(["--serve", dir]);
+    const bare = await measure(["--bare"]);
     report("bare Node HTTP server answering OK (the yardstick)", bare.result, bare.after);
-    report("autoscan: Sonarr Download → real app → queue file, durable before 200", real.result, real.after);
+    mkdirSync(join(dir, "memory"));
+    const web = await measure(["--serve", join(dir, "memory"), "--memory"]);
+    report("web layer alone: real app (parse, map, classic log line) → in-memory sink", web.result, web.after);
+    const real = await measure(["--serve", dir]);
+    report("end to end: Sonarr Download → real app → queue file, durable before 200", real.result, real.after);
     console.log(`  queue after: ${real.after.pending} folders pending; server RSS ${(real.after.rss / 1024 / 1024).toFixed(0)} MB`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
