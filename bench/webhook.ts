@@ -95,15 +95,24 @@ function cpuSince(mark: NodeJS.CpuUsage): number {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "autoscan-bench-webhook-"));
+  // BENCH_ONLY=bare|web|end runs one of the three.
+  const only = process.env.BENCH_ONLY;
   try {
-    const bare = await measure(["--bare"]);
-    report("bare Node HTTP server answering OK (the yardstick)", bare.result, bare.after);
-    mkdirSync(join(dir, "memory"));
-    const web = await measure(["--serve", join(dir, "memory"), "--memory"]);
-    report("web layer alone: real app (parse, map, classic log line) → in-memory sink", web.result, web.after);
-    const real = await measure(["--serve", dir]);
-    report("end to end: Sonarr Download → real app → queue file, durable before 200", real.result, real.after);
-    console.log(`  queue after: ${real.after.pending} folders pending; server RSS ${(real.after.rss / 1024 / 1024).toFixed(0)} MB`);
+    if (!only || only === "bare") {
+      const bare = await measure(["--bare"]);
+      report("bare Node HTTP server answering OK (the yardstick)", bare.result, bare.after);
+    }
+    if (!only || only === "web") {
+      mkdirSync(join(dir, "memory"));
+      const web = await measure(["--serve", join(dir, "memory"), "--memory"]);
+      report("web layer alone: real app (parse, map, classic log line) → in-memory sink", web.result, web.after);
+    }
+    if (!only || only === "end") {
+      const real = await measure(["--serve", dir]);
+      report("end to end: Sonarr Download → real app → queue file, durable before 200", real.result, real.after);
+      const rss = (real.after.rss / 1024 / 1024).toFixed(0);
+      console.log(`  queue after: ${real.after.pending} folders pending; server RSS ${rss} MB`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
