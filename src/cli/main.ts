@@ -4,15 +4,23 @@ import { parseArgs } from "node:util";
 import { readEnvironment } from "../config/environment.ts";
 import { ConfigError, UsageError, describeError } from "../core/errors.ts";
 import type { Command, CommandIO } from "./command.ts";
-import { COMMANDS } from "./commands/index.ts";
 import { COMMON_FLAGS } from "./common-flags.ts";
 import { renderCommandHelp, renderMainHelp } from "./help.ts";
 import { INSTALL_DIR, readVersion } from "./version.ts";
 
 
+/**
+ * The command table, loaded on demand: `autoscan health` (the image's HEALTHCHECK, every 30 s) loads only its own
+ * module instead of every command's dependencies (Google, Docker, sql.js …).
+ */
+async function loadCommands(argv: readonly string[]): Promise<readonly Command[]> {
+  if (argv[0] === "health") return [(await import("./commands/health.ts")).healthCommand];
+  return (await import("./commands/index.ts")).COMMANDS;
+}
+
 /** Finds the command whose words start argv (`config check` before `config`). */
-export function findCommand(argv: readonly string[]): { command: Command; rest: string[] } | undefined {
-  const sorted = [...COMMANDS].sort((a, b) => b.name.split(" ").length - a.name.split(" ").length);
+export function findCommand(commands: readonly Command[], argv: readonly string[]): { command: Command; rest: string[] } | undefined {
+  const sorted = [...commands].sort((a, b) => b.name.split(" ").length - a.name.split(" ").length);
   for (const command of sorted) {
     const words = command.name.split(" ");
     if (words.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(words.length) };
@@ -27,13 +35,14 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
     io.stdout.write(`${version}\n`);
     return 0;
   }
+  const commands = await loadCommands(argv);
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    io.stderr.write(renderMainHelp(COMMANDS, version));
+    io.stderr.write(renderMainHelp(commands, version));
     return 0;
   }
-  const found = findCommand(argv);
+  const found = findCommand(commands, argv);
   if (!found) {
-    io.stderr.write(`autoscan: unknown command '${argv.join(" ")}'.\n\n${renderMainHelp(COMMANDS, version)}`);
+    io.stderr.write(`autoscan: unknown command '${argv.join(" ")}'.\n\n${renderMainHelp(commands, version)}`);
     return 2;
   }
   const { command, rest } = found;

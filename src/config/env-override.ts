@@ -15,7 +15,12 @@ export interface EnvOverride {
 
 const SECRET_KEYS = new Set(["PLEX_TOKEN", "SERVER_PASS", "SERVER_AUTH_PASSWORD", "CLOUD", "GOOGLE"]);
 
-export function applyEnvOverrides(input: Record<string, unknown>, env: Env, topKeys: readonly string[]): EnvOverride {
+export function applyEnvOverrides(
+  input: Record<string, unknown>,
+  env: Env,
+  topKeys: readonly string[],
+  stringKeys: ReadonlySet<string> = new Set(),
+): EnvOverride {
   const raw = { ...input };
   const origins = new Map<string, string>();
   const notes: string[] = [];
@@ -23,7 +28,7 @@ export function applyEnvOverrides(input: Record<string, unknown>, env: Env, topK
     const text = env[key];
     // Empty counts as unset, so `KEY: "${KEY:-}"` in a compose file does not blank the config's value.
     if (text === undefined || text === "") continue;
-    raw[key] = decode(text);
+    raw[key] = stringKeys.has(key) && !text.trimStart().startsWith('"') ? text : decode(text);
     origins.set(key, `environment variable ${key}`);
     notes.push(`Using ENV setting ${key}=${SECRET_KEYS.has(key) ? "<redacted>" : text}`);
   }

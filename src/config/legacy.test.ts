@@ -33,10 +33,10 @@ describe("an l3uddz-era config.json with plex_autoscan's renamed keys", () => {
 
   it("names the old drive keys with what replaced them", () => {
     const text = load("l3uddz-legacy.json").warnings.join("\n");
-    expect(text).toMatch(/"ALLOW_PATHS".*"CLOUD\.ALLOWED\.FILE_PATHS"/);
-    expect(text).toMatch(/"SCAN_EXTENSIONS".*"CLOUD\.ALLOWED\.FILE_EXTENSIONS_LIST"/);
+    expect(text).toMatch(/ALLOW_PATHS".*"CLOUD\.ALLOWED\.FILE_PATHS"/);
+    expect(text).toMatch(/SCAN_EXTENSIONS".*"CLOUD\.ALLOWED\.FILE_EXTENSIONS_LIST"/);
     expect(text).toMatch(/SHOW_CACHE_MESSAGES".*SHOW_CACHE_LOGS"/);
-    expect(text).toMatch(/"IGNORE_PATHS" is obsolete/);
+    expect(text).toMatch(/IGNORE_PATHS" is obsolete/);
   });
 
   it("migrates the values whose meaning is the same", () => {

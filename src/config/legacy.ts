@@ -11,6 +11,10 @@ export interface LegacyResult {
   readonly notes: string[];
   /** Renames applied, `old → new`, for `config upgrade` to rewrite. */
   readonly renamed: string[];
+  /** Keys dropped as obsolete, for `config upgrade` to report. */
+  readonly removed: string[];
+  /** New section name → the name in the user's file (`CLOUD` → `GOOGLE`), for problem messages. */
+  readonly aliases: Map<string, string>;
 }
 
 const REMOVED: Readonly<Record<string, string>> = {
@@ -26,17 +30,19 @@ const isObject = (value: unknown): value is Raw => typeof value === "object" && 
 
 export function migrateLegacyKeys(input: Raw): LegacyResult {
   const raw: Raw = structuredClone(input);
-  const out: LegacyResult = { raw, warnings: [], notes: [], renamed: [] };
+  const out: LegacyResult = { raw, warnings: [], notes: [], renamed: [], removed: [], aliases: new Map() };
   moveSection(out, "GOOGLE", "CLOUD", false);
   moveSection(out, "GDRIVE", "CLOUD", true);
   renameTop(out, "DOCKER_FILE_EXIST_PATH_MAPPINGS", "SERVER_FILE_EXIST_PATH_MAPPINGS");
   renameTop(out, "PLEX_ANALYZE_FILE_TYPE", "PLEX_ANALYZE_TYPE");
   migrateRcCacheExpire(out);
   if (isObject(raw.RCLONE) && "CRYPT_MAPPING" in raw.RCLONE) renameIn(out, raw.RCLONE, "RCLONE.", "CRYPT_MAPPING", "CRYPT_MAPPINGS");
-  if (isObject(raw.CLOUD)) migrateCloud(out, raw.CLOUD);
+  if (isObject(raw.CLOUD)) migrateCloud(out, raw.CLOUD, out.aliases.get("CLOUD") ?? "CLOUD");
+  migrateAnalyzeType(out);
   for (const [key, why] of Object.entries(REMOVED)) {
     if (key in raw) {
       delete raw[key];
+      out.removed.push(key);
       out.warnings.push(`Config key "${key}" is obsolete and ignored: ${why}.`);
     }
   }
@@ -52,6 +58,7 @@ function moveSection(out: LegacyResult, from: string, to: string, legacy: boolea
     return;
   }
   out.raw[to] = section;
+  out.aliases.set(to, from);
   out.renamed.push(`${from} → ${to}`);
   if (legacy) out.warnings.push(`Config section "${from}" was replaced by "${to}"; its settings were read as "${to}".`);
   else out.notes.push(`Reading the "${from}" section as "${to}" (its name in autoscan).`);
@@ -80,24 +87,24 @@ function migrateRcCacheExpire(out: LegacyResult): void {
   delete out.raw.RCLONE_RC_CACHE_EXPIRE;
   const rclone: Raw = isObject(out.raw.RCLONE) ? out.raw.RCLONE : (out.raw.RCLONE = {});
   if (rclone.RC_CACHE_REFRESH === undefined && isObject(old)) {
-    const { ENABLED, RC_URL } = old;
-    rclone.RC_CACHE_REFRESH = { ...(ENABLED !== undefined && { ENABLED }), ...(RC_URL !== undefined && { RC_URL }) };
+    const kept = ["ENABLED", "RC_URL", "FILE_EXISTS_TO_REMOTE_MAPPINGS"].filter((key) => old[key] !== undefined);
+    rclone.RC_CACHE_REFRESH = Object.fromEntries(kept.map((key) => [key, old[key]]));
     out.renamed.push("RCLONE_RC_CACHE_EXPIRE → RCLONE.RC_CACHE_REFRESH");
   }
   out.warnings.push(
-    'Config key "RCLONE_RC_CACHE_EXPIRE" was replaced by "RCLONE.RC_CACHE_REFRESH"; ENABLED and RC_URL were kept.',
+    'Config key "RCLONE_RC_CACHE_EXPIRE" was replaced by "RCLONE.RC_CACHE_REFRESH"; ENABLED, RC_URL and FILE_EXISTS_TO_REMOTE_MAPPINGS were kept.',
   );
 }
 
 /** Keys inside the drive section that older files (GDRIVE, by275's GOOGLE) spelt differently. */
-function migrateCloud(out: LegacyResult, cloud: Raw): void {
+function migrateCloud(out: LegacyResult, cloud: Raw, section: string): void {
   renameIn(out, cloud, "CLOUD.", "SHOW_CACHE_MESSAGES", "SHOW_CACHE_LOGS");
   const allowed: Raw = isObject(cloud.ALLOWED) ? cloud.ALLOWED : {};
   if ("ALLOW_PATHS" in cloud || "SCAN_EXTENSIONS" in cloud) cloud.ALLOWED = allowed;
   if ("ALLOW_PATHS" in cloud) {
     if (!("FILE_PATHS" in allowed)) allowed.FILE_PATHS = cloud.ALLOW_PATHS;
     delete cloud.ALLOW_PATHS;
-    out.warnings.push('Config key "ALLOW_PATHS" was replaced by "CLOUD.ALLOWED.FILE_PATHS"; its value was kept.');
+    out.warnings.push(`Config key "${section}.ALLOW_PATHS" was replaced by "CLOUD.ALLOWED.FILE_PATHS"; its value was kept.`);
   }
   if ("SCAN_EXTENSIONS" in cloud) {
     if (!("FILE_EXTENSIONS_LIST" in allowed)) {
@@ -105,13 +112,22 @@ function migrateCloud(out: LegacyResult, cloud: Raw): void {
       allowed.FILE_EXTENSIONS = true;
     }
     delete cloud.SCAN_EXTENSIONS;
-    out.warnings.push('Config key "SCAN_EXTENSIONS" was replaced by "CLOUD.ALLOWED.FILE_EXTENSIONS_LIST".');
+    out.warnings.push(`Config key "${section}.SCAN_EXTENSIONS" was replaced by "CLOUD.ALLOWED.FILE_EXTENSIONS_LIST".`);
   }
   if ("IGNORE_PATHS" in cloud) {
     delete cloud.IGNORE_PATHS;
-    out.warnings.push('Config key "IGNORE_PATHS" is obsolete and ignored: list the wanted paths in CLOUD.ALLOWED.FILE_PATHS.');
+    out.removed.push(`${section}.IGNORE_PATHS`);
+    out.warnings.push(`Config key "${section}.IGNORE_PATHS" is obsolete and ignored: list the wanted paths in CLOUD.ALLOWED.FILE_PATHS.`);
   }
   migrateDrives(out, cloud);
+}
+
+/** by275 offered `loudness` analysis; Plex's API has no such step, so basic analysis runs instead. */
+function migrateAnalyzeType(out: LegacyResult): void {
+  const type = out.raw.PLEX_ANALYZE_TYPE;
+  if (typeof type !== "string" || type.toLowerCase() !== "loudness") return;
+  out.raw.PLEX_ANALYZE_TYPE = "basic";
+  out.warnings.push('PLEX_ANALYZE_TYPE "loudness" (by275) is not supported: basic analysis runs instead.');
 }
 
 /** by275: `DRIVES: {MY_DRIVE, SHARED_DRIVES, SHARED_DRIVES_LIST}` → `TEAMDRIVE` + `TEAMDRIVES`. */
@@ -122,6 +138,9 @@ function migrateDrives(out: LegacyResult, cloud: Raw): void {
   if (isObject(drives)) {
     if (drives.SHARED_DRIVES !== undefined && !("TEAMDRIVE" in cloud)) cloud.TEAMDRIVE = drives.SHARED_DRIVES;
     if (drives.SHARED_DRIVES_LIST !== undefined && !("TEAMDRIVES" in cloud)) cloud.TEAMDRIVES = drives.SHARED_DRIVES_LIST;
+    if (drives.MY_DRIVE === false) {
+      out.warnings.push('CLOUD.DRIVES.MY_DRIVE false is not supported: My Drive is always watched (limit it with CLOUD.ALLOWED.FILE_PATHS).');
+    }
   }
-  out.warnings.push('Config key "CLOUD.DRIVES" was replaced by "CLOUD.TEAMDRIVE" and "CLOUD.TEAMDRIVES"; values were kept.');
+  out.warnings.push('Config key "CLOUD.DRIVES" was replaced by "CLOUD.TEAMDRIVE" and "CLOUD.TEAMDRIVES"; shared-drive values were kept.');
 }

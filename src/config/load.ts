@@ -47,11 +47,12 @@ export function parseConfigText(text: string, path: string, env: Env): LoadedCon
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`${path} must hold a JSON object ({ … }).`, [`${path}: expected an object at the top level.`]);
   }
-  const legacy = migrateLegacyKeys(parsed as Record<string, unknown>);
-  const overridden = applyEnvOverrides(legacy.raw, env, knownKeysAt([]));
-  const result = v.safeParse(ConfigSchema, overridden.raw);
+  // Environment first, so a `GOOGLE` variable is migrated like a `GOOGLE` section in the file.
+  const overridden = applyEnvOverrides(parsed as Record<string, unknown>, env, knownKeysAt([]), STRING_KEYS);
+  const legacy = migrateLegacyKeys(overridden.raw);
+  const result = v.safeParse(ConfigSchema, legacy.raw);
   if (!result.success) {
-    const problems = describeIssues(result.issues, overridden.origins, overridden.raw);
+    const problems = describeIssues(result.issues, { origins: overridden.origins, raw: legacy.raw, aliases: legacy.aliases });
     const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
     throw new ConfigError(`${path} has ${count}:`, problems);
   }
@@ -61,9 +62,16 @@ export function parseConfigText(text: string, path: string, env: Env): LoadedCon
     config: result.output,
     warnings: [...legacy.warnings, ...weakSecretWarnings(result.output)],
     notes: [...legacy.notes, ...overridden.notes],
-    explicitKeys: new Set(Object.keys(overridden.raw)),
+    explicitKeys: new Set(Object.keys(legacy.raw)),
   };
 }
+
+/** Top-level keys whose value is text: an environment value like `SERVER_PASS=2025` stays text, not a number. */
+const STRING_KEYS: ReadonlySet<string> = new Set(
+  Object.entries(v.parse(ConfigSchema, { SERVER_PASS: "placeholder" }))
+    .filter(([, value]) => typeof value === "string")
+    .map(([key]) => key),
+);
 
 export async function writeDefaultConfig(path: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

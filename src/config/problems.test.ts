@@ -89,7 +89,7 @@ describe("validation", () => {
   it("says plainly that SERVER_PASS is missing (a file without one cannot be served)", () => {
     const problems = problemsOf({ SERVER_PORT: 3468 }).problems;
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^SERVER_PASS: expected .*, found nothing \(the key is missing\)\.$/);
+    expect(problems[0]).toMatch(/^SERVER_PASS: this key is required and missing\. Run 'autoscan config upgrade' to add a random one\.$/);
     expect(problems[0]).not.toMatch(/did you mean/);
   });
 

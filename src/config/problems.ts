@@ -1,40 +1,77 @@
-import * as v from "valibot";
+import type * as v from "valibot";
 import { ConfigSchema } from "./schema.ts";
 import { suggestKey } from "./suggest.ts";
 
 /**
- * valibot issues → one readable line each: the key path, what was expected, what was found, and for an unknown key
- * the nearest known one (`Unknown key "SERVER_PATH_MAPPING" — did you mean "SERVER_PATH_MAPPINGS"?`).
+ * valibot issues → one readable line each: the key path, what was expected, what was found. Unknown keys are found by
+ * walking the file against the schema (valibot stops at the first one per object), each with the nearest known key
+ * (`Unknown key "SERVER_PATH_MAPPING" — did you mean "SERVER_PATH_MAPPINGS"?`).
  */
-export function describeIssues(
-  issues: readonly v.BaseIssue<unknown>[],
-  origins: ReadonlyMap<string, string>,
-  raw: unknown,
-): string[] {
-  return issues.map((issue) => {
-    const keys = (issue.path ?? []).map((item) => item.key as string | number);
-    if (issue.type === "strict_object" && keys.length > 0) {
-      const unknown = String(keys.at(-1));
-      const parent = keys.slice(0, -1);
-      const known = knownKeysAt(parent);
-      const hint = suggestKey(unknown, known);
-      const where = parent.length ? ` in "${formatPath(parent)}"` : "";
-      return hint
-        ? `Unknown key "${unknown}"${where} — did you mean "${hint}"?`
-        : `Unknown key "${unknown}"${where} — remove it, or see config/config.example.json for the known keys.`;
+export interface IssueContext {
+  /** top-level key → where its value came from (`environment variable SERVER_PORT`). */
+  readonly origins: ReadonlyMap<string, string>;
+  /** The input as validated (after legacy migration and environment overrides). */
+  readonly raw: unknown;
+  /** Section names as the user wrote them (`CLOUD` → `GOOGLE`), so a path points into their file. */
+  readonly aliases?: ReadonlyMap<string, string>;
+}
+
+/** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
+const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET"]);
+
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context: IssueContext): string[] {
+  const unknown = findUnknownKeys(context.raw, [], context);
+  const typed = issues
+    .filter((issue) => !(issue.type === "strict_object" && issue.expected === "never"))
+    .map((issue) => describeIssue(issue, context));
+  return [...typed, ...unknown];
+}
+
+function describeIssue(issue: v.BaseIssue<unknown>, context: IssueContext): string {
+  const keys = (issue.path ?? []).map((item) => item.key as string | number);
+  const path = formatPath(keys);
+  const shown = displayPath(keys, context);
+  const origin = context.origins.get(String(keys[0] ?? ""));
+  const from = origin ? ` (from ${origin})` : "";
+  const value = valueAt(context.raw, keys);
+  if (value === undefined) {
+    const hint = path === "SERVER_PASS" ? " Run 'autoscan config upgrade' to add a random one." : "";
+    return `${shown}: this key is required and missing.${hint}`;
+  }
+  const found = SECRET_PATHS.has(path) ? `a ${describeType(value)} (value hidden)` : formatValue(value);
+  return `${shown || "(the whole file)"}${from}: ${tidy(issue.message)}, found ${found}.`;
+}
+
+function findUnknownKeys(raw: unknown, path: readonly string[], context: IssueContext): string[] {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return [];
+  const known = knownKeysAt(path);
+  if (known.length === 0) return [];
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (known.includes(key)) {
+      out.push(...findUnknownKeys(value, [...path, key], context));
+      continue;
     }
-    const path = formatPath(keys);
-    const origin = origins.get(String(keys[0] ?? ""));
-    const from = origin ? ` (from ${origin})` : "";
-    const value = valueAt(raw, keys);
-    const found = value === undefined ? "nothing (the key is missing)" : formatValue(value);
-    return `${path || "(the whole file)"}${from}: ${tidy(issue.message)}, found ${found}.`;
-  });
+    const hint = suggestKey(key, known);
+    const where = path.length ? ` in "${displayPath(path, context)}"` : "";
+    out.push(
+      hint
+        ? `Unknown key "${key}"${where} — did you mean "${hint}"?`
+        : `Unknown key "${key}"${where} — remove it, or see config/config.example.json for the known keys.`,
+    );
+  }
+  return out;
 }
 
 /** `CLOUD.ALLOWED.FILE_PATHS[2]` */
 export function formatPath(keys: readonly (string | number)[]): string {
   return keys.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${key}` : key), "");
+}
+
+function displayPath(keys: readonly (string | number)[], context: IssueContext): string {
+  const [first, ...rest] = keys;
+  const alias = first === undefined ? undefined : context.aliases?.get(String(first));
+  return formatPath(alias ? [alias, ...rest] : keys);
 }
 
 function valueAt(raw: unknown, keys: readonly (string | number)[]): unknown {
@@ -48,6 +85,10 @@ function valueAt(raw: unknown, keys: readonly (string | number)[]): unknown {
 
 function tidy(message: string): string {
   return message.replace(/^Invalid type: Expected (\w+) but received .*/, "expected $1");
+}
+
+function describeType(value: unknown): string {
+  return Array.isArray(value) ? "list" : value === null ? "null" : typeof value;
 }
 
 function formatValue(value: unknown): string {
@@ -68,5 +109,5 @@ export function knownKeysAt(path: readonly (string | number)[]): string[] {
 function objectEntries(schema: unknown): Record<string, unknown> | undefined {
   let current = schema as { type?: string; wrapped?: unknown; entries?: Record<string, unknown> } | undefined;
   while (current && current.type === "optional") current = current.wrapped as typeof current;
-  return current?.entries;
+  return current?.type === "strict_object" ? current.entries : undefined;
 }

@@ -54,6 +54,10 @@ export const oneOf = <const T extends string>(values: readonly T[], fallback: T)
 
 export const url = (fallback: string) =>
   v.optional(
-    v.pipe(v.string("expected a URL string"), v.url("expected a URL such as http://localhost:32400")),
+    v.pipe(
+      v.string("expected a URL string"),
+      v.url("expected a URL such as http://localhost:32400"),
+      v.regex(/^https?:\/\//i, "expected an http:// or https:// URL, such as http://localhost:32400"),
+    ),
     fallback,
   );

@@ -126,7 +126,7 @@ describe("config upgrade", () => {
     const path = writeConfig(text);
     const before = statSync(path).mtimeMs;
     const result = await upgradeConfigFile(path);
-    expect(result).toEqual({ added: [], renamed: [], backup: undefined });
+    expect(result).toEqual({ added: [], renamed: [], removed: [], backup: undefined });
     expect(readFileSync(path, "utf8")).toBe(text);
     expect(statSync(path).mtimeMs).toBe(before);
     expect(existsSync(`${path}.bak`)).toBe(false);

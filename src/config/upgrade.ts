@@ -2,7 +2,7 @@ import { copyFile, readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys } from "./legacy.ts";
-import { renderConfig } from "./defaults.ts";
+import { generateServerPass, renderConfig } from "./defaults.ts";
 import { writeFileAtomic } from "./write-atomic.ts";
 import { ConfigSchema } from "./schema.ts";
 
@@ -11,6 +11,8 @@ export interface UpgradeResult {
   readonly added: readonly string[];
   /** `OLD → NEW` for each legacy key renamed (its value kept). */
   readonly renamed: readonly string[];
+  /** Obsolete keys that were dropped, with why (`Config key "X" is obsolete …`). */
+  readonly removed: readonly string[];
   /** The backup written before the file was changed, if it was changed. */
   readonly backup: string | undefined;
 }
@@ -20,20 +22,28 @@ const isObject = (value: unknown): value is Raw => typeof value === "object" && 
 
 /**
  * Adds the keys that are new since the file was written (with their defaults) and renames legacy keys to their new
- * names. Every value of the user's is kept; nothing is reordered; a backup `config.json.bak` is kept beside it.
+ * names. Every value of the user's is kept (a renamed section moves to the end); obsolete keys are dropped and named;
+ * a missing SERVER_PASS gets a random one; a backup `config.json.bak` is kept beside it.
  */
 export async function upgradeConfigFile(path: string): Promise<UpgradeResult> {
   const parsed = parseJsonText(await readFile(path, "utf8"), path);
-  if (!isObject(parsed)) return { added: [], renamed: [], backup: undefined };
+  if (!isObject(parsed)) return { added: [], renamed: [], removed: [], backup: undefined };
   const legacy = migrateLegacyKeys(parsed);
   const defaults = v.parse(ConfigSchema, { SERVER_PASS: "placeholder" }) as Raw;
   const added: string[] = [];
   const upgraded = mergeMissing(legacy.raw, defaults, "", added);
-  if (added.length === 0 && legacy.renamed.length === 0) return { added, renamed: [], backup: undefined };
+  if (typeof upgraded.SERVER_PASS !== "string" || upgraded.SERVER_PASS === "") {
+    upgraded.SERVER_PASS = generateServerPass();
+    added.push("SERVER_PASS: <a new random secret; update your *arr webhook URLs>");
+  }
+  const removed = legacy.warnings.filter((warning) => legacy.removed.some((key) => warning.includes(`"${key}"`)));
+  if (added.length === 0 && legacy.renamed.length === 0 && removed.length === 0) {
+    return { added, renamed: [], removed: [], backup: undefined };
+  }
   const backup = `${path}.bak`;
   await copyFile(path, backup);
   await writeFileAtomic(path, renderConfig(upgraded));
-  return { added, renamed: legacy.renamed, backup };
+  return { added, renamed: legacy.renamed, removed, backup };
 }
 
 function mergeMissing(target: Raw, defaults: Raw, prefix: string, added: string[]): Raw {

@@ -21,7 +21,9 @@ export function formatClassicLine(record: Record<string, unknown>, withFields = 
   const component = typeof record.component === "string" ? record.component.toUpperCase() : "AUTOSCAN";
   const id = record.id ?? record.pid ?? process.pid;
   const time = formatTimestamp(typeof record.time === "number" ? record.time : Date.now());
-  let line = `${time} - ${level} - ${component} [${String(id)}]: ${String(record.msg ?? "")}`;
+  // A newline inside a message (a path from a webhook) must not forge a second log line.
+  const message = String(record.msg ?? "").replace(/\r/g, "\\r").replace(/\n/g, "\\n");
+  let line = `${time} - ${level} - ${component} [${String(id)}]: ${message}`;
   const extras = Object.entries(record).filter(([key, value]) => !SKIPPED.has(key) && value !== undefined);
   if (withFields && extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
   line += formatErr(record.err, Number(record.level) <= 20);

@@ -33,7 +33,8 @@ export function createLogger(options: LoggerOptions): LogHandle {
   const destination = {
     write(json: string): void {
       const clean = scrubber.scrub(json);
-      const classic = options.format === "classic" || file ? toClassic(clean, withFields) : "";
+      // Scrub the classic line too: decoding the JSON turns an escaped secret back into its raw form.
+      const classic = options.format === "classic" || file ? scrubber.scrub(toClassic(clean, withFields)) : "";
       out.write(options.format === "json" ? clean : classic);
       file?.write(classic);
     },

@@ -22,6 +22,12 @@ export const REDACT_PATHS = [
   "*.access_token",
   "refresh_token",
   "*.refresh_token",
+  "accessToken",
+  "*.accessToken",
+  "refreshToken",
+  "*.refreshToken",
+  "idToken",
+  "*.idToken",
   "authorization",
   "*.authorization",
   "headers.authorization",
@@ -34,8 +40,8 @@ export const REDACT_PATHS = [
 
 /** Query parameters and header-like pairs whose value is a secret wherever they appear in text. */
 const SECRET_PATTERNS: readonly RegExp[] = [
-  /([?&](?:X-Plex-Token|token|access_token|refresh_token|client_secret|code)=)[^&\s"']+/gi,
-  /("(?:X-Plex-Token|access_token|refresh_token|client_secret|id_token)"\s*:\s*")[^"]+/gi,
+  /([?&](?:X-Plex-Token|token|access_?token|refresh_?token|client_?secret|code)=)[^&\s"']+/gi,
+  /("(?:X-Plex-Token|access_?token|refresh_?token|client_?secret|id_?token)"\s*:\s*")[^"]+/gi,
   /((?:Bearer|Basic)\s+)[A-Za-z0-9._~+/=-]{8,}/g,
 ];
 
@@ -51,6 +57,8 @@ export function createScrubber(initial: readonly (string | undefined)[] = []): S
     if (secret && secret.length >= 6) {
       secrets.add(secret);
       secrets.add(encodeURIComponent(secret));
+      // As it appears inside a JSON string (quotes and backslashes escaped).
+      secrets.add(JSON.stringify(secret).slice(1, -1));
     }
   };
   initial.forEach(add);
