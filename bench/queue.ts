@@ -9,7 +9,7 @@
  *
  *   node bench/queue.ts                 BENCH_REQUESTS=60000 node bench/queue.ts
  */
-import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -97,6 +97,29 @@ async function ingest(dir: string): Promise<void> {
       `max ${ms(latencies.at(-1) ?? 0)}; CPU ${Math.round(((used.user + used.system) / 1000 / elapsed) * 100)} %; ` +
       `pending now ${reopened.pendingCount()}, history ${reopened.historyCount()}`,
   );
+  // A crash now: the disk as it is (journals first, then the file), reopened elsewhere.
+  const crash = join(dir, "crash");
+  await mkdir(crash);
+  const names = await readdir(dir);
+  let journalBytes = 0;
+  for (const name of [...names.filter((n) => n.includes(".journal.")), "queue.db"]) {
+    await copyFile(join(dir, name), join(crash, name));
+    if (name.includes(".journal.")) journalBytes += (await stat(join(dir, name))).size;
+  }
+  started = performance.now();
+  const restarted = await createScanQueue({
+    file: join(crash, "queue.db"),
+    clock: systemClock,
+    log: silent,
+    scanDelayMs: 180_000,
+    historyMaxDays: 365,
+    historyMaxRows: 1_000_000,
+  });
+  console.log(
+    `restart after a crash (replaying ${mb(journalBytes)} of journal): ${ms(performance.now() - started)}, ` +
+      `${restarted.pendingCount()} pending restored`,
+  );
+  await restarted.close();
   started = performance.now();
   await reopened.close();
   console.log(`close after ingest (checkpoint of ${mb((await stat(file)).size)}): ${ms(performance.now() - started)}`);

@@ -18,7 +18,7 @@ const request = (n: number): ScanRequest => ({
 let temp: Awaited<ReturnType<typeof makeTempDir>>;
 const logs = captureLog();
 const clock = createManualClock();
-const open = (dir: string, extra: { checkpointBytes?: number } = {}): Promise<ScanQueue> =>
+const open = (dir: string, extra: { checkpointBytes?: number; checkpointRatio?: number } = {}): Promise<ScanQueue> =>
   createScanQueue({ file: join(dir, "queue.db"), clock, log: logs.log, scanDelayMs: 1000, ...extra });
 
 /**
@@ -60,7 +60,7 @@ describe("durability", () => {
 
   it("folds the journal into the file at checkpoints and still loses nothing", async () => {
     const dir = join(temp.dir, "live");
-    const queue = await open(dir, { checkpointBytes: 2_000 });
+    const queue = await open(dir, { checkpointBytes: 20_000, checkpointRatio: 0 });
     for (let n = 0; n < 200; n++) await queue.enqueue([request(n)]);
     const journals = (await readdir(dir)).filter((name) => name.includes(".journal."));
     expect(journals.length).toBeLessThanOrEqual(2);

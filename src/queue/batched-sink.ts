@@ -26,7 +26,13 @@ interface Call {
   reject(error: unknown): void;
 }
 
-export function createBatchedSink(options: BatchedSinkOptions): ScanSink {
+export interface BatchedSink {
+  readonly enqueue: ScanSink;
+  /** Applies the calls waiting for the next turn now (before the queue closes). */
+  flushNow(): void;
+}
+
+export function createBatchedSink(options: BatchedSinkOptions): BatchedSink {
   const { store, log } = options;
   let waiting: Call[] = [];
 
@@ -54,6 +60,7 @@ export function createBatchedSink(options: BatchedSinkOptions): ScanSink {
   }
 
   function flush(): void {
+    if (waiting.length === 0) return;
     const calls = waiting;
     waiting = [];
     const at = options.now();
@@ -76,7 +83,7 @@ export function createBatchedSink(options: BatchedSinkOptions): ScanSink {
     }
   }
 
-  return (requests) => {
+  const enqueue: ScanSink = (requests) => {
     if (requests.length === 0) return Promise.resolve({ items: [] });
     const bad = requests.find((request) => !isAbsolutePath(request.path));
     if (bad) {
@@ -88,6 +95,7 @@ export function createBatchedSink(options: BatchedSinkOptions): ScanSink {
       waiting.push({ requests, resolve, reject });
     });
   };
+  return { enqueue, flushNow: flush };
 }
 
 function logRequest(log: Logger, event: EnqueueEvent, at: number): void {

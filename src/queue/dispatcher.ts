@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.ts";
+import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Target } from "../core/target.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
@@ -107,7 +108,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const track = (task: () => Promise<void>): void => {
     running++;
     void task()
-      .catch((error: unknown) => log.error({ err: error }, "Dispatcher task failed"))
+      .catch((error: unknown) => {
+        if (stopping) log.debug({ err: error }, "A scan task ended during shutdown");
+        else log.error({ err: error }, `A scan task failed: ${describeError(error)}`);
+      })
       .finally(() => {
         running--;
         wake();
@@ -180,7 +184,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function loop(): Promise<void> {
     while (!stopping) {
       wakeRequested = false;
-      plannedWake = schedule();
+      try {
+        plannedWake = schedule();
+      } catch (error) {
+        // A broken pass must not stop dispatching for good (Cloudbox/autoscan's silent stall): look again soon.
+        log.error({ err: error }, "Could not read due work from the queue; trying again in 5 seconds");
+        plannedWake = clock.now() + 5_000;
+      }
       if (wakeRequested || stopping) continue;
       const sleep = new AbortController();
       wakeSleep = sleep;

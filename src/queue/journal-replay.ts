@@ -30,19 +30,22 @@ export async function replayJournals(db: Database, file: string, log: Logger): P
       log.warn({ journal: ref.path, damaged: decoded.damaged }, message);
     }
     if (decoded.tornTail) log.debug({ journal: ref.path }, "Dropped an unfinished last line of the queue journal");
+    // One transaction per journal file (a savepoint per line, so a line that does not apply is skipped alone).
+    rows.run("BEGIN");
     for (const entry of decoded.entries) {
       if (entry.seq <= base) continue;
-      rows.run("BEGIN");
+      rows.run("SAVEPOINT line");
       try {
         for (const change of entry.changes) rows.apply(change);
-        rows.run("COMMIT");
         applied++;
       } catch (error) {
-        rows.run("ROLLBACK");
+        rows.run("ROLLBACK TO line");
         log.warn({ err: error, journal: ref.path, seq: entry.seq }, "Skipped a queue journal line that did not apply");
       }
+      rows.run("RELEASE line");
       lastSeq = Math.max(lastSeq, entry.seq);
     }
+    rows.run("COMMIT");
   }
   rows.free();
   return { lastSeq, lastGeneration: refs.at(-1)?.generation ?? 0, applied };

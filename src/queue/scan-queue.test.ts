@@ -170,6 +170,14 @@ describe("order and views", () => {
     expect(seen).toEqual([clock.now() + DELAY]);
   });
 
+  it("stores a call made just before close", async () => {
+    const pending = queue.enqueue([episode(1)]);
+    await queue.close();
+    await expect(pending).resolves.toMatchObject({ items: [{ folder: "/tv/Show/Season 01" }] });
+    queue = await open();
+    expect(queue.pendingCount()).toBe(1);
+  });
+
   it("rejects enqueues after close", async () => {
     await queue.close();
     await expect(queue.enqueue([episode(1)])).rejects.toThrow(/closed/);

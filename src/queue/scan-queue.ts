@@ -24,8 +24,12 @@ export interface ScanQueueOptions {
   readonly historyMaxDays?: number;
   /** `SERVER_HISTORY_MAX_ROWS` (default 10,000). */
   readonly historyMaxRows?: number;
-  /** Journal size that triggers a checkpoint of the file (default 8 MiB); tests and benchmarks lower it. */
+  /**
+   * A checkpoint rewrites the queue file once the journal beside it has grown by `checkpointRatio` × the file's
+   * size (default 0.5), and by at least `checkpointBytes` (default 8 MiB). Tests lower both.
+   */
   readonly checkpointBytes?: number;
+  readonly checkpointRatio?: number;
   /** How often history is pruned and a quiet journal folded into the file (default 10 minutes). */
   readonly maintenanceIntervalMs?: number;
 }
@@ -57,6 +61,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     log,
     now,
     ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+    ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
   });
   const policy: MergePolicy = { delayMs: Math.max(0, options.scanDelayMs), priorities: options.priorities ?? {} };
   const maxDays = options.historyMaxDays ?? 7;
@@ -65,7 +70,8 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
   const work = createQueueWork(store, now);
 
-  const enqueue = createBatchedSink({ store, now, policy, log, notify });
+  const sink = createBatchedSink({ store, now, policy, log, notify });
+  const enqueue = sink.enqueue;
 
   await importLegacy(store, log, enqueue);
   const prune = (): Promise<void> => store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)).durable;
@@ -100,6 +106,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     isHealthy: () => store.isHealthy(),
     async close() {
       maintenance.abort();
+      sink.flushNow();
       await store.close();
       listeners.clear();
     },

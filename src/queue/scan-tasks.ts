@@ -37,7 +37,7 @@ export function createScanTasks(options: ScanTaskOptions) {
     if (outcome.status === "scanned") log.info(fields, "Finished scan!");
     else log.info({ ...fields, reason: outcome.reason }, `Skipped the scan of '${folder}': ${outcome.reason}`);
     const result = await queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
-    if (result === undefined) log.debug(fields, "New requests arrived for the folder during the scan; it goes again");
+    if (result === undefined) log.debug(fields, "The folder got new requests (or was removed) during the scan");
     if (result?.completed) log.info(`There are ${queue.pendingCount()} queued item(s) remaining.`);
   }
 

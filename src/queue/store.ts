@@ -18,8 +18,10 @@ const latestVersion = Math.max(...migrations.map((step) => step.version));
 
 /**
  * The queue file: an in-memory sql.js database made durable by an fsync'd journal of row changes, folded into the
- * file by periodic checkpoints (atomic replace). A write costs one journal line whatever the size of the history;
- * only the checkpoint, run every `checkpointBytes` of journal, grows with the file.
+ * file by periodic checkpoints (atomic replace). A write costs one journal line whatever the size of the history.
+ * A checkpoint rewrites the whole file, so it runs once the journal has grown by half the file's size (and by at
+ * least `checkpointBytes`): its cost, spread over the writes since the last one, stays constant as history grows,
+ * and a restart after a crash replays at most about half a file's worth of journal.
  *
  * Crash safety: the file on disk is always a complete checkpoint (written beside it, fsync'd, renamed); the journal
  * holds every change acknowledged since; at start the file is loaded, the journal replayed, and a new checkpoint
@@ -29,8 +31,10 @@ export interface QueueStoreOptions {
   readonly file: string;
   readonly log: Logger;
   readonly now: () => number;
-  /** Journal size that triggers a checkpoint (default 8 MiB). */
+  /** The least journal size that triggers a checkpoint (default 8 MiB). */
   readonly checkpointBytes?: number;
+  /** Journal size, as a share of the file's size, that triggers a checkpoint (default 0.5; tests use 0). */
+  readonly checkpointRatio?: number;
 }
 
 export interface StoreTransaction {
@@ -77,13 +81,13 @@ export async function createQueueStore(options: QueueStoreOptions): Promise<Queu
     db.close();
     db = new sql.Database();
   }
+  tuneConnection(db);
   // A fresh file gets the schema before the journal is replayed into it; a file from a newer autoscan stops here.
   const version = readSchemaVersion(db);
   if (version === 0 || version > latestVersion) migrateDatabase(db, migrations, file);
   const replay = await replayJournals(db, file, log);
   migrateDatabase(db, migrations, file);
 
-  tuneConnection(db);
   const rows = createRowAccess(db);
   const journal = createJournalWriter(file, replay.lastGeneration + 1);
   const store = createStoreHandle({ db, rows, journal, options, seq: replay.lastSeq, legacy });
@@ -103,7 +107,9 @@ interface HandleParts {
 
 function createStoreHandle(parts: HandleParts): QueueStore {
   const { db, rows, journal, options } = parts;
-  const threshold = options.checkpointBytes ?? 8 * 1024 * 1024;
+  const minimum = options.checkpointBytes ?? 8 * 1024 * 1024;
+  const ratio = options.checkpointRatio ?? 0.5;
+  let threshold = minimum;
   let seq = parts.seq;
   let nextItemId = rows.nextItemId();
   let nextRequestId = rows.nextRequestId();
@@ -116,6 +122,7 @@ function createStoreHandle(parts: HandleParts): QueueStore {
     const retired = journal.rotate();
     rows.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_seq', ?)", [String(seq)]);
     const data = db.export();
+    threshold = Math.max(minimum, data.length * ratio);
     try {
       await writeFileAtomic(options.file, data);
       await journal.retireBefore(retired.generation + 1);

@@ -21,6 +21,7 @@ const queue = await createScanQueue({
   log: pino({ level: "silent" }),
   scanDelayMs: 60_000,
   checkpointBytes: 8 * 1024,
+  checkpointRatio: 0,
 });
 process.stdout.write("ready\n");
 
