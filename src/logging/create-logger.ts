@@ -1,7 +1,7 @@
 import pino from "pino";
 import type { LogFormat, LogLevel, Logger } from "../core/logger.ts";
 import { formatClassicLine } from "./classic-format.ts";
-import { REDACT_PATHS, REDACTED, createScrubber, type Scrubber } from "./redact.ts";
+import { censorSecretFields, createScrubber, type Scrubber } from "./redact.ts";
 import { openRotatingFile, type RotatingFile, type RotatingFileOptions } from "./rotating-file.ts";
 
 
@@ -43,7 +43,7 @@ export function createLogger(options: LoggerOptions): LogHandle {
     {
       level: options.level,
       base: { pid: process.pid },
-      redact: { paths: REDACT_PATHS, censor: REDACTED },
+      formatters: { log: (object) => censorSecretFields(object) },
       serializers: { err: pino.stdSerializers.err },
     },
     destination,
