@@ -1,5 +1,4 @@
 import type { Clock } from "../core/clock.ts";
-import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Target } from "../core/target.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
@@ -7,6 +6,7 @@ import { checkItemFiles, statLocalPath, type DiskEntry, type FileCheckSettings }
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
 import { createTargetHealth, type TargetHealth } from "./target-health.ts";
+import { createWorkLoop } from "./work-loop.ts";
 
 /**
  * Takes due folders off the queue and hands them to the targets. Each target has its own slots (`concurrency`, 1 by
@@ -62,10 +62,6 @@ export interface Dispatcher {
   whenIdle(): Promise<void>;
 }
 
-const MAX_PARK_MS = 60 * 60_000;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { queue, clock } = options;
   const log = options.log.child({ component: "DISPATCH" });
@@ -84,50 +80,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...(options.onFileMissing ? { onFileMissing: options.onFileMissing } : {}),
   };
 
-  let running = 0;
-  /** Tasks waiting on a target's answer: they end when the target answers, not through our own work. */
-  let outside = 0;
-  let started = false;
-  let stopping = false;
-  let parked = false;
-  let wakeRequested = false;
-  let plannedWake = Number.POSITIVE_INFINITY;
-  let wakeSleep: AbortController | undefined;
-  let loopDone: Promise<void> = Promise.resolve();
-  let unsubscribe: () => void = () => {};
-  const idleWaiters: (() => void)[] = [];
-
-  const wake = (): void => {
-    wakeRequested = true;
-    wakeSleep?.abort();
-  };
-  const isIdle = (): boolean => !started || stopping || (parked && running === outside && !wakeRequested);
-  const notifyIdle = (): void => {
-    if (isIdle()) for (const resolve of idleWaiters.splice(0)) resolve();
-  };
-  const track = (task: () => Promise<void>): void => {
-    running++;
-    void task()
-      .catch((error: unknown) => {
-        if (stopping) log.debug({ err: error }, "A scan task ended during shutdown");
-        else log.error({ err: error }, `A scan task failed: ${describeError(error)}`);
-      })
-      .finally(() => {
-        running--;
-        wake();
-        notifyIdle();
-      });
-  };
-
-  const waitOutside = async <T>(answer: Promise<T>): Promise<T> => {
-    outside++;
-    notifyIdle();
-    try {
-      return await answer;
-    } finally {
-      outside--;
-    }
-  };
+  const engine = createWorkLoop({ clock, log, pass: schedule });
+  const { track } = engine;
+  let unsubscribe: (() => void) | undefined;
 
   const hooks = createRoundHooks({ commands: options.commands, log, signal: abort.signal });
   const tasks = createScanTasks({
@@ -138,7 +93,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     signal: abort.signal,
     targetNames: options.targets.map((t) => t.name),
     retryMaxMs: options.retryMaxMs ?? 24 * 60 * 60_000,
-    waitOutside,
+    waitOutside: (answer) => engine.waitOutside(answer),
     ...(options.random ? { random: options.random } : {}),
   });
 
@@ -181,72 +136,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return Math.min(queue.nextWakeAt(now) ?? Number.POSITIVE_INFINITY, ...downs);
   }
 
-  async function loop(): Promise<void> {
-    while (!stopping) {
-      wakeRequested = false;
-      try {
-        plannedWake = schedule();
-      } catch (error) {
-        // A broken pass must not stop dispatching for good (Cloudbox/autoscan's silent stall): look again soon.
-        log.error({ err: error }, "Could not read due work from the queue; trying again in 5 seconds");
-        plannedWake = clock.now() + 5_000;
-      }
-      if (wakeRequested || stopping) continue;
-      const sleep = new AbortController();
-      wakeSleep = sleep;
-      parked = true;
-      notifyIdle();
-      await clock.sleep(Math.min(MAX_PARK_MS, Math.max(0, plannedWake - clock.now())), sleep.signal);
-      parked = false;
-      wakeSleep = undefined;
-    }
-  }
-
   return {
     start() {
-      if (started) return;
-      started = true;
+      if (unsubscribe) return;
       if (healths.length === 0) log.warn("No scan targets are configured: scan requests are queued but not sent.");
-      unsubscribe = queue.onWork((earliest) => {
-        if (earliest < plannedWake) wake();
-      });
-      loopDone = loop().catch((error: unknown) => log.fatal({ err: error }, "The dispatcher loop stopped"));
+      unsubscribe = queue.onWork((earliest) => engine.wakeBy(earliest));
+      engine.start();
     },
     async stop(stopOptions = {}) {
-      if (!started || stopping) return { drained: true, abandoned: 0 };
-      stopping = true;
-      unsubscribe();
-      wake();
-      await loopDone;
+      unsubscribe?.();
       const timeoutMs = stopOptions.timeoutMs ?? 30_000;
-      if (running > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${running} scan task(s)...`);
-      const drained = await waitForTasks(timeoutMs);
-      const abandoned = running;
-      if (!drained) {
-        abort.abort();
-        await waitForTasks(5_000);
-      }
-      notifyIdle();
-      return { drained, abandoned: drained ? 0 : abandoned };
+      const waiting = engine.running;
+      if (waiting > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${waiting} scan task(s)...`);
+      if (await engine.stop(timeoutMs)) return { drained: true, abandoned: 0 };
+      const abandoned = engine.running;
+      abort.abort();
+      await engine.stop(5_000);
+      return { drained: false, abandoned };
     },
-    async whenIdle() {
-      // Idle twice in a row across a turn of the event loop: a target's answer that is already there has been
-      // taken in by then (it settles in microtasks), so "idle" is not just the instant before it.
-      for (;;) {
-        await nextTurn();
-        if (!isIdle()) {
-          await new Promise<void>((resolve) => idleWaiters.push(resolve));
-          continue;
-        }
-        await nextTurn();
-        if (isIdle()) return;
-      }
-    },
+    whenIdle: () => engine.whenIdle(),
   };
-
-  async function waitForTasks(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (running > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    return running === 0;
-  }
 }
