@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createDispatcher } from "../src/queue/dispatcher.ts";
 import { TargetAuthError, TargetUnavailableError } from "../src/core/errors.ts";
 import type { ScanOutcome } from "../src/core/target.ts";
 import { createFakeTarget, deferred } from "./support/fake-target.ts";
@@ -298,6 +301,39 @@ describe("failures and retries", () => {
     await h.advance(1);
     expect(plex.probes).toBe(1);
     expect(h.logs.records.some((r) => r.level === 50 && r.msg.includes("401 Unauthorized"))).toBe(true);
+  });
+});
+
+describe("command hooks", () => {
+  it("runs the before and after commands once per folder round, with the folder in the environment", async () => {
+    const plex = createFakeTarget("plex");
+    const other = createFakeTarget("other");
+    const h = await setup({ targets: [plex, other] });
+    const log = join(h.dir, "hooks.log");
+    await h.dispatcher.stop();
+    const withHooks = createDispatcher({
+      queue: h.queue,
+      targets: [plex, other],
+      clock: h.clock,
+      log: h.logs.log,
+      localForms: (path) => [join(h.dir, "media", path)],
+      maxFileChecks: 1,
+      fileCheckDelayMs: CHECK_DELAY_MS,
+      commands: {
+        before: `echo "before $AUTOSCAN_FOLDER ($AUTOSCAN_SOURCES)" >> '${log}'`,
+        after: `echo "after $AUTOSCAN_FOLDER" >> '${log}'; exit 1`,
+        timeoutMs: 10_000,
+      },
+    });
+    withHooks.start();
+    await h.touch(episode(1));
+    await h.queue.enqueue([fileRequest(episode(1))]);
+    await h.clock.advance(SCAN_DELAY_MS, () => withHooks.whenIdle());
+    expect(plex.calls).toHaveLength(1);
+    expect(other.calls).toHaveLength(1);
+    expect((await readFile(log, "utf8")).split("\n")).toEqual([`before ${season} (Sonarr)`, `after ${season}`, ""]);
+    expect(h.queue.listHistory()[0]?.state).toBe("done");
+    await withHooks.stop();
   });
 });
 

@@ -33,7 +33,7 @@ export function createRoundHooks(options: {
   const rounds = new Map<number, Round>();
   const { commands } = options;
   const run = async (command: string | undefined, stage: "before" | "after", item: WorkItem): Promise<void> => {
-    if (!commands || !command || command.trim().length === 0) return;
+    if (!commands || !command || command.trim().length === 0 || options.signal.aborted) return;
     await runCommandHook(command, stage, contextOf(item), {
       timeoutMs: commands.timeoutMs,
       log: options.log,
