@@ -3,11 +3,11 @@
  *  1. ingest through the ScanSink, durable before each resolve, 20 concurrent producers, with 10,000 folders pending
  *     and 100,000 in history: requests/s and latency percentiles (target ≥ 3,000/s, p99 < 50 ms on 2 cores);
  *     half the requests merge into a waiting folder, half add a new one. The run is long enough to include at least
- *     one checkpoint of the whole file, whose cost is printed on its own;
+ *     one checkpoint of the whole file (counted), and a restart from a crash image is timed;
  *  2. a burst of 24 requests for one season within 2 s → target calls (expect exactly 1);
  *  3. 1,000 distinct due folders against a target that answers in 10 ms → time until all are dispatched (< 60 s).
  *
- *   node bench/queue.ts                 BENCH_REQUESTS=60000 node bench/queue.ts
+ *   node bench/queue.ts                 BENCH_REQUESTS=150000 node bench/queue.ts
  */
 import { copyFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,7 +26,7 @@ import { createManualClock } from "../test/support/manual-clock.ts";
 const PENDING = 10_000;
 const HISTORY = 100_000;
 const PRODUCERS = 20;
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 80_000);
 const silent = pino({ level: "silent" });
 
 const root = await mkdtemp(join(tmpdir(), "autoscan-bench-queue-"));
@@ -84,18 +84,29 @@ async function ingest(dir: string): Promise<void> {
       latencies.push(performance.now() - t0);
     }
   };
+  // Each checkpoint renames a new file into place: count them by the file's inode.
+  let checkpoints = 0;
+  let inode = (await stat(file)).ino;
+  const watcher = setInterval(() => {
+    void stat(file).then((s) => {
+      if (s.ino !== inode) checkpoints++;
+      inode = s.ino;
+    }, () => undefined);
+  }, 10);
   const cpu = process.cpuUsage();
   started = performance.now();
   await Promise.all(Array.from({ length: PRODUCERS }, producer));
   const elapsed = performance.now() - started;
   const used = process.cpuUsage(cpu);
+  clearInterval(watcher);
   latencies.sort((a, b) => a - b);
   const pct = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
   console.log(
     `ingest: ${REQUESTS} requests, ${PRODUCERS} producers, durable before each resolve: ` +
       `${Math.round(REQUESTS / (elapsed / 1000))} requests/s; latency p50 ${ms(pct(0.5))}, p99 ${ms(pct(0.99))}, ` +
       `max ${ms(latencies.at(-1) ?? 0)}; CPU ${Math.round(((used.user + used.system) / 1000 / elapsed) * 100)} %; ` +
-      `pending now ${reopened.pendingCount()}, history ${reopened.historyCount()}`,
+      `pending now ${reopened.pendingCount()}, history ${reopened.historyCount()}; ` +
+      `${checkpoints} checkpoint(s) of the whole file during the run`,
   );
   // A crash now: the disk as it is (journals first, then the file), reopened elsewhere.
   const crash = join(dir, "crash");

@@ -30,7 +30,7 @@ interface Round {
 /** Runs the child from `start`; kills it after `killAfterAcks` acks, or `killAfterMs`, whichever comes first. */
 function runChild(file: string, start: number, killAfterAcks = Infinity, killAfterMs = 30_000): Promise<Round> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, file, String(start), String(TOTAL)], {
+    const child = spawn(process.execPath, [CHILD, file, String(start), String(TOTAL), "5"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const acked: number[] = [];
@@ -80,14 +80,15 @@ describe("SIGKILL at random points", () => {
     try {
       for (let round = 0; round < 40 && start < TOTAL; round++) {
         // Most kills come after a random number of acks; some at a random time from spawn, which also lands in
-        // the start-up (replay, migration, first checkpoint). Past the time budget the last run goes to the end.
+        // the start-up (replay, migration, first checkpoint). No run gets past ~400 acks, so there are at least
+        // four kills before the 2,000th. Past the time budget the last run goes to the end.
         const late = Date.now() - began > 35_000;
         const byTime = next() < 0.3;
         const result = late
           ? await runChild(file, start)
           : byTime
-            ? await runChild(file, start, Infinity, 200 + Math.floor(next() * 1600))
-            : await runChild(file, start, 50 + Math.floor(next() * 450));
+            ? await runChild(file, start, 400, 100 + Math.floor(next() * 900))
+            : await runChild(file, start, 20 + Math.floor(next() * 250));
         if (!result.finished) kills++;
         for (const n of result.acked) acknowledged.add(n);
         const { folders, messages } = await pendingFolders(file);

@@ -216,7 +216,7 @@ function createStoreHandle(parts: HandleParts): QueueStore {
 function tuneConnection(db: Database): void {
   db.exec(
     "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; " +
-      // One connection owns the file: keep the lock and the page cache (256 MiB at most) between transactions.
-      "PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144",
+      // One connection owns the file: keep the lock and the page cache (32 MiB at most) between transactions.
+      "PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -32768",
   );
 }
