@@ -39,7 +39,8 @@ describe("importing plex_autoscan's queue", () => {
       L3UDDZ_SCHEMA,
       `INSERT INTO queueitemmodel VALUES (1, '/mnt/unionfs/TV/Show/Season 01/Show - S01E01.mkv', 'Sonarr', 2, 'Download');
        INSERT INTO queueitemmodel VALUES (2, '/mnt/unionfs/TV/Show/Season 01/Show - S01E02.mkv', 'Sonarr', 2, 'Upgrade');
-       INSERT INTO queueitemmodel VALUES (3, '/mnt/unionfs/Movies/Film (2020)', 'Manual', 1, 'Manual');`,
+       INSERT INTO queueitemmodel VALUES (3, '/mnt/unionfs/Movies/Film (2020)', 'Manual', 1, 'Manual');
+       INSERT INTO queueitemmodel VALUES (4, 'not/a/full/path.mkv', 'Manual', 1, 'Manual');`,
     );
     const logs = captureLog();
     const queue = await open(file, logs);

@@ -1,4 +1,5 @@
 import type { ScanRequest } from "../core/scan.ts";
+import { isAbsolutePath } from "../paths/normalize.ts";
 import type { Database } from "./sql-js.ts";
 
 /**
@@ -25,7 +26,8 @@ export function readLegacyRequests(db: Database): ScanRequest[] {
       out.push(toRequest(row.path, row.request_from, row.event_type));
     }
   }
-  return out.filter((request) => request.path.length > 0);
+  // A row whose path is not a full path could not have been scanned either; it is left behind (in the backup).
+  return out.filter((request) => isAbsolutePath(request.path));
 }
 
 function toRequest(path: unknown, source: unknown, event: unknown): ScanRequest {
