@@ -76,9 +76,10 @@ describe("autoscan sections", () => {
     plex = await startFakePlex();
   });
 
-  it("exits 2 when PLEX_TOKEN is not set", async () => {
-    const result = await run([], { PLEX_LOCAL_URL: plex.url });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain("PLEX_TOKEN");
+  it("falls back to Plex Media Scanner --list when PLEX_TOKEN is not set, and says which scanner it tried", async () => {
+    const result = await run([], { PLEX_LOCAL_URL: plex.url, USE_SUDO: false, PLEX_SCANNER: "/nonexistent/Plex Media Scanner" });
+    expect(result.stderr).toContain("PLEX_TOKEN is empty: asking Plex Media Scanner on this host instead.");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("/nonexistent/Plex Media Scanner");
   });
 });
