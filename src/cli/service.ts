@@ -9,6 +9,7 @@ import { startWebServer, type WebServer } from "../web/server.ts";
 import type { Runtime } from "./runtime.ts";
 import { createDriveMonitorFromConfig, rcRefresherFromConfig } from "./wiring/drive.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
+import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 
@@ -79,15 +80,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
 
 async function openQueue(runtime: Runtime, clock: Clock): Promise<ScanQueue> {
   const { config, settings, log } = runtime;
-  return createScanQueue({
-    file: settings.queueFile,
-    clock,
-    log,
-    scanDelayMs: config.SERVER_SCAN_DELAY * 1000,
-    priorities: config.SERVER_SCAN_PRIORITIES,
-    historyMaxDays: config.SERVER_HISTORY_MAX_DAYS,
-    historyMaxRows: config.SERVER_HISTORY_MAX_ROWS,
-  });
+  return createScanQueue(scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log }));
 }
 
 function startDispatcher(
@@ -99,24 +92,17 @@ function startDispatcher(
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
-  const dispatcher = createDispatcher({
-    queue,
-    targets: [plex.target],
-    clock,
-    log,
-    localForms,
-    maxFileChecks: config.SERVER_MAX_FILE_CHECKS,
-    fileCheckDelayMs: config.SERVER_FILE_CHECK_DELAY * 1000,
-    scanFolderOnFileExistsExhaustion: config.SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION,
-    concurrency: config.SERVER_SCAN_CONCURRENCY,
-    retryMaxMs: config.SERVER_RETRY_MAX_HOURS * 3_600_000,
-    commands: {
-      before: config.RUN_COMMAND_BEFORE_SCAN,
-      after: config.RUN_COMMAND_AFTER_SCAN,
-      timeoutMs: config.SERVER_COMMAND_TIMEOUT * 1000,
-    },
-    ...(refresh ? { onFileMissing: (_serverPath: string, localPath: string) => refresh(localPath) } : {}),
-  });
+  const dispatcher = createDispatcher(
+    dispatcherOptionsFromConfig({
+      config,
+      queue,
+      targets: [plex.target],
+      localForms,
+      clock,
+      log,
+      ...(refresh ? { refreshMissing: refresh } : {}),
+    }),
+  );
   dispatcher.start();
   return dispatcher;
 }

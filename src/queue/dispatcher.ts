@@ -38,6 +38,8 @@ export interface DispatcherOptions {
   readonly statPath?: (localPath: string) => Promise<DiskEntry>;
   /** Called for each file still missing before the next check (rclone cache refresh). */
   readonly onFileMissing?: (serverPath: string, localPath: string) => Promise<void>;
+  /** Called before each file check of a request with its local forms (the rclone refresh for Google Drive files). */
+  readonly beforeFileCheck?: FileCheckSettings["beforeFileCheck"];
   /** File checks running at once (4). */
   readonly checkConcurrency?: number;
   /** Jitter source in [0, 1), injected in tests. */
@@ -78,6 +80,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     statPath: options.statPath ?? statLocalPath,
     log,
     ...(options.onFileMissing ? { onFileMissing: options.onFileMissing } : {}),
+    ...(options.beforeFileCheck ? { beforeFileCheck: options.beforeFileCheck } : {}),
   };
 
   const engine = createWorkLoop({ clock, log, pass: schedule });

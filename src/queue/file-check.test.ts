@@ -42,6 +42,27 @@ describe("checkItemFiles", () => {
     expect(s.logs.messages()).toContain("File '/local/tv/S1/e1.mkv' exists on check 1 of 3.");
   });
 
+  it("calls beforeFileCheck with the local forms before looking, so a refresh can make the file appear", async () => {
+    const disk: Record<string, DiskEntry> = {};
+    const seen: string[] = [];
+    const s = settings(disk, {
+      beforeFileCheck: async (request, forms) => {
+        seen.push(`${request.path} → ${forms.join(",")}`);
+        disk["/local/tv/S1/e1.mkv"] = "file"; // the refresh made the mount show it
+      },
+    });
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
+    expect(seen).toEqual(["/tv/S1/e1.mkv → /local/tv/S1/e1.mkv"]);
+    expect(result).toMatchObject({ kind: "ready", checks: 1, scanFolder: "/tv/S1" });
+  });
+
+  it("goes on checking when beforeFileCheck fails, with a warning", async () => {
+    const s = settings({ "/local/tv/S1/e1.mkv": "file" }, { beforeFileCheck: async () => Promise.reject(new Error("rclone down")) });
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
+    expect(result).toMatchObject({ kind: "ready" });
+    expect(s.logs.messages().some((m) => m.includes("rclone down"))).toBe(true);
+  });
+
   it("waits one check delay while a file is missing, and asks for a cache refresh", async () => {
     const s = settings({});
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);

@@ -26,6 +26,9 @@ export interface FileCheckSettings {
   readonly log: Logger;
   /** Called for each missing file before the next check (an rclone cache refresh, for one). */
   readonly onFileMissing?: (serverPath: string, localPath: string) => Promise<void>;
+  /** Called before each check of a request, with the local forms about to be looked at (the rclone refresh of a
+   *  Google Drive file, so the mount shows it at the first check). Its failure is logged; the check goes on. */
+  readonly beforeFileCheck?: (request: WorkRequest, localForms: readonly string[]) => Promise<void>;
 }
 
 interface Located {
@@ -114,6 +117,9 @@ function ready(item: WorkItem, present: readonly Located[], check: number): Chec
 
 async function locate(request: WorkRequest, settings: FileCheckSettings): Promise<Located> {
   const forms = settings.localForms(request.path);
+  await settings.beforeFileCheck?.(request, forms).catch((error: unknown) => {
+    settings.log.warn({ err: error, path: request.path }, `Could not prepare the check of '${request.path}': ${describeError(error)}`);
+  });
   for (const local of forms) {
     const entry = await settings.statPath(local);
     if (entry !== "missing") return { request, local, entry };
@@ -122,7 +128,7 @@ async function locate(request: WorkRequest, settings: FileCheckSettings): Promis
 }
 
 function locateFolder(folder: string, settings: FileCheckSettings): Promise<Located> {
-  return locate({ path: folder, kind: "folder", deleted: false, source: "", event: "" }, settings);
+  return locate({ path: folder, kind: "folder", deleted: false, source: "", event: "" }, { ...settings, beforeFileCheck: undefined });
 }
 
 function uniqueByPath(requests: readonly WorkRequest[]): WorkRequest[] {

@@ -56,6 +56,12 @@ describe("Config → queue and dispatcher options", () => {
     expect(dispatcher).toMatchObject({ concurrency: 2, commands: { after: "/scripts/notify.sh" } });
     await dispatcher.onFileMissing?.("/tv/x.mkv", "/mnt/tv/x.mkv");
     expect(refreshed).toEqual(["/mnt/tv/x.mkv"]);
+
+    // Google Drive files are refreshed before every check (the mount may not show them yet); others are not.
+    const drive = { path: "/tv/new.mkv", kind: "file", deleted: false, source: "Google Drive", event: "Download" } as const;
+    await dispatcher.beforeFileCheck?.(drive, ["/mnt/tv/new.mkv", "/tv/new.mkv"]);
+    await dispatcher.beforeFileCheck?.({ ...drive, source: "Sonarr" }, ["/mnt/tv/other.mkv"]);
+    expect(refreshed).toEqual(["/mnt/tv/x.mkv", "/mnt/tv/new.mkv", "/tv/new.mkv"]);
   });
 
   it("opens a working queue from the mapped options", async () => {

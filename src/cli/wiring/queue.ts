@@ -2,7 +2,7 @@ import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Target } from "../../core/target.ts";
-import type { DispatchQueue } from "../../queue/dispatch-port.ts";
+import type { DispatchQueue, WorkRequest } from "../../queue/dispatch-port.ts";
 import type { DispatcherOptions } from "../../queue/dispatcher.ts";
 import type { ScanQueueOptions } from "../../queue/scan-queue.ts";
 
@@ -37,11 +37,15 @@ export interface DispatcherWiringInput {
   readonly targets: readonly Target[];
   /** The path mapper's `localForms` (SERVER_FILE_EXIST_PATH_MAPPINGS, then SERVER_PATH_MAPPINGS reversed). */
   readonly localForms: (serverPath: string) => readonly string[];
-  /** The rclone cache refresh for a file still missing at a check, when RCLONE.RC_CACHE_REFRESH is on. */
+  /** The rclone cache refresh, when RCLONE.RC_CACHE_REFRESH is on: before every check of a Google Drive file (so the
+   *  mount shows it at the first check), and after a failed check for any other source (as plex_autoscan did). */
   readonly refreshMissing?: (localPath: string) => Promise<unknown>;
   readonly clock: Clock;
   readonly log: Logger;
 }
+
+/** The source name the drive monitor gives its requests. */
+const DRIVE_SOURCE = "Google Drive";
 
 export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): DispatcherOptions {
   const { config, refreshMissing } = input;
@@ -62,7 +66,13 @@ export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): Dispa
       timeoutMs: config.SERVER_COMMAND_TIMEOUT * 1000,
     },
     ...(refreshMissing
-      ? { onFileMissing: async (_server: string, local: string) => void (await refreshMissing(local)) }
+      ? {
+          onFileMissing: async (_server: string, local: string) => void (await refreshMissing(local)),
+          beforeFileCheck: async (request: WorkRequest, forms: readonly string[]) => {
+            if (request.source !== DRIVE_SOURCE) return;
+            for (const form of forms) await refreshMissing(form);
+          },
+        }
       : {}),
   };
 }
