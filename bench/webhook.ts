@@ -59,7 +59,7 @@ function serveBare(): void {
 
 /** The child: queue file in `dir`, app, server on a free port; reports the port to the parent. */
 async function serve(dir: string): Promise<void> {
-  const { log } = createLogger({ level: "info", format: "classic", stream: { write: () => undefined } });
+  const { log } = createLogger({ level: (process.env.BENCH_LOG_LEVEL ?? "info") as "info", format: "classic", stream: { write: () => undefined } });
   const queue = await createScanQueue({ file: join(dir, "queue.db"), clock: systemClock, log, scanDelayMs: 600_000 });
   // "--memory": the HTTP side alone (parse, map, log, answer) with an in-memory sink, to show where the time goes.
   const memory = process.argv[4] === "--memory";
