@@ -62,6 +62,34 @@ export const deletedFiles = v.nullish(
 
 export const objectBody = v.looseObject({}, "must be a JSON object");
 
+/** The payload fields every app shares: an upgrade's replaced files, and the upgrade flag. */
+export const commonFields = { deletedFiles, isUpgrade: v.nullish(v.boolean("must be true or false")) };
+
+/** What makes one *arr app: its payload schema and which paths each scanning event names. */
+export interface ArrAppDefinition<T extends v.GenericSchema> {
+  readonly name: ArrAppName;
+  readonly noun: string;
+  readonly scanEvents: readonly string[];
+  /** Top-level fields only this app sends (detection by shape). */
+  readonly matchKeys: readonly string[];
+  readonly payload: T;
+  pathsFor(body: v.InferOutput<T>, event: string): PathsOrReason;
+}
+
+export function defineArrApp<T extends v.GenericSchema>(definition: ArrAppDefinition<T>): ArrApp {
+  const { name } = definition;
+  return {
+    name,
+    noun: definition.noun,
+    scanEvents: new Set(definition.scanEvents),
+    matches: (body) => hasAnyKey(body, definition.matchKeys),
+    parse(body, event) {
+      const parsed = parseWith(definition.payload, body, name, event);
+      return parsed.ok ? toParse(name, event, definition.pathsFor(parsed.value, event)) : parsed.failure;
+    },
+  };
+}
+
 /** A folder-relative or absolute file entry → one absolute path, or the reason it cannot be found. */
 export function resolveFile(
   folder: string | null | undefined,

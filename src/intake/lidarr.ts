@@ -1,19 +1,16 @@
 import * as v from "valibot";
 import {
   arrFile,
+  commonFields,
+  defineArrApp,
   combine,
-  deletedFiles,
   fileList,
   filePath,
   filePaths,
   folderPath,
-  hasAnyKey,
-  parseWith,
   renameFolders,
   renamedFile,
-  toParse,
   upgradeDeletions,
-  type ArrApp,
   type PathsOrReason,
 } from "./arr-app.ts";
 import { absolutePath } from "./path-fields.ts";
@@ -37,21 +34,18 @@ const payload = v.looseObject({
   trackFiles: v.nullish(fileList(arrFile)),
   trackFile: v.nullish(arrFile),
   renamedTrackFiles: v.nullish(fileList(renamedFile)),
-  deletedFiles,
-  isUpgrade: v.nullish(v.boolean("must be true or false")),
+  ...commonFields,
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const lidarr: ArrApp = {
+export const lidarr = defineArrApp({
   name: NAME,
   noun: "album track",
-  scanEvents: new Set(["Download", "Rename", "Retag", "TrackFileDelete", "AlbumDelete", "ArtistDelete"]),
-  matches: (body) => hasAnyKey(body, ["artist", "trackFiles", "trackFile", "renamedTrackFiles", "tracks"]),
-  parse(body, event) {
-    const parsed = parseWith(payload, body, NAME, event);
-    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
-  },
-};
+  scanEvents: ["Download", "Rename", "Retag", "TrackFileDelete", "AlbumDelete", "ArtistDelete"],
+  matchKeys: ["artist", "trackFiles", "trackFile", "renamedTrackFiles", "tracks"],
+  payload,
+  pathsFor,
+});
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.artist?.path;

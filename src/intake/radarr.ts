@@ -1,18 +1,15 @@
 import * as v from "valibot";
 import {
   arrFile,
+  commonFields,
+  defineArrApp,
   combine,
-  deletedFiles,
   fileList,
   filePath,
   folderPath,
-  hasAnyKey,
-  parseWith,
   renameFolders,
   renamedFile,
-  toParse,
   upgradeDeletions,
-  type ArrApp,
   type PathsOrReason,
 } from "./arr-app.ts";
 import { absolutePath } from "./path-fields.ts";
@@ -31,21 +28,18 @@ const payload = v.looseObject({
   movie: v.nullish(v.looseObject({ folderPath: v.nullish(absolutePath) }, "must be an object")),
   movieFile: v.nullish(arrFile),
   renamedMovieFiles: v.nullish(fileList(renamedFile)),
-  deletedFiles,
-  isUpgrade: v.nullish(v.boolean("must be true or false")),
+  ...commonFields,
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const radarr: ArrApp = {
+export const radarr = defineArrApp({
   name: NAME,
   noun: "movie",
-  scanEvents: new Set(["Download", "Rename", "MovieFileDelete", "MovieDelete"]),
-  matches: (body) => hasAnyKey(body, ["movie", "movieFile", "renamedMovieFiles", "remoteMovie"]),
-  parse(body, event) {
-    const parsed = parseWith(payload, body, NAME, event);
-    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
-  },
-};
+  scanEvents: ["Download", "Rename", "MovieFileDelete", "MovieDelete"],
+  matchKeys: ["movie", "movieFile", "renamedMovieFiles", "remoteMovie"],
+  payload,
+  pathsFor,
+});
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.movie?.folderPath;

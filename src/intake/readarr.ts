@@ -1,19 +1,16 @@
 import * as v from "valibot";
 import {
   arrFile,
+  commonFields,
+  defineArrApp,
   combine,
-  deletedFiles,
   fileList,
   filePath,
   filePaths,
   folderPath,
-  hasAnyKey,
-  parseWith,
   renameFolders,
   renamedFile,
-  toParse,
   upgradeDeletions,
-  type ArrApp,
   type PathsOrReason,
 } from "./arr-app.ts";
 import { absolutePath } from "./path-fields.ts";
@@ -34,21 +31,18 @@ const payload = v.looseObject({
   bookFiles: v.nullish(fileList(arrFile)),
   bookFile: v.nullish(arrFile),
   renamedBookFiles: v.nullish(fileList(renamedFile)),
-  deletedFiles,
-  isUpgrade: v.nullish(v.boolean("must be true or false")),
+  ...commonFields,
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const readarr: ArrApp = {
+export const readarr = defineArrApp({
   name: NAME,
   noun: "book",
-  scanEvents: new Set(["Download", "Rename", "Retag", "BookFileDelete", "BookDelete", "AuthorDelete"]),
-  matches: (body) => hasAnyKey(body, ["author", "bookFiles", "bookFile", "renamedBookFiles", "book"]),
-  parse(body, event) {
-    const parsed = parseWith(payload, body, NAME, event);
-    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
-  },
-};
+  scanEvents: ["Download", "Rename", "Retag", "BookFileDelete", "BookDelete", "AuthorDelete"],
+  matchKeys: ["author", "bookFiles", "bookFile", "renamedBookFiles", "book"],
+  payload,
+  pathsFor,
+});
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.author?.path;

@@ -1,19 +1,16 @@
 import * as v from "valibot";
 import {
   arrFile,
+  commonFields,
+  defineArrApp,
   combine,
-  deletedFiles,
   fileList,
   filePath,
   filePaths,
   folderPath,
-  hasAnyKey,
-  parseWith,
   renameFolders,
   renamedFile,
-  toParse,
   upgradeDeletions,
-  type ArrApp,
   type PathsOrReason,
 } from "./arr-app.ts";
 import { absolutePath } from "./path-fields.ts";
@@ -35,21 +32,18 @@ const payload = v.looseObject({
   episodeFile: v.nullish(arrFile),
   episodeFiles: v.nullish(fileList(arrFile)),
   renamedEpisodeFiles: v.nullish(fileList(renamedFile)),
-  deletedFiles,
-  isUpgrade: v.nullish(v.boolean("must be true or false")),
+  ...commonFields,
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const sonarr: ArrApp = {
+export const sonarr = defineArrApp({
   name: NAME,
   noun: "series",
-  scanEvents: new Set(["Download", "Rename", "EpisodeFileDelete", "SeriesDelete"]),
-  matches: (body) => hasAnyKey(body, ["series", "episodeFile", "episodeFiles", "renamedEpisodeFiles", "episodes"]),
-  parse(body, event) {
-    const parsed = parseWith(payload, body, NAME, event);
-    return parsed.ok ? toParse(NAME, event, pathsFor(parsed.value, event)) : parsed.failure;
-  },
-};
+  scanEvents: ["Download", "Rename", "EpisodeFileDelete", "SeriesDelete"],
+  matchKeys: ["series", "episodeFile", "episodeFiles", "renamedEpisodeFiles", "episodes"],
+  payload,
+  pathsFor,
+});
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.series?.path;
