@@ -72,7 +72,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     const hint = error.code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
     throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${error.message}.${hint}`, { cause: error });
   });
-  const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock);
+  const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env);
   state.ready = true;
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   return { url: web.url, stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, budgetMs, runtime }) };
@@ -89,6 +89,7 @@ function startDispatcher(
   plex: PlexWiring,
   localForms: (serverPath: string) => readonly string[],
   clock: Clock,
+  env: ServiceOptions["env"],
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
@@ -100,6 +101,7 @@ function startDispatcher(
       localForms,
       clock,
       log,
+      env,
       ...(refresh ? { refreshMissing: refresh } : {}),
     }),
   );

@@ -29,6 +29,8 @@ export interface RunHookOptions {
   readonly signal?: AbortSignal;
   /** The shell, replaceable in tests. */
   readonly shell?: string;
+  /** The environment the command runs in (autoscan's own: PATH, HOME …), to which the AUTOSCAN_* variables are added. */
+  readonly baseEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 const KILL_GRACE_MS = 5_000;
@@ -80,10 +82,8 @@ type ShellOutcome =
 function runShell(command: string, env: Record<string, string>, options: RunHookOptions): Promise<ShellOutcome> {
   return new Promise((resolve) => {
     const child = spawn(options.shell ?? "/bin/sh", ["-c", command], {
-      // The user's command runs in autoscan's own environment (PATH, HOME …) plus the variables above. This forwards
-      // the environment to a child process; it does not read configuration from it.
-      // eslint-disable-next-line no-restricted-properties
-      env: { ...process.env, ...env },
+      // The user's command runs in the environment it was given (autoscan's own) plus the variables above.
+      env: { ...options.baseEnv, ...env },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });

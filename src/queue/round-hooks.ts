@@ -13,6 +13,8 @@ export interface CommandHooks {
   readonly timeoutMs: number;
   /** The shell (default `/bin/sh`), replaceable in tests. */
   readonly shell?: string;
+  /** The environment the commands run in (autoscan's own; the composition root passes it). */
+  readonly baseEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RoundHooks {
@@ -39,6 +41,7 @@ export function createRoundHooks(options: {
       log: options.log,
       signal: options.signal,
       ...(commands.shell ? { shell: commands.shell } : {}),
+      ...(commands.baseEnv ? { baseEnv: commands.baseEnv } : {}),
     });
   };
 

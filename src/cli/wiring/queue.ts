@@ -40,6 +40,8 @@ export interface DispatcherWiringInput {
   /** The rclone cache refresh, when RCLONE.RC_CACHE_REFRESH is on: before every check of a Google Drive file (so the
    *  mount shows it at the first check), and after a failed check for any other source (as plex_autoscan did). */
   readonly refreshMissing?: (localPath: string) => Promise<unknown>;
+  /** The environment RUN_COMMAND_* run in (the process's, read by src/config). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -64,6 +66,7 @@ export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): Dispa
       before: config.RUN_COMMAND_BEFORE_SCAN,
       after: config.RUN_COMMAND_AFTER_SCAN,
       timeoutMs: config.SERVER_COMMAND_TIMEOUT * 1000,
+      ...(input.env ? { baseEnv: input.env } : {}),
     },
     ...(refreshMissing
       ? {
