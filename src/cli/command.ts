@@ -25,7 +25,7 @@ export interface CommandIO {
   readonly stdout: { write(text: string): unknown; isTTY?: boolean };
   readonly stderr: { write(text: string): unknown; isTTY?: boolean };
   readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  /** The process environment, read once by src/config (no other module reads process.env). */
+  /** The process environment, read once by src/config (no other module reads the environment). */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Where autoscan is installed (the folder holding package.json): the default config lives under it. */
   readonly installDir: string;
