@@ -1,7 +1,6 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
-import type { ScanSink } from "../core/scan.ts";
-import { createPathMapper } from "../paths/mapping.ts";
+import { createPathMapper, type PathMapper } from "../paths/mapping.ts";
 import { createDispatcher, type Dispatcher } from "../queue/dispatcher.ts";
 import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
@@ -39,12 +38,11 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   });
   const queue = await openQueue(runtime, clock);
   const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log });
-  const sink: ScanSink = queue.enqueue;
   const drive = createDriveMonitorFromConfig({
     config,
     settings,
     env: options.env,
-    sink,
+    sink: queue.enqueue,
     isInLibrary: plex.isInLibrary,
     mapper,
     clock,
@@ -53,29 +51,52 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   });
   // /health says 503 "starting" until the dispatcher runs.
   const state = { ready: false };
-  const web = await startWebServer({
-    app: createApp(
-      webOptionsFromConfig({
-        config,
-        log,
-        sink,
-        mapper,
-        queue: queueAdminFromScanQueue(queue),
-        ...(drive ? { drive: { resetPageToken: async () => void (await drive.resetPageTokens()), clearCache: async () => void (await drive.clearCache()) } } : {}),
-        health: () => (state.ready ? queueHealth(queue) : { ready: false, status: "starting" }),
-      }),
-    ),
-    hostname: config.SERVER_IP,
-    port: config.SERVER_PORT,
-    log,
-  }).catch((error: NodeJS.ErrnoException) => {
-    const hint = error.code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
-    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${error.message}.${hint}`, { cause: error });
+  const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready }).catch(async (error: unknown) => {
+    await queue.close();
+    plex.close();
+    throw error;
   });
   const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env);
   state.ready = true;
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   return { url: web.url, stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, budgetMs, runtime }) };
+}
+
+interface WebParts {
+  readonly queue: ScanQueue;
+  readonly mapper: PathMapper;
+  readonly drive: DriveMonitor | undefined;
+  readonly isReady: () => boolean;
+}
+
+async function startWeb(runtime: Runtime, parts: WebParts): Promise<WebServer> {
+  const { config, log } = runtime;
+  const { queue, drive } = parts;
+  const app = createApp(
+    webOptionsFromConfig({
+      config,
+      log,
+      sink: queue.enqueue,
+      mapper: parts.mapper,
+      queue: queueAdminFromScanQueue(queue),
+      ...(drive
+        ? {
+            drive: {
+              resetPageToken: async () => void (await drive.resetPageTokens()),
+              clearCache: async () => void (await drive.clearCache()),
+            },
+          }
+        : {}),
+      health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
+    }),
+  );
+  try {
+    return await startWebServer({ app, hostname: config.SERVER_IP, port: config.SERVER_PORT, log });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
+    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${describeError(error)}.${hint}`, { cause: error });
+  }
 }
 
 async function openQueue(runtime: Runtime, clock: Clock): Promise<ScanQueue> {
