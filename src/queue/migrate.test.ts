@@ -12,7 +12,14 @@ describe("migrateDatabase", () => {
     expect(readSchemaVersion(db)).toBe(migrations.length);
     const tables = db.exec("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")[0]?.values.flat();
     expect(tables).toEqual(expect.arrayContaining(["items", "requests", "item_targets", "meta"]));
-    expect(migrateDatabase(db, migrations, "/x/queue.db")).toEqual({ from: 1, to: 1 });
+    expect(migrateDatabase(db, migrations, "/x/queue.db")).toEqual({ from: migrations.length, to: migrations.length });
+  });
+
+  it("looks up a folder's request by path through an index, not by reading all of the folder's requests", async () => {
+    const db = new (await loadSqlJs()).Database();
+    migrateDatabase(db, migrations, "/x/queue.db");
+    const plan = db.exec("EXPLAIN QUERY PLAN SELECT id FROM requests WHERE item_id = 1 AND path = '/a'")[0]?.values.flat();
+    expect(plan?.join(" ")).toMatch(/requests_item_path \(item_id=\? AND path=\?\)/);
   });
 
   it("applies steps in version order, each once", async () => {
