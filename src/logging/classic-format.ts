@@ -22,21 +22,33 @@ export function formatClassicLine(record: Record<string, unknown>, withFields = 
   const id = record.id ?? record.pid ?? process.pid;
   const time = formatTimestamp(typeof record.time === "number" ? record.time : Date.now());
   // A newline inside a message (a path from a webhook) must not forge a second log line.
-  const message = String(record.msg ?? "").replace(/\r/g, "\\r").replace(/\n/g, "\\n");
+  const msg = String(record.msg ?? "");
+  const message = /[\r\n]/.test(msg) ? msg.replace(/\r/g, "\\r").replace(/\n/g, "\\n") : msg;
   let line = `${time} - ${level} - ${component} [${String(id)}]: ${message}`;
-  const extras = Object.entries(record).filter(([key, value]) => !SKIPPED.has(key) && value !== undefined);
-  if (withFields && extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
+  const extras = withFields ? Object.entries(record).filter(([key, value]) => !SKIPPED.has(key) && value !== undefined) : [];
+  if (extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
   line += formatErr(record.err, Number(record.level) <= 20);
   return `${line}\n`;
 }
 
 /** `YYYY-MM-DD HH:MM:SS,mmm` in local time, as Python's logging printed it. */
 export function formatTimestamp(ms: number): string {
-  const d = new Date(ms);
-  const pad = (n: number, width = 2): string => String(n).padStart(width, "0");
-  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())},${pad(d.getMilliseconds(), 3)}`;
-  return `${date} ${time}`;
+  const second = Math.floor(ms / 1000);
+  // Lines come in bursts within one second: the date and time up to the second are formatted once per second
+  // (local-time offsets change on whole seconds only).
+  if (second !== lastSecond) {
+    const d = new Date(second * 1000);
+    lastSecondText = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    lastSecond = second;
+  }
+  return `${lastSecondText},${pad(Math.floor(ms - second * 1000), 3)}`;
+}
+
+let lastSecond = Number.NaN;
+let lastSecondText = "";
+
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, "0");
 }
 
 function formatValue(value: unknown): string {
