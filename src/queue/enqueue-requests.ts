@@ -109,7 +109,7 @@ function mergeInto(
     // Targets that already scanned the folder have not seen the new file: every target scans it again.
     tx.apply({ k: "clr", id: item.id });
   }
-  tx.apply({ k: "item", r: merged });
+  tx.apply({ k: "item", r: merged }, item);
   return merged;
 }
 

@@ -86,7 +86,12 @@ export interface RowAccess {
   all<T>(sql: string, params?: readonly SqlValue[]): T[];
   get<T>(sql: string, params?: readonly SqlValue[]): T | undefined;
   run(sql: string, params?: readonly SqlValue[]): void;
-  apply(change: RowChange): void;
+  /**
+   * `stored`: the item's row as it is stored now, when the caller has just read it. An item image is then written as
+   * an UPDATE of the columns that differ, which touches only the indexes on those columns (a REPLACE rewrites the
+   * row in every index, and costs several times more). The result is the same row.
+   */
+  apply(change: RowChange, stored?: ItemRow): void;
   /** The id the next inserted item would get (AUTOINCREMENT: ids are never reused). */
   nextItemId(): number;
   nextRequestId(): number;
@@ -139,6 +144,18 @@ export function createRowAccess(db: Database): RowAccess {
     const record = row as Record<string, SqlValue | undefined>;
     run(sql, columns.map((column) => record[column] ?? null));
   };
+  const writeItem = (row: ItemRow, stored: ItemRow | undefined): void => {
+    // A new folder or state can collide with another row's unique index, which the REPLACE resolves.
+    if (!stored || stored.id !== row.id || stored.folder !== row.folder || stored.state !== row.state) {
+      return upsert(UPSERT_ITEM, ITEM_COLUMNS, row);
+    }
+    const changed = ITEM_COLUMNS.filter((column) => row[column] !== stored[column]);
+    if (changed.length === 0) return;
+    run(`UPDATE items SET ${changed.map((column) => `${column} = ?`).join(", ")} WHERE id = ?`, [
+      ...changed.map((column) => row[column]),
+      row.id,
+    ]);
+  };
 
   return {
     all,
@@ -146,10 +163,10 @@ export function createRowAccess(db: Database): RowAccess {
       return all<T>(sql, params)[0];
     },
     run,
-    apply(change) {
+    apply(change, stored) {
       switch (change.k) {
         case "item":
-          return upsert(UPSERT_ITEM, ITEM_COLUMNS, change.r);
+          return writeItem(change.r, stored);
         case "req":
           return upsert(UPSERT_REQUEST, REQUEST_COLUMNS, change.r);
         case "tgt":

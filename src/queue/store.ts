@@ -10,7 +10,7 @@ import { replayJournals } from "./journal-replay.ts";
 import { isLegacyQueue, readLegacyRequests } from "./legacy-import.ts";
 import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
-import { createRowAccess, type RowAccess, type RowChange } from "./rows.ts";
+import { createRowAccess, type ItemRow, type RowAccess, type RowChange } from "./rows.ts";
 import { loadSnapshot } from "./snapshot.ts";
 import { loadSqlJs, type Database } from "./sql-js.ts";
 
@@ -39,7 +39,8 @@ export interface QueueStoreOptions {
 
 export interface StoreTransaction {
   readonly rows: RowAccess;
-  apply(change: RowChange): void;
+  /** `stored`: the item's row as read in this transaction, for an item image (see `RowAccess.apply`). */
+  apply(change: RowChange, stored?: ItemRow): void;
   newItemId(): number;
   newRequestId(): number;
 }
@@ -157,8 +158,8 @@ function createStoreHandle(parts: HandleParts): QueueStore {
     const ids = { item: nextItemId, request: nextRequestId };
     const tx: StoreTransaction = {
       rows,
-      apply(change) {
-        rows.apply(change);
+      apply(change, stored) {
+        rows.apply(change, stored);
         changes.push(change);
       },
       newItemId: () => nextItemId++,
