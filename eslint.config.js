@@ -37,7 +37,7 @@ const boundaries = Object.entries(allowed).map(([mod, deps]) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", "test/artifacts/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", "test/artifacts/", ".scratch/"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],
