@@ -1,6 +1,7 @@
 import pino from "pino";
 import type { LogFormat, LogLevel, Logger } from "../core/logger.ts";
 import { formatClassicLine } from "./classic-format.ts";
+import { classicLogMethod } from "./classic-hook.ts";
 import { censorSecretFields, createScrubber, type Scrubber } from "./redact.ts";
 import { openRotatingFile, type RotatingFile, type RotatingFileOptions } from "./rotating-file.ts";
 
@@ -14,6 +15,11 @@ export interface LoggerOptions {
   readonly file?: RotatingFileOptions;
   /** Secret values to scrub from every line (Plex token, SERVER_PASS, client secret …). */
   readonly secrets?: readonly (string | undefined)[];
+  /**
+   * Classic lines without debug fields are formatted straight from the log call (default), not from pino's JSON.
+   * False takes the JSON way for every line; the tests compare both.
+   */
+  readonly directClassic?: boolean;
 }
 
 export interface LogHandle {
@@ -39,9 +45,17 @@ export function createLogger(options: LoggerOptions): LogHandle {
       file?.write(classic);
     },
   };
+  // Nothing reads JSON when every line is a classic one without fields: skip building it.
+  const direct = options.format === "classic" && !withFields && options.directClassic !== false;
+  const writeClassic = (line: string): void => {
+    const clean = scrubber.scrub(line);
+    out.write(clean);
+    file?.write(clean);
+  };
   const log = pino(
     {
       level: options.level,
+      ...(direct ? { hooks: { logMethod: classicLogMethod(writeClassic) } } : {}),
       base: { pid: process.pid },
       formatters: { log: (object) => censorSecretFields(object) },
       serializers: { err: pino.stdSerializers.err },
