@@ -1,3 +1,4 @@
+import { constants } from "node:fs";
 import { open, readdir, readFile, unlink } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -137,10 +138,18 @@ function openGeneration(file: string, generation: number): OpenJournal {
   return { generation, path: journalPath(file, generation), length: 0, lastWrite: Promise.resolve() };
 }
 
+/**
+ * Where the system has it, the journal is opened with O_DSYNC: each write returns once its data is on disk, which is
+ * what a write followed by fdatasync gives, in one system call instead of two (one trip through libuv's thread pool,
+ * not two, per group commit). Elsewhere (Windows) every write is followed by an explicit datasync.
+ */
+const DSYNC = constants.O_DSYNC;
+const APPEND_FLAGS = DSYNC === undefined ? "a" : constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | DSYNC;
+
 /** Opens a generation at its first write, so an idle rotation leaves no empty file behind. */
 function handleOf(journal: OpenJournal, file: string): Promise<FileHandle> {
   // The folder is fsync'd once the file exists, so a crash cannot lose the new name with its acknowledged lines.
-  journal.handle ??= open(journal.path, "a").then(async (h) => {
+  journal.handle ??= open(journal.path, APPEND_FLAGS, 0o644).then(async (h) => {
     journal.length = (await h.stat()).size;
     await syncFolder(dirname(file));
     return h;
@@ -154,7 +163,7 @@ async function writeBatch(journal: OpenJournal, file: string, text: string): Pro
   const handle = await handleOf(journal, file);
   try {
     await handle.write(text);
-    await handle.datasync();
+    if (DSYNC === undefined) await handle.datasync();
     journal.length += Buffer.byteLength(text);
   } catch (error) {
     await handle.truncate(journal.length).catch(() => {});
