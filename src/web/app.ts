@@ -28,7 +28,8 @@ export function createApp(options: WebOptions): Hono {
   const app = new Hono();
   const guard: MiddlewareHandler = async (c, next) => (secret.matches(c.req.param("pass")) ? next() : notFound(c));
 
-  app.use(accessLog(deps));
+  // The level is fixed for the process: below debug the access log would only cost an extra async step per request.
+  if (deps.log.isLevelEnabled("debug")) app.use(accessLog(deps));
   app.all("/health", byMethod({ GET: createHealthHandler(deps) }));
   const trigger = createTriggerHandler(deps);
   app.all("/triggers/manual", createTriggerAuth(deps), byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
@@ -52,7 +53,6 @@ function accessLog(deps: RouteDeps): MiddlewareHandler {
   return async (c: Context, next) => {
     const started = performance.now();
     await next();
-    if (!deps.log.isLevelEnabled("debug")) return;
     deps.log.debug(
       { method: c.req.method, url: deps.secret.redact(c.req.path), status: c.res.status, ms: Math.round(performance.now() - started) },
       "HTTP request",

@@ -17,14 +17,26 @@ export function html(c: Context, body: string, status: 200 | 400 | 403 | 413 | 4
   return c.html(body, status, HTML_HEADERS);
 }
 
-export function text(c: Context, body: string, status: 200 | 400 | 401 | 403 | 404 | 405 | 408 | 413 | 415 | 503 = 200): Response {
-  return c.text(body, status, { "x-content-type-options": "nosniff", "cache-control": "no-store" });
+const TEXT_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/plain; charset=UTF-8",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store",
+};
+
+type TextStatus = 200 | 400 | 401 | 403 | 404 | 405 | 408 | 413 | 415 | 503;
+
+/**
+ * A plain-text answer. Its headers are a plain object, which @hono/node-server writes as they are (`c.text` would
+ * build a `Headers` that the adapter then converts back, a good share of a webhook's cost), so headers set earlier
+ * with `c.header()` do not apply: pass them in `extra`.
+ */
+export function text(_c: Context, body: string, status: TextStatus = 200, extra?: Readonly<Record<string, string>>): Response {
+  return new Response(body, { status, headers: extra ? { ...TEXT_HEADERS, ...extra } : TEXT_HEADERS });
 }
 
 /** A refused body. After a 413 the rest of the body is not read, so the connection is closed after the answer. */
 export function bodyProblem(c: Context, status: 400 | 413 | 415, reason: string): Response {
-  if (status === 413) c.header("connection", "close");
-  return text(c, reason, status);
+  return text(c, reason, status, status === 413 ? { connection: "close" } : undefined);
 }
 
 /** The same 404 for an unknown route and a wrong secret, so a wrong guess learns nothing. */
@@ -39,12 +51,12 @@ export type MethodHandlers = Partial<Record<"GET" | "POST" | "PUT", Handler>>;
 export function byMethod(handlers: MethodHandlers): Handler {
   const allowed = Object.keys(handlers);
   if (handlers.GET) allowed.push("HEAD");
+  const allow = { allow: allowed.join(", ") };
   return (c) => {
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     const handler = handlers[method as keyof MethodHandlers];
     if (handler) return handler(c);
-    c.header("allow", allowed.join(", "));
-    return text(c, "Method Not Allowed", 405);
+    return text(c, "Method Not Allowed", 405, allow);
   };
 }
 

@@ -32,8 +32,7 @@ export function createTriggerAuth(deps: RouteDeps): MiddlewareHandler {
     if (!credentials) return notFound(c);
     if (!isAuthorized(c.req.header("authorization"), credentials)) {
       deps.log.warn(`Client '${clientAddress(c)}' sent wrong or no credentials to /triggers/manual`);
-      c.header("www-authenticate", BASIC_CHALLENGE);
-      return text(c, "Unauthorized", 401);
+      return text(c, "Unauthorized", 401, { "www-authenticate": BASIC_CHALLENGE });
     }
     await next();
   };
