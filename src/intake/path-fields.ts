@@ -18,7 +18,7 @@ export function hasControlCharacter(text: string): boolean {
 
 /** True when a segment of the path is `..` (either separator), which could climb out of a library folder. */
 export function hasParentSegment(text: string): boolean {
-  return text.split(/[\\/]/).some((segment) => segment === "..");
+  return text.includes("..") && text.split(/[\\/]/).some((segment) => segment === "..");
 }
 
 const pathText = v.pipe(

@@ -1,13 +1,16 @@
+const NON_ASCII = /[^\u0000-\u007f]/;
+
 /**
  * Canonical text form of a path before it is matched: NFC (a macOS-made "é" matches a Linux-made one), Windows
  * separators turned into `/` for Windows-style paths (`C:\Media\TV\…`, `\\server\share\…`), runs of `/` folded.
  * Nothing else changes: spaces, quotes, brackets and non-Latin names pass intact.
  */
 export function normalizePath(raw: string): string {
-  let path = raw.normalize("NFC");
+  // Plain ASCII is already NFC (the common case; normalize() costs more than the rest of this function).
+  let path = NON_ASCII.test(raw) ? raw.normalize("NFC") : raw;
   if (isWindowsPath(path)) path = path.replace(/\\/g, "/");
   const unc = path.startsWith("//");
-  path = path.replace(/\/{2,}/g, "/");
+  if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
   return unc ? `/${path}` : path;
 }
 

@@ -135,8 +135,10 @@ export function createRowAccess(db: Database): RowAccess {
   };
   const run = (sql: string, params: readonly SqlValue[] = []): void => {
     const { stmt } = statement(sql);
+    // sql.js's run() binds (resetting first), steps and resets; a failed step still leaves it to our reset.
     try {
-      stmt.run(params as SqlValue[]);
+      stmt.bind(params as SqlValue[]);
+      stmt.step();
     } finally {
       stmt.reset();
     }
