@@ -149,7 +149,7 @@ const APPEND_FLAGS = DSYNC === undefined ? "a" : constants.O_WRONLY | constants.
 /** Opens a generation at its first write, so an idle rotation leaves no empty file behind. */
 function handleOf(journal: OpenJournal, file: string): Promise<FileHandle> {
   // The folder is fsync'd once the file exists, so a crash cannot lose the new name with its acknowledged lines.
-  journal.handle ??= open(journal.path, APPEND_FLAGS, 0o644).then(async (h) => {
+  journal.handle ??= open(journal.path, APPEND_FLAGS, 0o666).then(async (h) => {
     journal.length = (await h.stat()).size;
     await syncFolder(dirname(file));
     return h;
