@@ -41,7 +41,7 @@ export function applyRequests(
   let earliestDue = Number.POSITIVE_INFINITY;
   for (const request of requests) {
     const unit = resolveWorkUnit(request);
-    const existing = tx.rows.get<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [unit.folder]);
+    const existing = tx.rows.pendingItem(unit.folder);
     const item = existing
       ? mergeInto(tx, existing, request, unit.path, now, policy)
       : createItem(tx, unit.folder, request, unit.path, now, policy);

@@ -14,7 +14,7 @@ export function retryItem(tx: StoreTransaction, id: number, now: number): boolea
     tx.apply({ k: "item", r: { ...item, ...fresh, due_at: Math.min(item.due_at, now) } });
     return true;
   }
-  const waiting = tx.rows.get<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [item.folder]);
+  const waiting = tx.rows.pendingItem(item.folder);
   if (waiting) {
     const requests = tx.rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ?", [id]);
     for (const request of requests) tx.apply({ k: "req", r: { ...request, item_id: waiting.id } });

@@ -1,4 +1,5 @@
 import type { Database, Statement, SqlValue } from "sql.js";
+import { createPendingCache } from "./pending-cache.ts";
 
 /**
  * The queue's rows as stored, and the only code that writes them. Every change is also a value (`RowChange`): the
@@ -87,6 +88,8 @@ export interface RowAccess {
   all<T>(sql: string, params?: readonly SqlValue[]): T[];
   get<T>(sql: string, params?: readonly SqlValue[]): T | undefined;
   run(sql: string, params?: readonly SqlValue[]): void;
+  /** The folder's waiting item, if any (kept in memory once read or written; see `pending-cache.ts`). */
+  pendingItem(folder: string): ItemRow | undefined;
   /**
    * `stored`: the item's row as it is stored now, when the caller has just read it. An item image is then written as
    * an UPDATE of the columns that differ, which touches only the indexes on those columns (a REPLACE rewrites the
@@ -107,6 +110,7 @@ interface Prepared {
 
 export function createRowAccess(db: Database): RowAccess {
   const cache = new Map<string, Prepared>();
+  const pending = createPendingCache();
   const statement = (sql: string): Prepared => {
     let prepared = cache.get(sql);
     if (!prepared) {
@@ -134,6 +138,8 @@ export function createRowAccess(db: Database): RowAccess {
     }
   };
   const run = (sql: string, params: readonly SqlValue[] = []): void => {
+    // Rows written by a transaction that is rolled back are gone again: the cached ones may be among them.
+    if (sql.startsWith("ROLLBACK")) pending.clear();
     const { stmt } = statement(sql);
     // sql.js's run() binds (resetting first), steps and resets; a failed step still leaves it to our reset.
     try {
@@ -160,14 +166,17 @@ export function createRowAccess(db: Database): RowAccess {
   const writeItem = (row: ItemRow, stored: ItemRow | undefined): void => {
     // A new folder or state can collide with another row's unique index, which the REPLACE resolves.
     if (!stored || stored.id !== row.id || stored.folder !== row.folder || stored.state !== row.state) {
-      return upsert(UPSERT_ITEM, ITEM_COLUMNS, row);
+      upsert(UPSERT_ITEM, ITEM_COLUMNS, row);
+    } else {
+      const changed = ITEM_COLUMNS.filter((column) => row[column] !== stored[column]);
+      if (changed.length > 0) {
+        run(`UPDATE items SET ${changed.map((column) => `${column} = ?`).join(", ")} WHERE id = ?`, [
+          ...changed.map((column) => row[column]),
+          row.id,
+        ]);
+      }
     }
-    const changed = ITEM_COLUMNS.filter((column) => row[column] !== stored[column]);
-    if (changed.length === 0) return;
-    run(`UPDATE items SET ${changed.map((column) => `${column} = ?`).join(", ")} WHERE id = ?`, [
-      ...changed.map((column) => row[column]),
-      row.id,
-    ]);
+    pending.written(row);
   };
 
   return {
@@ -176,6 +185,13 @@ export function createRowAccess(db: Database): RowAccess {
       return all<T>(sql, params)[0];
     },
     run,
+    pendingItem(folder) {
+      const cached = pending.get(folder);
+      if (cached) return cached;
+      const row = all<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [folder])[0];
+      if (row) pending.written(row);
+      return row;
+    },
     apply(change, stored) {
       switch (change.k) {
         case "item":
@@ -187,7 +203,8 @@ export function createRowAccess(db: Database): RowAccess {
         case "del":
           run("DELETE FROM requests WHERE item_id = ?", [change.id]);
           run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
-          return run("DELETE FROM items WHERE id = ?", [change.id]);
+          run("DELETE FROM items WHERE id = ?", [change.id]);
+          return pending.deleted(change.id);
         case "clr":
           return run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
         case "prune": {
@@ -209,6 +226,7 @@ export function createRowAccess(db: Database): RowAccess {
     free() {
       for (const { stmt } of cache.values()) stmt.free();
       cache.clear();
+      pending.clear();
     },
   };
 }
