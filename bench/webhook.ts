@@ -14,7 +14,7 @@
  *   BENCH_SECONDS=30 BENCH_CONNECTIONS=50 node bench/webhook.ts
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -123,6 +123,10 @@ interface After {
   readonly rss: number;
   /** Server CPU (user + system) spent while measuring, in microseconds. */
   readonly cpuUs: number;
+  /** The load generator's own CPU while measuring, in microseconds (it shares the machine with the server). */
+  readonly clientCpuUs?: number;
+  /** Share of the machine's CPU time stolen by the hypervisor while measuring. */
+  readonly steal?: number | undefined;
 }
 
 async function measure(args: string[]): Promise<{ result: RunResult; after: After }> {
@@ -135,15 +139,40 @@ async function measure(args: string[]): Promise<{ result: RunResult; after: Afte
     const next = (): Buffer => requestBytes(payload(counter++));
     await runFor(WARMUP_SECONDS, connections, next);
     child.send({ cmd: "mark" });
+    const machine = readCpuTimes();
+    const ownCpu = process.cpuUsage();
     const result = await runFor(SECONDS, connections, next);
+    const clientCpuUs = cpuSince(ownCpu);
+    const steal = stealShare(machine, readCpuTimes());
     connections.forEach((connection) => connection.close());
     child.send({ cmd: "stop" });
     const after = await nextMessage<After>(child);
     await new Promise((resolve) => child.once("exit", resolve));
-    return { result, after };
+    return { result, after: { ...after, clientCpuUs, steal } };
   } finally {
     child.kill();
   }
+}
+
+/** The machine's CPU time counters (Linux `/proc/stat`, in clock ticks); undefined elsewhere. */
+function readCpuTimes(): number[] | undefined {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+    return line.trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of CPU time the hypervisor gave to other guests while we measured ("steal", the 8th counter). On a
+ * shared virtual machine it is the main reason one run differs from the next.
+ */
+function stealShare(before: number[] | undefined, after: number[] | undefined): number | undefined {
+  if (!before || !after || before.length < 8) return undefined;
+  const deltas = after.map((value, i) => value - (before[i] ?? 0));
+  const total = deltas.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  return total > 0 ? (deltas[7] ?? 0) / total : undefined;
 }
 
 interface RunResult {
@@ -253,4 +282,7 @@ function report(title: string, result: RunResult, after: After): void {
   // server process when nothing else runs.
   const perRequest = after.cpuUs / Math.max(1, result.count);
   console.log(`  server CPU per request: ${perRequest.toFixed(0)} µs → one-core ceiling ≈ ${(1e6 / perRequest).toFixed(0)} req/s`);
+  const client = (after.clientCpuUs ?? 0) / Math.max(1, result.count);
+  const steal = after.steal === undefined ? "" : `; CPU stolen by the hypervisor meanwhile: ${(after.steal * 100).toFixed(1)}%`;
+  console.log(`  load generator CPU per request: ${client.toFixed(0)} µs${steal}`);
 }
