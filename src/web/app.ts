@@ -2,7 +2,7 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { ConfigError } from "../core/errors.ts";
 import type { RouteDeps } from "./deps.ts";
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT_MS, type WebOptions } from "./options.ts";
-import { byMethod, notFound } from "./responses.ts";
+import { byMethod, notFound, type Handler } from "./responses.ts";
 import { createApiHandler } from "./routes/api.ts";
 import { createHealthHandler } from "./routes/health.ts";
 import { createManualPageHandler } from "./routes/manual-page.ts";
@@ -26,7 +26,9 @@ export function createApp(options: WebOptions): Hono {
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
   };
   const app = new Hono();
-  const guard: MiddlewareHandler = async (c, next) => (secret.matches(c.req.param("pass")) ? next() : notFound(c));
+  // The secret is checked before anything else the route does (even the method), as a wrapper rather than a
+  // middleware: one step less per request on the webhook path.
+  const guard = (handler: Handler): Handler => (c) => (secret.matches(c.req.param("pass")) ? handler(c) : notFound(c));
 
   // The level is fixed for the process: below debug the access log would only cost an extra async step per request.
   if (deps.log.isLevelEnabled("debug")) app.use(accessLog(deps));
@@ -34,11 +36,11 @@ export function createApp(options: WebOptions): Hono {
   const trigger = createTriggerHandler(deps);
   app.all("/triggers/manual", createTriggerAuth(deps), byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
   const api = createApiHandler(deps);
-  app.all("/api/:pass", guard, byMethod({ GET: api, POST: api }));
-  app.all("/:pass/triggers/manual", guard, byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
+  app.all("/api/:pass", guard(byMethod({ GET: api, POST: api })));
+  app.all("/:pass/triggers/manual", guard(byMethod({ GET: trigger, POST: trigger, PUT: trigger })));
   const webhook = createWebhookHandler(deps);
-  app.all("/:pass/:label", guard, byMethod({ POST: webhook, PUT: webhook }));
-  app.all("/:pass", guard, byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook }));
+  app.all("/:pass/:label", guard(byMethod({ POST: webhook, PUT: webhook })));
+  app.all("/:pass", guard(byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook })));
   app.notFound(notFound);
   app.onError((error, c) => {
     deps.log.error({ err: error, method: c.req.method, url: secret.redact(c.req.path) }, "Unexpected error while answering a request");

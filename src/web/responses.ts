@@ -44,7 +44,7 @@ export function notFound(c: Context): Response {
   return text(c, "Not Found", 404);
 }
 
-type Handler = (c: Context) => Response | Promise<Response>;
+export type Handler = (c: Context) => Response | Promise<Response>;
 export type MethodHandlers = Partial<Record<"GET" | "POST" | "PUT", Handler>>;
 
 /** Dispatch on the method; HEAD runs GET (Node drops the body); anything else → 405 with `Allow`. */
