@@ -51,6 +51,8 @@ export interface JournalWriter {
 
 interface OpenJournal extends JournalFileRef {
   handle?: Promise<FileHandle>;
+  /** The handle once open, so that a write can start without waiting a turn for the promise. */
+  ready?: FileHandle;
   /** Bytes known to be written in full; a failed write is cut back to it so no torn line sits mid-file. */
   length: number;
   lastWrite: Promise<void>;
@@ -71,20 +73,32 @@ export function createJournalWriter(file: string, firstGeneration: number): Jour
   let healthy = true;
   let closed = false;
 
+  /** Takes every line waiting and starts writing them: one group commit. */
+  function startWrite(): { batch: Waiter[]; write: Promise<void> } | undefined {
+    if (waiting.length === 0) return undefined;
+    const batch = waiting;
+    waiting = [];
+    const target = current;
+    const write = writeBatch(target, file, batch.map((w) => w.line).join(""));
+    target.lastWrite = write.catch(() => {});
+    return { batch, write };
+  }
+
   async function flush(): Promise<void> {
-    while (waiting.length > 0) {
-      const batch = waiting;
-      waiting = [];
-      const target = current;
-      const write = writeBatch(target, file, batch.map((w) => w.line).join(""));
-      target.lastWrite = write.catch(() => {});
-      try {
-        await write;
-        healthy = true;
-        for (const w of batch) w.resolve();
-      } catch (error) {
-        healthy = false;
-        for (const w of batch) w.reject(error);
+    let inFlight = startWrite();
+    while (inFlight) {
+      const { batch, write } = inFlight;
+      const failure = await write.then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+      // The next group commit goes to the disk before this one's writers are woken, so that their answers (logging,
+      // HTTP replies) overlap its write instead of delaying it.
+      inFlight = startWrite();
+      healthy = failure === undefined;
+      for (const w of batch) {
+        if (failure) w.reject(failure.error);
+        else w.resolve();
       }
     }
     flushing = undefined;
@@ -152,6 +166,7 @@ function handleOf(journal: OpenJournal, file: string): Promise<FileHandle> {
   journal.handle ??= open(journal.path, APPEND_FLAGS, 0o666).then(async (h) => {
     journal.length = (await h.stat()).size;
     await syncFolder(dirname(file));
+    journal.ready = h;
     return h;
   });
   // A failed open is tried again at the next write.
@@ -160,7 +175,7 @@ function handleOf(journal: OpenJournal, file: string): Promise<FileHandle> {
 }
 
 async function writeBatch(journal: OpenJournal, file: string, text: string): Promise<void> {
-  const handle = await handleOf(journal, file);
+  const handle = journal.ready ?? (await handleOf(journal, file));
   try {
     await handle.write(text);
     if (DSYNC === undefined) await handle.datasync();
@@ -173,5 +188,6 @@ async function writeBatch(journal: OpenJournal, file: string, text: string): Pro
 
 async function closeHandle(journal: OpenJournal): Promise<void> {
   const handle = await journal.handle?.catch(() => undefined);
+  journal.ready = undefined;
   await handle?.close().catch(() => {});
 }
