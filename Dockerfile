@@ -20,7 +20,11 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/@types node_modules/typescript
 
 FROM ${NODE_IMAGE}
+# A larger young generation lets a webhook's short-lived objects die young instead of being promoted and marked
+# later: about a quarter more webhooks per second on two cores, RSS unchanged (bench/webhook.ts runs the server with
+# these options too).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=32 \
     AUTOSCAN_CONFIG=/config/config.json \
     AUTOSCAN_DATA_DIR=/config
 WORKDIR /app
