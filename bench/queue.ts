@@ -15,11 +15,11 @@ import { join } from "node:path";
 import pino from "pino";
 import { systemClock } from "../src/core/clock.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
-import { createDispatcher } from "../src/queue/dispatcher.ts";
-import { migrateDatabase } from "../src/queue/migrate.ts";
-import { migrations } from "../src/queue/migrations/index.ts";
+import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
+import { migrateDatabase } from "../src/queue/store/migrate.ts";
+import { migrations } from "../src/queue/store/migrations/index.ts";
 import { createScanQueue } from "../src/queue/scan-queue.ts";
-import { loadSqlJs } from "../src/queue/sql-js.ts";
+import { loadSqlJs } from "../src/queue/store/sql-js.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";
 import { createManualClock } from "../test/support/manual-clock.ts";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createDispatcher } from "../src/queue/dispatcher.ts";
+import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
 import { TargetAuthError, TargetUnavailableError } from "../src/core/errors.ts";
 import type { ScanOutcome } from "../src/core/target.ts";
 import { createFakeTarget, deferred } from "./support/fake-target.ts";

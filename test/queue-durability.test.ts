@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { FatalError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { createScanQueue, type ScanQueue } from "../src/queue/scan-queue.ts";
-import { loadSqlJs } from "../src/queue/sql-js.ts";
+import { loadSqlJs } from "../src/queue/store/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 

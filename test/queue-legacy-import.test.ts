@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createScanQueue } from "../src/queue/scan-queue.ts";
-import { loadSqlJs } from "../src/queue/sql-js.ts";
+import { loadSqlJs } from "../src/queue/store/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 

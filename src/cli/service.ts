@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
 import { createPathMapper, type PathMapper } from "../paths/mapping.ts";
-import { createDispatcher, type Dispatcher } from "../queue/dispatcher.ts";
+import { createDispatcher, type Dispatcher } from "../queue/dispatch/dispatcher.ts";
 import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
 import { startWebServer, type WebServer } from "../web/server.ts";

@@ -38,6 +38,15 @@ export class TargetAuthError extends Error {
   override name = "TargetAuthError";
 }
 
+/**
+ * The target is set up wrong in a way no retry of one folder fixes (the scanner binary is not where
+ * `PLEX_SCANNER` says, the container does not exist, the user is unknown): hold the whole target, retry slowly, log
+ * loudly, as for rejected credentials.
+ */
+export class TargetConfigError extends Error {
+  override name = "TargetConfigError";
+}
+
 /** Something that cannot go on (a corrupt store that cannot be moved aside, …): stop the process. */
 export class FatalError extends Error {
   override name = "FatalError";

@@ -39,4 +39,12 @@ export interface EnqueuedItem {
  * Hands scan requests to whoever stores them. When the promise resolves the requests are on disk: a caller may
  * answer 2xx. When it rejects nothing was stored and the caller must answer 5xx (or retry).
  */
-export type ScanSink = (requests: readonly ScanRequest[]) => Promise<EnqueueResult>;
+export type ScanSink = (requests: readonly ScanRequest[], options?: ScanSinkOptions) => Promise<EnqueueResult>;
+
+export interface ScanSinkOptions {
+  /**
+   * The caller stops waiting: requests not yet taken by the store are dropped and the promise rejects (nothing was
+   * stored). Requests already on their way to the disk are not dropped; the promise tells how that ended.
+   */
+  readonly signal?: AbortSignal;
+}

@@ -1,7 +1,7 @@
 import type { EnqueuedItem, ScanRequest } from "../core/scan.ts";
 import { resolvePriority, type ScanPriorities } from "../paths/priority.ts";
-import type { ItemRow, RequestRow } from "./rows.ts";
-import type { StoreTransaction } from "./store.ts";
+import type { StoreTransaction } from "./store/queue-store.ts";
+import type { ItemRow, RequestRow } from "./store/rows.ts";
 import { resolveWorkUnit } from "./work-unit.ts";
 
 /**
@@ -41,7 +41,7 @@ export function applyRequests(
   let earliestDue = Number.POSITIVE_INFINITY;
   for (const request of requests) {
     const unit = resolveWorkUnit(request);
-    const existing = tx.rows.pendingItem(unit.folder);
+    const existing = pendingItem(tx, unit.folder);
     const item = existing
       ? mergeInto(tx, existing, request, unit.path, now, policy)
       : createItem(tx, unit.folder, request, unit.path, now, policy);
@@ -74,6 +74,7 @@ function createItem(
     scan_folder: null,
     files: null,
     attempts: 0,
+    unfinished: 0,
     first_failed_at: null,
     last_error: null,
     finished_at: null,
@@ -109,7 +110,7 @@ function mergeInto(
     // Targets that already scanned the folder have not seen the new file: every target scans it again.
     tx.apply({ k: "clr", id: item.id });
   }
-  tx.apply({ k: "item", r: merged }, item);
+  tx.apply({ k: "item", r: merged });
   return merged;
 }
 
@@ -135,4 +136,9 @@ function requestRow(tx: StoreTransaction, itemId: number, request: ScanRequest, 
     received_path: request.receivedPath ?? null,
     at: now,
   };
+}
+
+/** The folder's waiting item, if any (at most one: a unique index). */
+export function pendingItem(tx: StoreTransaction, folder: string): ItemRow | undefined {
+  return tx.rows.get<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [folder]);
 }

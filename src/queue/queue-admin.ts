@@ -1,5 +1,6 @@
-import type { ItemRow, RequestRow } from "./rows.ts";
-import type { StoreTransaction } from "./store.ts";
+import { pendingItem } from "./enqueue-requests.ts";
+import type { StoreTransaction } from "./store/queue-store.ts";
+import type { ItemRow, RequestRow } from "./store/rows.ts";
 
 /**
  * Retry and delete, for the queue page and API. A retried folder is due at once and its files are checked again.
@@ -9,12 +10,12 @@ import type { StoreTransaction } from "./store.ts";
 export function retryItem(tx: StoreTransaction, id: number, now: number): boolean {
   const item = tx.rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
   if (!item) return false;
-  const fresh = { next_at: 0, attempts: 0, first_failed_at: null, last_error: null, finished_at: null };
+  const fresh = { next_at: 0, attempts: 0, unfinished: 0, first_failed_at: null, last_error: null, finished_at: null };
   if (item.state === "pending") {
     tx.apply({ k: "item", r: { ...item, ...fresh, due_at: Math.min(item.due_at, now) } });
     return true;
   }
-  const waiting = tx.rows.pendingItem(item.folder);
+  const waiting = pendingItem(tx, item.folder);
   if (waiting) {
     const requests = tx.rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ?", [id]);
     for (const request of requests) tx.apply({ k: "req", r: { ...request, item_id: waiting.id } });

@@ -1,5 +1,5 @@
 import type { PathKind } from "../core/scan.ts";
-import type { ItemRow, ItemState, RequestRow, RowAccess, TargetRow } from "./rows.ts";
+import type { ItemRow, ItemState, RequestRow, RowReader as RowAccess, TargetRow } from "./store/rows.ts";
 
 /** One folder in the queue or the history, as the web page and the API show it. Times are ms since the epoch. */
 export interface QueueItemView {

@@ -1,81 +1,94 @@
 import type { ScanOutcome } from "../core/target.ts";
-import type { CheckResult, DispatchQueue, FailureRecord, WorkItem } from "./dispatch-port.ts";
-import type { ItemRow, RequestRow, RowAccess } from "./rows.ts";
-import type { QueueStore } from "./store.ts";
+import type { AttemptStart, CheckResult, DispatchQueue, FailureRecord, WorkItem } from "./dispatch/dispatch-port.ts";
+import type { QueueStore } from "./store/queue-store.ts";
+import type { ItemRow, RequestRow, RowReader } from "./store/rows.ts";
 
-/** The dispatcher's side of the queue (see `DispatchQueue`), on top of the store. */
+/** Attempts in a row that may start and never end (the process died during them) before a folder is given up. */
+export const MAX_UNFINISHED_ATTEMPTS = 3;
+
+/**
+ * The dispatcher's side of the queue (see `DispatchQueue`), on top of the store. Which items are due comes from the
+ * store's in-memory schedule (`DueIndex`), so a dispatch costs O(log n) however many folders wait; the items
+ * themselves are read by id.
+ */
 export function createQueueWork(store: QueueStore, now: () => number): Omit<DispatchQueue, "onWork"> {
-  const { rows } = store;
+  const { rows, due } = store;
   const pendingItem = (id: number): ItemRow | undefined =>
     rows.get<ItemRow>("SELECT * FROM items WHERE id = ? AND state = 'pending'", [id]);
+  const workItems = (ids: readonly number[]): WorkItem[] =>
+    ids.flatMap((id) => {
+      const item = pendingItem(id);
+      return item ? [toWorkItem(rows, item)] : [];
+    });
 
   return {
-    dueForCheck(at, limit) {
-      const items = rows.all<ItemRow>(
-        `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1 AND next_at <= ?1 AND scan_folder IS NULL
-         ORDER BY priority, first_at, id LIMIT ?2`,
-        [at, limit],
-      );
-      return items.map((item) => toWorkItem(rows, item));
-    },
-    dueForTarget(target, at, limit) {
-      const items = rows.all<ItemRow>(
-        `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1 AND next_at <= ?1 AND scan_folder IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = ?2)
-         ORDER BY priority, first_at, id LIMIT ?3`,
-        [at, target, limit],
-      );
-      return items.map((item) => toWorkItem(rows, item));
-    },
-    nextWakeAt(at) {
-      const due = rows.get<{ t: number | null }>(
-        "SELECT MIN(due_at) AS t FROM items WHERE state = 'pending' AND due_at > ?",
-        [at],
-      )?.t;
-      const next = rows.get<{ t: number | null }>(
-        "SELECT MIN(next_at) AS t FROM items WHERE state = 'pending' AND next_at > ?",
-        [at],
-      )?.t;
-      const times = [due, next].filter((t): t is number => typeof t === "number");
-      return times.length > 0 ? Math.min(...times) : undefined;
-    },
+    dueForCheck: (at, limit, skip) => workItems(due.dueForCheck(at, limit, skip)),
+    dueForTarget: (target, at, limit, skip) => workItems(due.dueForTarget(target, at, limit, skip)),
+    nextWakeAt: (at) => due.nextWakeAt(at),
     async recordCheck(id, rev, result) {
       await store.write((tx) => {
         const item = pendingItem(id);
         if (!item || item.rev !== rev) return;
         tx.apply({ k: "item", r: afterCheck(item, result, now()) });
-      }).durable;
+      });
     },
-    async recordScan(id, rev, target, outcome, allTargets) {
-      const { result, durable } = store.write((tx) => {
+    beginAttempt(id, rev) {
+      return store.write((tx): AttemptStart | undefined => {
         const item = pendingItem(id);
         if (!item || item.rev !== rev) return undefined;
+        if (item.unfinished >= MAX_UNFINISHED_ATTEMPTS) {
+          const reason =
+            `The last ${String(item.unfinished)} scan attempts of this folder started and never finished: autoscan ` +
+            "stopped or crashed during each. Retry it once the cause is fixed.";
+          tx.apply({ k: "item", r: { ...item, state: "failed", finished_at: now(), last_error: reason } });
+          return { go: false, reason };
+        }
+        tx.apply({ k: "item", r: { ...item, attempts: item.attempts + 1, unfinished: item.unfinished + 1 } });
+        return { go: true, attempt: item.attempts + 1 };
+      });
+    },
+    recordScan(id, rev, target, outcome, allTargets) {
+      return store.write((tx) => {
+        const item = pendingItem(id);
+        if (!item) return undefined;
+        if (item.rev !== rev) {
+          // New work arrived during the scan: it does not count, but its attempt is over.
+          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: 0 } });
+          return undefined;
+        }
         const at = now();
         tx.apply({ k: "tgt", r: { item_id: id, target, ...outcomeColumns(outcome), at } });
         const done = new Set(
-          rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [id]).map((r) => r.target),
+          tx.rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [id]).map((r) => r.target),
         );
         const completed = allTargets.every((name) => done.has(name));
-        if (completed) tx.apply({ k: "item", r: { ...item, state: "done", finished_at: at, last_error: null } });
+        const finished = completed ? { state: "done" as const, finished_at: at, last_error: null } : {};
+        tx.apply({ k: "item", r: { ...item, unfinished: 0, ...finished } });
         return { completed };
       });
-      await durable;
-      return result;
     },
-    async recordFailure(id, failure) {
-      const { result, durable } = store.write((tx) => {
+    recordFailure(id, rev, failure) {
+      return store.write((tx) => {
         const item = pendingItem(id);
         if (!item) return { failed: false };
+        if (item.rev !== rev) {
+          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: 0 } });
+          return { failed: false };
+        }
         const updated = afterFailure(item, failure, now());
         tx.apply({ k: "item", r: updated });
         return { failed: updated.state === "failed" };
       });
-      await durable;
-      return result;
     },
-    async failWaitingFor(target, dueBefore, reason) {
-      const { result, durable } = store.write((tx) => {
-        const items = rows.all<ItemRow>(
+    async recordInterrupted(id) {
+      await store.write((tx) => {
+        const item = pendingItem(id);
+        if (item && item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: item.unfinished - 1 } });
+      });
+    },
+    failWaitingFor(target, dueBefore, reason) {
+      return store.write((tx) => {
+        const items = tx.rows.all<ItemRow>(
           `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1
              AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = ?2)`,
           [dueBefore, target],
@@ -86,12 +99,8 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         }
         return items.length;
       });
-      await durable;
-      return result;
     },
-    pendingCount() {
-      return rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE state = 'pending'")?.n ?? 0;
-    },
+    pendingCount: () => due.size,
   };
 }
 
@@ -108,9 +117,9 @@ function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
 
 function afterFailure(item: ItemRow, failure: FailureRecord, at: number): ItemRow {
   const firstFailedAt = item.first_failed_at ?? at;
-  const base = { ...item, attempts: item.attempts + 1, first_failed_at: firstFailedAt, last_error: failure.error };
+  const base = { ...item, unfinished: 0, first_failed_at: firstFailedAt, last_error: failure.error };
   if (at - firstFailedAt >= failure.retryMaxMs) return { ...base, state: "failed", finished_at: at };
-  return failure.retryAt === undefined ? base : { ...base, next_at: failure.retryAt };
+  return { ...base, next_at: failure.retryAt };
 }
 
 function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; detail: string | null } {
@@ -119,7 +128,7 @@ function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; 
     : { status: "skipped", detail: outcome.reason };
 }
 
-export function toWorkItem(rows: RowAccess, item: ItemRow): WorkItem {
+export function toWorkItem(rows: RowReader, item: ItemRow): WorkItem {
   const requests = rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
   return {
     id: item.id,

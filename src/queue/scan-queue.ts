@@ -1,15 +1,17 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
-import type { ScanSink } from "../core/scan.ts";
+import { acquireDataDirLock, type DataDirLock } from "../core/data-dir-lock.ts";
+import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
-import type { DispatchQueue } from "./dispatch-port.ts";
-import { createBatchedSink } from "./batched-sink.ts";
+import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import type { MergePolicy } from "./enqueue-requests.ts";
 import { pruneHistory, removeItem, retryItem } from "./queue-admin.ts";
 import { countHistory, findItem, listHistoryItems, listPendingItems } from "./queue-views.ts";
 import type { PageOptions, QueueItemView } from "./queue-views.ts";
 import { createQueueWork } from "./queue-work.ts";
-import { createQueueStore, type QueueStore } from "./store.ts";
+import { createQueueSink } from "./queue-sink.ts";
+import { openQueueStore, type QueueStore, type StoreHealth } from "./store/queue-store.ts";
+import { dirname } from "node:path";
 
 export interface ScanQueueOptions {
   /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
@@ -32,6 +34,14 @@ export interface ScanQueueOptions {
   readonly checkpointRatio?: number;
   /** How often history is pruned and a quiet journal folded into the file (default 10 minutes). */
   readonly maintenanceIntervalMs?: number;
+  /** While the disk refuses writes, how often the store tries again (default 2 s). */
+  readonly probeIntervalMs?: number;
+  /** How often the queue files are checked to still be there (default 5 s). */
+  readonly verifyIntervalMs?: number;
+  /** Looks a path of `unknown` kind up on disk before it is merged (see `resolve-kind.ts`). */
+  readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
+  /** Take the data directory's lock (default true; a second process on the same queue refuses to start). */
+  readonly lock?: boolean;
 }
 
 export interface ScanQueue extends DispatchQueue {
@@ -47,6 +57,8 @@ export interface ScanQueue extends DispatchQueue {
   /** Deletes a pending or finished folder. False when there is no such item. */
   remove(id: number): Promise<boolean>;
   isHealthy(): boolean;
+  /** Whether a request would be stored right now, and why not; from memory, never waiting on the disk. */
+  health(): StoreHealth;
   /** Stops maintenance, writes everything to the file and releases it. Further enqueues reject. */
   close(): Promise<void>;
 }
@@ -56,13 +68,21 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const log = options.log.child({ component: "QUEUE" });
   const { clock } = options;
   const now = (): number => clock.now();
-  const store = await createQueueStore({
-    file: options.file,
-    log,
-    now,
-    ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
-    ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
-  });
+  const lock = options.lock === false ? undefined : await acquireDataDirLock({ dir: dirname(options.file), log });
+  let store: QueueStore;
+  try {
+    store = await openQueueStore({
+      file: options.file,
+      log,
+      now,
+      ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+      ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
+      ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
+    });
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
   const policy: MergePolicy = { delayMs: Math.max(0, options.scanDelayMs), priorities: options.priorities ?? {} };
   const maxDays = options.historyMaxDays ?? 7;
   const maxRows = options.historyMaxRows ?? 10_000;
@@ -70,15 +90,23 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
   const work = createQueueWork(store, now);
 
-  const sink = createBatchedSink({ store, now, policy, log, notify });
-  const enqueue = sink.enqueue;
+  const enqueue = createQueueSink({
+    store,
+    now,
+    policy,
+    log,
+    notify,
+    ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
+  });
 
   await importLegacy(store, log, enqueue);
-  const prune = (): Promise<void> => store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)).durable;
+  const prune = async (): Promise<void> => void (await store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)));
   await prune();
   const restored = work.pendingCount();
   log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
   const maintenance = startMaintenance(store, clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
+  const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 5_000);
+  verify.unref();
 
   return {
     ...work,
@@ -93,22 +121,19 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     historyCount: () => countHistory(store.rows),
     getItem: (id) => findItem(store.rows, id),
     async retry(id) {
-      const { result, durable } = store.write((tx) => retryItem(tx, id, now()));
-      await durable;
+      const result = await store.write((tx) => retryItem(tx, id, now()));
       if (result) notify(now());
       return result;
     },
-    async remove(id) {
-      const { result, durable } = store.write((tx) => removeItem(tx, id));
-      await durable;
-      return result;
-    },
-    isHealthy: () => store.isHealthy(),
+    remove: (id) => store.write((tx) => removeItem(tx, id)),
+    isHealthy: () => store.health().writable,
+    health: () => store.health(),
     async close() {
       maintenance.abort();
-      sink.flushNow();
+      clearInterval(verify);
       await store.close();
       listeners.clear();
+      await lock?.release();
     },
   };
 }
@@ -142,7 +167,7 @@ function startMaintenance(
       tick = clock.sleep(intervalMs, stop.signal);
       try {
         await prune();
-        if (store.journalBytes() > 0) await store.checkpoint();
+        if (store.logBytes() > 0) await store.checkpoint();
       } catch (error) {
         log.warn({ err: error }, "Queue maintenance failed; trying again later");
       }

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ScanRequest } from "../../src/core/scan.ts";
 import type { Target } from "../../src/core/target.ts";
-import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../../src/queue/dispatcher.ts";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../../src/queue/dispatch/dispatcher.ts";
 import { createScanQueue, type ScanQueue, type ScanQueueOptions } from "../../src/queue/scan-queue.ts";
 import { captureLog, makeTempDir } from "./capture-log.ts";
 import { createManualClock, type ManualClock } from "./manual-clock.ts";

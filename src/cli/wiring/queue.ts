@@ -2,8 +2,8 @@ import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Target } from "../../core/target.ts";
-import type { DispatchQueue, WorkRequest } from "../../queue/dispatch-port.ts";
-import type { DispatcherOptions } from "../../queue/dispatcher.ts";
+import type { DispatchQueue, WorkRequest } from "../../queue/dispatch/dispatch-port.ts";
+import type { DispatcherOptions } from "../../queue/dispatch/dispatcher.ts";
 import type { ScanQueueOptions } from "../../queue/scan-queue.ts";
 
 /**

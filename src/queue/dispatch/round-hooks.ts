@@ -1,4 +1,4 @@
-import type { Logger } from "../core/logger.ts";
+import type { Logger } from "../../core/logger.ts";
 import { runCommandHook, type HookContext } from "./command-hook.ts";
 import type { WorkItem } from "./dispatch-port.ts";
 

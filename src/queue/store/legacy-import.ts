@@ -1,5 +1,5 @@
-import type { ScanRequest } from "../core/scan.ts";
-import { isAbsolutePath } from "../paths/normalize.ts";
+import type { ScanRequest } from "../../core/scan.ts";
+import { isAbsolutePath } from "../../paths/normalize.ts";
 import type { Database } from "./sql-js.ts";
 
 /**

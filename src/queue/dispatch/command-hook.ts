@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { describeError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
+import { describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
 
 /**
  * `RUN_COMMAND_BEFORE_SCAN` / `RUN_COMMAND_AFTER_SCAN`. The command is the user's own shell text, run with

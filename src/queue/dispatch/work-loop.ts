@@ -1,6 +1,6 @@
-import type { Clock } from "../core/clock.ts";
-import { describeError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
+import type { Clock } from "../../core/clock.ts";
+import { describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
 
 /**
  * The dispatcher's engine, apart from what it dispatches: run `pass` (which starts tasks and says when to look

@@ -1,5 +1,5 @@
-import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
-import type { Target } from "../core/target.ts";
+import { TargetAuthError, TargetConfigError, TargetUnavailableError } from "../../core/errors.ts";
+import type { Target } from "../../core/target.ts";
 import { BACKOFF_MAX_MS, backoffDelay } from "./backoff.ts";
 
 /**
@@ -28,14 +28,14 @@ export function createTargetHealth(target: Target): TargetHealth {
 
 /** True for the errors that hold the whole target back (rather than one folder). */
 export function isTargetWideError(error: unknown): boolean {
-  return error instanceof TargetUnavailableError || error instanceof TargetAuthError;
+  return error instanceof TargetUnavailableError || error instanceof TargetAuthError || error instanceof TargetConfigError;
 }
 
 /** Marks the target down after a failure; returns the wait in ms. Credentials problems wait the longest. */
 export function markDown(health: TargetHealth, error: unknown, now: number, random?: () => number): number {
   health.failures += 1;
   const wait =
-    error instanceof TargetAuthError
+    error instanceof TargetAuthError || error instanceof TargetConfigError
       ? BACKOFF_MAX_MS
       : backoffDelay(health.failures, random === undefined ? {} : { random });
   health.downUntil = now + wait;

@@ -1,7 +1,7 @@
-import type { Clock } from "../core/clock.ts";
-import { TargetAuthError, describeError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import type { ScanContext, ScanOutcome } from "../core/target.ts";
+import type { Clock } from "../../core/clock.ts";
+import { TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { ScanContext, ScanOutcome } from "../../core/target.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import type { RoundHooks } from "./round-hooks.ts";
@@ -41,24 +41,24 @@ export function createScanTasks(options: ScanTaskOptions) {
     if (result?.completed) log.info(`There are ${queue.pendingCount()} queued item(s) remaining.`);
   }
 
-  async function failed(health: TargetHealth, item: WorkItem, error: unknown): Promise<void> {
+  async function failed(health: TargetHealth, item: WorkItem, attempt: number, error: unknown): Promise<void> {
     const folder = item.scanFolder ?? item.folder;
     const name = health.target.name;
     const fields = { id: item.id, folder, target: name, err: error };
     const why = describeError(error);
     const now = clock.now();
-    let retryAt: number | undefined;
+    // The folder's own backoff grows with its own failures, whatever the target's state: a target that answers its
+    // availability probe but keeps failing this folder does not get it again every few seconds.
+    const folderWait = backoffDelay(attempt, jitter);
     if (isTargetWideError(error)) {
       const wait = markDown(health, error, now, options.random);
-      const level = error instanceof TargetAuthError ? "error" : "warn";
+      const level = error instanceof TargetAuthError || error instanceof TargetConfigError ? "error" : "warn";
       log[level](fields, `Target '${name}' cannot scan now (${why}). Trying again in ${seconds(wait)} seconds.`);
     } else {
-      const wait = backoffDelay(item.attempts + 1, jitter);
-      retryAt = now + wait;
-      log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(wait)} seconds.`);
+      log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(folderWait)} seconds.`);
     }
-    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs };
-    const result = await queue.recordFailure(item.id, retryAt === undefined ? failure : { ...failure, retryAt });
+    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryAt: now + folderWait };
+    const result = await queue.recordFailure(item.id, item.rev, failure);
     if (result.failed) {
       const limit = hours(options.retryMaxMs);
       log.error(fields, `Giving up on '${folder}' after failing for ${limit}; kept as failed, it can be retried.`);
@@ -67,23 +67,32 @@ export function createScanTasks(options: ScanTaskOptions) {
 
   return {
     async scan(health: TargetHealth, item: WorkItem): Promise<void> {
+      let attempt: number | undefined;
       try {
+        const start = await queue.beginAttempt(item.id, item.rev);
+        if (start === undefined) return;
+        if (!start.go) return void log.error({ id: item.id, folder: item.folder }, `Giving up on '${item.folder}': ${start.reason}`);
+        attempt = start.attempt;
         await hooks.enter(item);
-        if (signal.aborted) return;
+        if (signal.aborted) return void (await queue.recordInterrupted(item.id));
         const folder = item.scanFolder ?? item.folder;
         log.info({ id: item.id, folder, target: health.target.name }, "Scan request is now being processed...");
-        const outcome = await options.waitOutside(health.target.scan(folder, contextOf(item, signal)));
+        const context = contextOf(item, attempt, signal);
+        const outcome = await options.waitOutside(health.target.scan(folder, context));
         markUp(health);
         await recorded(health, item, outcome);
       } catch (error) {
         if (signal.aborted) {
           log.info({ id: item.id, folder: item.folder }, "Scan interrupted by shutdown; the folder stays queued.");
+          if (attempt !== undefined) await queue.recordInterrupted(item.id).catch(() => {});
+        } else if (attempt !== undefined) {
+          await failed(health, item, attempt, error);
         } else {
-          await failed(health, item, error);
+          throw error;
         }
       } finally {
         health.inFlight.delete(item.id);
-        await hooks.leave(item);
+        if (attempt !== undefined) await hooks.leave(item);
       }
     },
 
@@ -112,12 +121,12 @@ export function createScanTasks(options: ScanTaskOptions) {
   };
 }
 
-function contextOf(item: WorkItem, signal: AbortSignal): ScanContext {
+function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanContext {
   return {
     sources: item.requests.map((r) => ({ source: r.source, event: r.event, path: r.path })),
     files: item.files,
     priority: item.priority,
-    attempt: item.attempts + 1,
+    attempt,
     signal,
   };
 }

@@ -1,4 +1,4 @@
-import { FatalError } from "../core/errors.ts";
+import { FatalError } from "../../core/errors.ts";
 import type { Database } from "./sql-js.ts";
 import type { Migration } from "./migrations/migration.ts";
 

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
-import { describeError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import { parentFolder, withoutTrailingSlash } from "../paths/normalize.ts";
+import { describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import { parentFolder, withoutTrailingSlash } from "../../paths/normalize.ts";
 import type { CheckResult, WorkItem, WorkRequest } from "./dispatch-port.ts";
 
 /**

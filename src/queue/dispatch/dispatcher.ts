@@ -1,7 +1,7 @@
-import type { Clock } from "../core/clock.ts";
-import type { Logger } from "../core/logger.ts";
-import type { Target } from "../core/target.ts";
-import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { Target } from "../../core/target.ts";
+import type { DispatchQueue } from "./dispatch-port.ts";
 import { checkItemFiles, statLocalPath, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
@@ -103,8 +103,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function launchChecks(now: number): void {
     const free = checkConcurrency - checking.size;
     if (free <= 0) return;
-    const due = queue.dueForCheck(now, free + checking.size).filter((item) => !checking.has(item.id));
-    for (const item of due.slice(0, free)) {
+    for (const item of queue.dueForCheck(now, free, checking)) {
       checking.add(item.id);
       track(async () => {
         try {
@@ -122,8 +121,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (health.needsProbe) return track(() => tasks.probe(health));
     const free = concurrency - health.inFlight.size;
     if (free <= 0) return;
-    const due = queue.dueForTarget(health.target.name, now, free + health.inFlight.size);
-    for (const item of due.filter((i: WorkItem) => !health.inFlight.has(i.id)).slice(0, free)) {
+    for (const item of queue.dueForTarget(health.target.name, now, free, health.inFlight)) {
       health.inFlight.add(item.id);
       track(() => tasks.scan(health, item));
     }

@@ -1,5 +1,5 @@
-import type { PathKind } from "../core/scan.ts";
-import type { ScanOutcome } from "../core/target.ts";
+import type { PathKind } from "../../core/scan.ts";
+import type { ScanOutcome } from "../../core/target.ts";
 
 /**
  * The narrow view of the queue the dispatcher works through. Every method that changes an item takes the item's
@@ -36,20 +36,30 @@ export type CheckResult =
 
 export interface FailureRecord {
   readonly error: string;
-  /** When to try again; absent when the target as a whole is backing off. */
-  readonly retryAt?: number;
+  /** When this folder may be tried again (its own backoff, which a target coming back does not reset). */
+  readonly retryAt: number;
   /** An item that has been failing for longer than this becomes `failed`. */
   readonly retryMaxMs: number;
 }
 
+/** What `beginAttempt` found: go ahead (with the attempt's number), or the item was given up. */
+export type AttemptStart =
+  | { readonly go: true; readonly attempt: number }
+  | { readonly go: false; readonly reason: string };
+
 export interface DispatchQueue {
-  /** Due items whose files have not been checked yet, in dispatch order. */
-  dueForCheck(now: number, limit: number): WorkItem[];
+  /** Due items whose files have not been checked yet, in dispatch order, leaving out `skip` (in progress). */
+  dueForCheck(now: number, limit: number, skip: ReadonlySet<number>): WorkItem[];
   /** Due, checked items that `target` has not scanned yet, in dispatch order (priority, then oldest). */
-  dueForTarget(target: string, now: number, limit: number): WorkItem[];
+  dueForTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): WorkItem[];
   /** The earliest time after `now` at which a pending item may become due (a hint; waking early is harmless). */
   nextWakeAt(now: number): number | undefined;
   recordCheck(id: number, rev: number, result: CheckResult): Promise<void>;
+  /**
+   * Counts an attempt before it starts (durably: a scan that kills the process still counts). An item whose last
+   * attempts all started and never ended is given up instead. `undefined`: the item is gone or has new work.
+   */
+  beginAttempt(id: number, rev: number): Promise<AttemptStart | undefined>;
   /** Returns `undefined` for a stale or removed item, else whether the item is now complete. */
   recordScan(
     id: number,
@@ -58,12 +68,16 @@ export interface DispatchQueue {
     outcome: ScanOutcome,
     allTargets: readonly string[],
   ): Promise<{ readonly completed: boolean } | undefined>;
-  /** Counts a failed attempt; returns whether the item is now `failed` for good. */
-  recordFailure(id: number, failure: FailureRecord): Promise<{ readonly failed: boolean }>;
+  /**
+   * Records a failed attempt; returns whether the item is now `failed` for good. A failure of a scan that started
+   * before new work arrived (another `rev`) only closes its attempt: the new work keeps its own schedule.
+   */
+  recordFailure(id: number, rev: number, failure: FailureRecord): Promise<{ readonly failed: boolean }>;
+  /** An attempt was cut off by a shutdown: it did not fail, and it did not crash the process. */
+  recordInterrupted(id: number): Promise<void>;
   /** Fails every item that has waited since before `dueBefore` for `target`, which has been down all that time. */
   failWaitingFor(target: string, dueBefore: number, reason: string): Promise<number>;
   pendingCount(): number;
   /** Called with the earliest time new work may be due, after each enqueue or retry. Returns an unsubscribe. */
   onWork(listener: (earliest: number) => void): () => void;
 }
-

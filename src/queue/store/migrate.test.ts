@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FatalError } from "../core/errors.ts";
+import { FatalError } from "../../core/errors.ts";
 import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
 import { loadSqlJs } from "./sql-js.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { captureLog } from "../../test/support/capture-log.ts";
+import { captureLog } from "../../../test/support/capture-log.ts";
 import type { WorkItem, WorkRequest } from "./dispatch-port.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 

@@ -1,0 +1,112 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, rm, utimes, stat, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { FatalError } from "./errors.ts";
+import type { Logger } from "./logger.ts";
+
+/**
+ * One autoscan per data directory. Two processes writing the same queue log (an old container still stopping, a
+ * second `docker run` on the same volume) would interleave their writes and lose work, so the second one refuses to
+ * start and names the first.
+ *
+ * `autoscan.lock` holds the owner's pid, host and start time; its owner touches it every `heartbeatMs`. A lock is
+ * stale, and taken over, when its owner is gone: on the same host, when no process has its pid (or the pid is our
+ * own: a container restarted with the same pid 1); on any host, when it has not been touched for `staleMs` (a
+ * container's host name differs per container, and its pids cannot be checked from another one).
+ */
+export interface DataDirLockOptions {
+  readonly dir: string;
+  readonly log: Logger;
+  readonly heartbeatMs?: number;
+  readonly staleMs?: number;
+}
+
+export interface DataDirLock {
+  readonly file: string;
+  release(): Promise<void>;
+}
+
+interface Owner {
+  readonly pid: number;
+  readonly host: string;
+  readonly started: string;
+  readonly token: string;
+}
+
+export async function acquireDataDirLock(options: DataDirLockOptions): Promise<DataDirLock> {
+  const { dir, log } = options;
+  const heartbeatMs = options.heartbeatMs ?? 10_000;
+  const staleMs = options.staleMs ?? 6 * heartbeatMs;
+  const file = join(dir, "autoscan.lock");
+  await mkdir(dir, { recursive: true });
+  const me: Owner = { pid: process.pid, host: hostname(), started: new Date().toISOString(), token: randomBytes(8).toString("hex") };
+
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 3) throw error;
+    }
+    const held = await readOwner(file);
+    const age = await stat(file).then((s) => Date.now() - s.mtimeMs, () => Number.POSITIVE_INFINITY);
+    if (held && !isStale(held, age, staleMs)) {
+      throw new FatalError(
+        `The data directory '${dir}' is in use by another autoscan (pid ${String(held.pid)} on host '${held.host}', ` +
+          `started ${held.started}, last seen ${String(Math.round(age / 1000))} s ago). Stop that one first: two ` +
+          `processes on one queue would lose work. If it is gone, its lock '${file}' is taken over ` +
+          `${String(Math.round(staleMs / 1000))} s after it was last seen.`,
+      );
+    }
+    // Stale: take it over. Written beside it and renamed, so a reader never sees half a lock.
+    const temp = `${file}.${me.token}.tmp`;
+    await writeFile(temp, `${JSON.stringify(me)}\n`);
+    await rename(temp, file);
+    const now = await readOwner(file);
+    if (now?.token !== me.token) continue; // another process took it over at the same moment: look again.
+    if (held) {
+      log.warn(
+        { lock: file, previous: held },
+        `Took over the data directory lock of autoscan pid ${String(held.pid)} on host '${held.host}', which is gone.`,
+      );
+    }
+    break;
+  }
+
+  const timer = setInterval(() => {
+    const at = new Date();
+    utimes(file, at, at).catch(() => {});
+  }, heartbeatMs);
+  timer.unref();
+  return {
+    file,
+    async release() {
+      clearInterval(timer);
+      const held = await readOwner(file);
+      if (held?.token === me.token) await rm(file, { force: true });
+    },
+  };
+}
+
+function isStale(owner: Owner, ageMs: number, staleMs: number): boolean {
+  if (ageMs > staleMs) return true;
+  if (owner.host !== hostname()) return false;
+  if (owner.pid === process.pid) return true;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+async function readOwner(file: string): Promise<Owner | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(file, "utf8")) as Partial<Owner>;
+    if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return undefined;
+    return { pid: parsed.pid, host: parsed.host, started: String(parsed.started ?? "?"), token: String(parsed.token ?? "") };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,174 @@
+import type { Database, Statement, SqlValue } from "sql.js";
+
+/**
+ * The queue's rows as stored, and `applyChange`, the only code that writes them. A change is a value (`RowChange`):
+ * the store applies it while a write is built, logs it, and applies the same value again once it is on disk; a
+ * restart replays the log through the same function. Item, request and target changes are whole-row images.
+ */
+export type ItemState = "pending" | "done" | "failed";
+
+export interface ItemRow {
+  readonly id: number;
+  readonly folder: string;
+  readonly state: ItemState;
+  readonly priority: number;
+  /** First request for the folder (the oldest-first order and the 3 × delay cap count from it). */
+  readonly first_at: number;
+  readonly last_at: number;
+  /** When the scan delay is over. */
+  readonly due_at: number;
+  /** Not before this time: the next file check, or a retry after a failure (0 = no extra wait). */
+  readonly next_at: number;
+  /** Bumped by every request that adds work, so a scan that started earlier does not count for it. */
+  readonly rev: number;
+  readonly checks: number;
+  /** Set once the file checks passed: the folder the targets get. */
+  readonly scan_folder: string | null;
+  /** JSON list of the requested files found on disk (server form), set with `scan_folder`. */
+  readonly files: string | null;
+  /** Scan attempts started (counted before each attempt, so a scan that kills the process still counts). */
+  readonly attempts: number;
+  /** Attempts in a row that started and never recorded an outcome (the process died during them). */
+  readonly unfinished: number;
+  readonly first_failed_at: number | null;
+  readonly last_error: string | null;
+  readonly finished_at: number | null;
+}
+
+export interface RequestRow {
+  readonly id: number;
+  readonly item_id: number;
+  readonly path: string;
+  readonly kind: "file" | "folder" | "unknown";
+  readonly deleted: 0 | 1;
+  readonly source: string;
+  readonly event: string;
+  readonly received_path: string | null;
+  readonly at: number;
+}
+
+export interface TargetRow {
+  readonly item_id: number;
+  readonly target: string;
+  readonly status: "scanned" | "skipped";
+  readonly detail: string | null;
+  readonly at: number;
+}
+
+export type RowChange =
+  | { readonly k: "item"; readonly r: ItemRow }
+  | { readonly k: "req"; readonly r: RequestRow }
+  | { readonly k: "tgt"; readonly r: TargetRow }
+  /** Deletes an item with its requests and target results. */
+  | { readonly k: "del"; readonly id: number }
+  /** Forgets which targets finished an item (new work arrived for it). */
+  | { readonly k: "clr"; readonly id: number }
+  /** Drops history finished before `before`, and all but the newest `keep` history rows. */
+  | { readonly k: "prune"; readonly before: number; readonly keep: number };
+
+const ITEM_COLUMNS = [
+  "id", "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
+  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at",
+] as const;
+const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
+const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
+const replaceSql = (table: string, columns: readonly string[]): string =>
+  `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+
+const PRUNED_IDS = `
+  SELECT id FROM items WHERE state <> 'pending' AND finished_at < ?1
+  UNION
+  SELECT id FROM (SELECT id FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?2)`;
+
+/** Reads through prepared statements (compiled once per database; that is all this keeps). */
+export interface RowReader {
+  all<T>(sql: string, params?: readonly SqlValue[]): T[];
+  get<T>(sql: string, params?: readonly SqlValue[]): T | undefined;
+}
+
+export interface RowAccess extends RowReader {
+  run(sql: string, params?: readonly SqlValue[]): void;
+  free(): void;
+}
+
+export function createRowAccess(db: Database): RowAccess {
+  const statements = new Map<string, Statement>();
+  const prepare = (sql: string): Statement => {
+    let stmt = statements.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      statements.set(sql, stmt);
+    }
+    return stmt;
+  };
+  const all = <T>(sql: string, params: readonly SqlValue[] = []): T[] => {
+    const stmt = prepare(sql);
+    try {
+      stmt.bind(params as SqlValue[]);
+      const rows: T[] = [];
+      while (stmt.step()) rows.push(stmt.getAsObject() as T);
+      return rows;
+    } finally {
+      stmt.reset();
+    }
+  };
+  return {
+    all,
+    get: <T>(sql: string, params?: readonly SqlValue[]): T | undefined => all<T>(sql, params)[0],
+    run(sql, params = []) {
+      const stmt = prepare(sql);
+      try {
+        stmt.bind(params as SqlValue[]);
+        stmt.step();
+      } finally {
+        stmt.reset();
+      }
+    },
+    free() {
+      for (const stmt of statements.values()) stmt.free();
+      statements.clear();
+    },
+  };
+}
+
+const values = (columns: readonly string[], row: object): SqlValue[] =>
+  columns.map((column) => (row as Record<string, SqlValue | undefined>)[column] ?? null);
+
+/** Applies one change. Whole-row images replace the row with the same key (and, for items, the one pending row of
+ *  the same folder: the unique index lets only one stay). */
+export function applyChange(rows: RowAccess, change: RowChange): void {
+  switch (change.k) {
+    case "item": {
+      // Records written before schema 3 carry no `unfinished`.
+      const row: Partial<ItemRow> = change.r;
+      return rows.run(replaceSql("items", ITEM_COLUMNS), values(ITEM_COLUMNS, { ...row, unfinished: row.unfinished ?? 0 }));
+    }
+    case "req":
+      return rows.run(replaceSql("requests", REQUEST_COLUMNS), values(REQUEST_COLUMNS, change.r));
+    case "tgt":
+      return rows.run(replaceSql("item_targets", TARGET_COLUMNS), values(TARGET_COLUMNS, change.r));
+    case "del":
+      rows.run("DELETE FROM requests WHERE item_id = ?", [change.id]);
+      rows.run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
+      return rows.run("DELETE FROM items WHERE id = ?", [change.id]);
+    case "clr":
+      return rows.run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
+    case "prune": {
+      const params = [change.before, change.keep];
+      rows.run(`DELETE FROM requests WHERE item_id IN (${PRUNED_IDS})`, params);
+      rows.run(`DELETE FROM item_targets WHERE item_id IN (${PRUNED_IDS})`, params);
+      return rows.run(`DELETE FROM items WHERE id IN (${PRUNED_IDS})`, params);
+    }
+  }
+}
+
+/** The id the next new item gets (AUTOINCREMENT semantics: an id is never reused, even after its row is pruned). */
+export function nextItemId(rows: RowReader): number {
+  const used = rows.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'items'")?.seq ?? 0;
+  const max = rows.get<{ m: number | null }>("SELECT MAX(id) AS m FROM items")?.m ?? 0;
+  return Math.max(used, max) + 1;
+}
+
+export function nextRequestId(rows: RowReader): number {
+  return (rows.get<{ m: number | null }>("SELECT MAX(id) AS m FROM requests")?.m ?? 0) + 1;
+}
