@@ -80,7 +80,7 @@ describe("importing plex_autoscan's queue", () => {
     expect(items.map((i) => i.folder).sort()).toEqual(["/data/movies/A (2001)", "/data/movies/B (2002)"]);
     expect(items.flatMap((i) => i.requests.map((r) => r.source)).sort()).toEqual(["Radarr", "plex_autoscan"]);
     await queue.close();
-    expect((await readdir(temp.dir)).sort()).toEqual(["queue.db", "queue.db.plex_autoscan.bak"]);
+    expect((await readdir(temp.dir)).sort()).toEqual(["queue.db", "queue.db.plex_autoscan.bak", "queue.db.prev"]);
   });
 
   it("imports an empty legacy queue as an empty queue", async () => {

@@ -43,7 +43,8 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
           tx.apply({ k: "item", r: { ...item, state: "failed", finished_at: now(), last_error: reason } });
           return { go: false, reason };
         }
-        tx.apply({ k: "item", r: { ...item, attempts: item.attempts + 1, unfinished: item.unfinished + 1 } });
+        // Counted before the scan starts, and on disk before it does: a scan that takes the process down still counts.
+        tx.apply({ k: "item", r: { ...item, unfinished: item.unfinished + 1 } });
         return { go: true, attempt: item.attempts + 1 };
       });
     },
@@ -117,7 +118,7 @@ function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
 
 function afterFailure(item: ItemRow, failure: FailureRecord, at: number): ItemRow {
   const firstFailedAt = item.first_failed_at ?? at;
-  const base = { ...item, unfinished: 0, first_failed_at: firstFailedAt, last_error: failure.error };
+  const base = { ...item, attempts: item.attempts + 1, unfinished: 0, first_failed_at: firstFailedAt, last_error: failure.error };
   if (at - firstFailedAt >= failure.retryMaxMs) return { ...base, state: "failed", finished_at: at };
   return { ...base, next_at: failure.retryAt };
 }

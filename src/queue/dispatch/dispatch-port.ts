@@ -56,8 +56,9 @@ export interface DispatchQueue {
   nextWakeAt(now: number): number | undefined;
   recordCheck(id: number, rev: number, result: CheckResult): Promise<void>;
   /**
-   * Counts an attempt before it starts (durably: a scan that kills the process still counts). An item whose last
-   * attempts all started and never ended is given up instead. `undefined`: the item is gone or has new work.
+   * Marks an attempt as started, on disk before it starts (a scan that kills the process still counts). An item
+   * whose last attempts all started and never ended is given up instead. `undefined`: the item is gone or has new
+   * work.
    */
   beginAttempt(id: number, rev: number): Promise<AttemptStart | undefined>;
   /** Returns `undefined` for a stale or removed item, else whether the item is now complete. */

@@ -15,6 +15,8 @@ import type { ItemRow } from "./rows.ts";
 export interface DueIndex {
   /** An item image was applied: a pending item is (re)scheduled, any other state forgets it. */
   itemChanged(row: ItemRow): void;
+  /** Whether a pending item is scheduled. */
+  has(id: number): boolean;
   itemDeleted(id: number): void;
   targetDone(id: number, target: string): void;
   targetsCleared(id: number): void;
@@ -144,6 +146,7 @@ export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
     itemDeleted(id) {
       items.delete(id);
     },
+    has: (id) => items.has(id),
     targetDone(id, target) {
       const t = items.get(id);
       if (!t) return;

@@ -23,6 +23,8 @@ export interface LogFileRef {
 export interface LogFile extends LogFileRef {
   /** Bytes acknowledged. */
   readonly length: number;
+  /** The file's inode, to notice it being deleted or replaced. */
+  readonly ino: number;
   append(data: Uint8Array): Promise<void>;
   close(): Promise<void>;
 }
@@ -83,6 +85,7 @@ export async function openLogFile(file: string, generation: number, log?: Logger
     get length() {
       return length;
     },
+    ino,
     async append(data) {
       if (broken) throw broken;
       try {

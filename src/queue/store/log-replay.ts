@@ -17,13 +17,22 @@ export interface ReplayReport {
 }
 
 /**
- * Replays the log written after the snapshot (records with a `seq` above `baseSeq`), oldest first, each record in
+ * Replays the log written after the snapshot (generations from its `generation` on, records with a `seq` above its
+ * `seq`), oldest first, each record in
  * its own savepoint. Every intact record counts: a damaged one is skipped and reading goes on after it. When two
  * records carry the same `seq`, the one in the later generation wins (the earlier was a write that failed and was
  * refused, and its number was given to the next write). Every loss is logged with its count.
  */
-export async function replayLogs(rows: RowAccess, file: string, baseSeq: number, log: Logger): Promise<ReplayReport> {
-  const refs = await listLogFiles(file);
+export async function replayLogs(
+  rows: RowAccess,
+  file: string,
+  base: { readonly seq: number; readonly generation: number },
+  log: Logger,
+): Promise<ReplayReport> {
+  const all = await listLogFiles(file);
+  // Generations before the snapshot's own were written before it (they only serve the previous snapshot).
+  const refs = all.filter((ref) => ref.generation >= base.generation);
+  const baseSeq = base.seq;
   const bySeq = new Map<number, LogRecord>();
   let damaged = 0;
   for (const ref of refs) {
@@ -72,5 +81,5 @@ export async function replayLogs(rows: RowAccess, file: string, baseSeq: number,
         `from the queue log beside '${file}' (deleted or damaged files); the requests they held are lost.`,
     );
   }
-  return { lastSeq, lastGeneration: refs.at(-1)?.generation ?? 0, applied, damaged, missing };
+  return { lastSeq, lastGeneration: Math.max(all.at(-1)?.generation ?? 0, base.generation - 1), applied, damaged, missing };
 }

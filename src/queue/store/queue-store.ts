@@ -1,43 +1,35 @@
-import { copyFile, mkdir, rm, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { removeStaleTempFiles, syncFolder, writeFileDurably } from "../../core/durable-file.ts";
-import { describeError } from "../../core/errors.ts";
+import { copyFile, mkdir, stat, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { removeStaleTempFiles, syncFolder } from "../../core/durable-file.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { ScanRequest } from "../../core/scan.ts";
+import { buildChanges } from "./build-changes.ts";
 import { createDueIndex, type DueIndex } from "./due-index.ts";
 import { isLegacyQueue, readLegacyRequests } from "./legacy-import.ts";
-import { listLogFiles, openLogFile, type LogFile } from "./log-file.ts";
+import { listLogFiles, logPath, openLogFile, type LogFile } from "./log-file.ts";
 import { encodeRecord } from "./log-record.ts";
 import { replayLogs } from "./log-replay.ts";
 import { migrateDatabase } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
-import {
-  applyChange,
-  createRowAccess,
-  nextItemId,
-  nextRequestId,
-  type ItemRow,
-  type RowAccess,
-  type RowChange,
-  type RowReader,
-} from "./rows.ts";
+import { applyChange, createRowAccess, nextItemId, nextRequestId, type ItemRow, type RowAccess, type RowChange, type RowReader } from "./rows.ts";
 import { loadSnapshot, writeSnapshot } from "./snapshot-file.ts";
 import { loadSqlJs, type Database } from "./sql-js.ts";
-import { StoreUnavailableError, WriteAbandonedError, describeStoreFault } from "./store-fault.ts";
+import { StoreUnavailableError, describeStoreFault } from "./store-fault.ts";
+import { createWriteQueue, type Waiting } from "./write-queue.ts";
 
 /**
  * The queue's store: an in-memory sql.js database that only ever holds what is on disk.
  *
  * On disk: a snapshot (`queue.db`, with the one before it as `queue.db.prev`) and an append-only log of whole
  * transactions written since (`queue.db.journal.<generation>`, see `log-record.ts`). A start loads the snapshot and
- * replays the log; a checkpoint writes a new snapshot and starts a new log generation.
+ * replays the log generations written after it; a checkpoint writes a new snapshot and starts a new generation.
  *
  * One write path. `write(build)` runs `build` in a transaction to learn its changes (row images), rolls that back,
  * appends the changes to the log (every byte, fdatasync), and only then applies them for good and resolves. Writes
- * that arrive while one is on its way to the disk go together in the next record (group commit); each `build` runs
- * in its own savepoint, so one that throws fails alone. A write the disk refuses leaves memory as it was, is
- * answered with `StoreUnavailableError`, and puts the store in a failed state: every write is refused at once
- * (and `/health` says so) until a probe in the background finds that the disk takes writes again.
+ * that arrive while one is on its way to the disk go together in the next record (`write-queue.ts`). A write the disk
+ * refuses leaves memory as it was, is answered with `StoreUnavailableError`, and puts the store in a failed state:
+ * every write is refused at once (and `/health` says so) until a checkpoint in the background succeeds, which writes
+ * the whole queue from memory again and starts a fresh log. Then writes are taken again, without a restart.
  */
 export interface QueueStoreOptions {
   readonly file: string;
@@ -88,8 +80,9 @@ export interface QueueStore {
   checkpoint(): Promise<void>;
   /** Log bytes written since the last checkpoint began (0: the snapshot is up to date). */
   logBytes(): number;
+  /** From memory: never waits on the disk. */
   health(): StoreHealth;
-  /** Checks that the snapshot on disk is the one this process wrote (not deleted or replaced); rewrites it if not. */
+  /** Checks that the snapshot and the log on disk are the ones this process wrote; rewrites them from memory if not. */
   verifyFiles(): Promise<void>;
   /** Waits for writes on their way, checkpoints, releases the database. */
   close(): Promise<void>;
@@ -118,8 +111,7 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   // Schema steps only add (columns, indexes), and records of older versions apply to the newer schema.
   migrateDatabase(db, migrations, file);
   const rows = createRowAccess(db);
-  const base = readMeta(rows);
-  const replay = await replayLogs(rows, file, base.seq, log);
+  const replay = await replayLogs(rows, file, readLogPosition(rows), log);
 
   const store = createStore({ db, rows, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1, legacy });
   // A legacy file stays as it is until its requests are imported and checkpointed by the caller.
@@ -127,9 +119,11 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   return store;
 }
 
-function readMeta(rows: RowReader): { seq: number } {
-  const value = rows.get<{ value: string }>("SELECT value FROM meta WHERE key = 'journal_seq'")?.value;
-  return { seq: Number(value ?? 0) || 0 };
+/** Where the snapshot stands in the log: the last write it holds, and the first generation written after it. */
+function readLogPosition(rows: RowReader): { seq: number; generation: number } {
+  const value = (key: string): number =>
+    Number(rows.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [key])?.value ?? 0) || 0;
+  return { seq: value("journal_seq"), generation: value("journal_gen") };
 }
 
 interface StoreParts {
@@ -141,23 +135,11 @@ interface StoreParts {
   readonly legacy: QueueStore["legacy"];
 }
 
-interface Waiting {
-  readonly build: (tx: StoreTransaction) => unknown;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-  taken: boolean;
-}
-
 interface Failure {
   readonly since: number;
   readonly problem: string;
-  /** The log could not be cut back, or the snapshot went missing: a checkpoint must succeed before any write. */
-  needsCheckpoint: boolean;
   refused: number;
 }
-
-const MAX_BATCH = 1000;
-const PROBE_BYTES = 64 * 1024;
 
 function createStore(parts: StoreParts): QueueStore {
   const { db, rows, options } = parts;
@@ -170,8 +152,7 @@ function createStore(parts: StoreParts): QueueStore {
   const due = createDueIndex(loadPending(rows));
 
   let seq = parts.seq;
-  let itemId = nextItemId(rows);
-  let requestId = nextRequestId(rows);
+  const ids = { item: nextItemId(rows), request: nextRequestId(rows) };
   /** The generation new records go to; opened at its first write. */
   let generation = parts.generation;
   let current: LogFile | undefined;
@@ -183,101 +164,39 @@ function createStore(parts: StoreParts): QueueStore {
   let bytes = 0;
   let threshold = minimum;
   let failure: Failure | undefined;
+  /** The next checkpoint writes the previous snapshot too, and drops every older log: see `runCheckpoint`. */
+  let freshChain = parts.legacy !== undefined;
   let stalledSince: number | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
-  const waiting: Waiting[] = [];
-  let draining: Promise<void> | undefined;
-  /** Batches and the export step of a checkpoint take turns: a snapshot never falls between a record and its apply. */
+  /** Records and the export step of a checkpoint take turns: a snapshot never falls between a record and its apply. */
   let turn: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(step: () => Promise<T> | T): Promise<T> => {
     const result = turn.then(step);
     turn = result.catch(() => {});
     return result;
   };
+  const line = createWriteQueue<StoreTransaction>((batch) => exclusive(() => commit(batch)));
 
   function write<T>(build: (tx: StoreTransaction) => T, writeOptions: { signal?: AbortSignal } = {}): Promise<T> {
     if (closed) return Promise.reject(new StoreUnavailableError("The scan queue is closed"));
+    if (failure) return Promise.reject(refusal(failure));
+    return line.push(build, writeOptions.signal);
+  }
+
+  function refusal(episode: Failure, count = 1): StoreUnavailableError {
+    episode.refused += count;
+    return new StoreUnavailableError(`The queue cannot store requests now: ${episode.problem}`);
+  }
+
+  async function commit(batch: readonly Waiting<StoreTransaction>[]): Promise<void> {
     if (failure) {
-      failure.refused++;
-      return Promise.reject(new StoreUnavailableError(`The queue cannot store requests now: ${failure.problem}`));
-    }
-    const { signal } = writeOptions;
-    if (signal?.aborted) return Promise.reject(new WriteAbandonedError("The write was given up before it was stored"));
-    return new Promise<T>((resolve, reject) => {
-      const entry: Waiting = { build, resolve: resolve as (value: unknown) => void, reject, taken: false };
-      waiting.push(entry);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          const at = waiting.indexOf(entry);
-          if (at < 0 || entry.taken) return;
-          waiting.splice(at, 1);
-          reject(new WriteAbandonedError("The write was given up before it was stored"));
-        },
-        { once: true },
-      );
-      draining ??= drain().finally(() => {
-        draining = undefined;
-      });
-    });
-  }
-
-  async function drain(): Promise<void> {
-    // Writes asked for in the same turn of the event loop go in one record.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (waiting.length > 0) {
-      const batch = waiting.splice(0, MAX_BATCH);
-      for (const entry of batch) entry.taken = true;
-      await exclusive(() => commit(batch));
-      if (bytes >= threshold) void checkpoint();
-    }
-  }
-
-  /** Runs the builds in one transaction (a savepoint each) and rolls it back: their changes, not yet applied. */
-  function build(batch: readonly Waiting[]): { changes: RowChange[]; outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] } {
-    const changes: RowChange[] = [];
-    const tx: StoreTransaction = {
-      rows,
-      apply(change) {
-        applyChange(rows, change);
-        changes.push(change);
-      },
-      newItemId: () => itemId++,
-      newRequestId: () => requestId++,
-    };
-    const outcomes = [];
-    rows.run("BEGIN");
-    try {
-      for (const entry of batch) {
-        const mark = { changes: changes.length, itemId, requestId };
-        rows.run("SAVEPOINT write");
-        try {
-          outcomes.push({ ok: true as const, value: entry.build(tx) });
-        } catch (error) {
-          rows.run("ROLLBACK TO write");
-          changes.length = mark.changes;
-          itemId = mark.itemId;
-          requestId = mark.requestId;
-          outcomes.push({ ok: false as const, error });
-        }
-        rows.run("RELEASE write");
-      }
-    } finally {
-      rows.run("ROLLBACK");
-    }
-    return { changes, outcomes };
-  }
-
-  async function commit(batch: readonly Waiting[]): Promise<void> {
-    if (failure) {
-      for (const entry of batch) entry.reject(new StoreUnavailableError(`The queue cannot store requests now: ${failure.problem}`));
-      failure.refused += batch.length;
+      const refused = refusal(failure, batch.length);
+      for (const entry of batch) entry.reject(refused);
       return;
     }
-    const ids = { itemId, requestId };
-    const { changes, outcomes } = build(batch);
+    const { changes, outcomes } = buildChanges(rows, ids, batch);
     const settle = (): void =>
       batch.forEach((entry, i) => {
         const outcome = outcomes[i];
@@ -287,6 +206,23 @@ function createStore(parts: StoreParts): QueueStore {
     if (changes.length === 0) return settle();
 
     const record = encodeRecord({ seq: seq + 1, changes });
+    try {
+      await appendDurably(record);
+    } catch (error) {
+      enterFailure(error);
+      const refused = new StoreUnavailableError(`Nothing was stored: ${describeStoreFault(error, dir)}`, { cause: error });
+      batch.forEach((entry, i) => entry.reject(outcomes[i]?.ok ? refused : outcomes[i]?.error));
+      return;
+    }
+    seq += 1;
+    bytes += record.length;
+    applyDurable(changes);
+    settle();
+    if (bytes >= threshold) void checkpoint();
+  }
+
+  /** Appends one record to the current generation; says so when the disk takes longer than `stallMs`. */
+  async function appendDurably(record: Uint8Array): Promise<void> {
     const stall = setTimeout(() => {
       stalledSince = options.now() - stallMs;
       log.error({ file, ms: stallMs }, `The disk under ${dir} has not confirmed a queue write for ${String(stallMs / 1000)} s; webhooks wait for it`);
@@ -294,22 +230,11 @@ function createStore(parts: StoreParts): QueueStore {
     try {
       current ??= await openLogFile(file, generation, log);
       await current.append(record);
-    } catch (error) {
-      itemId = ids.itemId;
-      requestId = ids.requestId;
-      enterFailure(error, (error as { cutBack?: boolean }).cutBack === false);
-      const refused = new StoreUnavailableError(`Nothing was stored: ${describeStoreFault(error, dir)}`, { cause: error });
-      batch.forEach((entry, i) => entry.reject(outcomes[i]?.ok ? refused : outcomes[i]?.error));
-      return;
     } finally {
       clearTimeout(stall);
       if (stalledSince !== undefined) log.info({ file }, `The disk under ${dir} answered again`);
       stalledSince = undefined;
     }
-    seq += 1;
-    bytes += record.length;
-    applyDurable(changes);
-    settle();
   }
 
   /** The one place a durable change reaches memory (and the schedule). */
@@ -318,23 +243,33 @@ function createStore(parts: StoreParts): QueueStore {
     for (const change of changes) applyChange(rows, change);
     rows.run("COMMIT");
     for (const change of changes) {
-      if (change.k === "item") due.itemChanged(change.r);
+      if (change.k === "item") scheduleItem(change.r);
       else if (change.k === "del") due.itemDeleted(change.id);
       else if (change.k === "tgt") due.targetDone(change.r.item_id, change.r.target);
       else if (change.k === "clr") due.targetsCleared(change.id);
     }
   }
 
-  function enterFailure(error: unknown, needsCheckpoint: boolean): void {
+  /** A folder that becomes pending again (a retry of a finished one) keeps the targets that already scanned it. */
+  function scheduleItem(row: ItemRow): void {
+    const returning = row.state === "pending" && !due.has(row.id);
+    due.itemChanged(row);
+    if (!returning) return;
+    for (const { target } of rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [row.id])) {
+      due.targetDone(row.id, target);
+    }
+  }
+
+  function enterFailure(error: unknown): void {
     void current?.close();
     current = undefined;
     generation += 1;
-    if (failure) {
-      failure.needsCheckpoint ||= needsCheckpoint;
-      return;
-    }
+    // The failed generation may end in a torn record that could not be cut back: the recovery checkpoint leaves it
+    // behind for good (see `runCheckpoint`).
+    freshChain = true;
+    if (failure) return;
     const problem = describeStoreFault(error, dir);
-    failure = { since: options.now(), problem, needsCheckpoint, refused: 0 };
+    failure = { since: options.now(), problem, refused: 0 };
     log.error(
       { err: error, file },
       `Cannot write the scan queue: ${problem}. Requests are refused with 503 (nothing is lost that was confirmed) ` +
@@ -352,18 +287,12 @@ function createStore(parts: StoreParts): QueueStore {
     probeTimer.unref();
   }
 
-  /** Tries the disk again: a checkpoint when one is needed, else a small durable write of a probe file. */
+  /** Tries the disk again with a whole checkpoint: once the queue is on disk again, writes are taken again. */
   async function probe(): Promise<void> {
     const episode = failure;
     if (!episode || closed) return;
     try {
-      if (episode.needsCheckpoint) {
-        await runCheckpoint();
-      } else {
-        const probeFile = join(dir, ".autoscan-write-probe");
-        await writeFileDurably(probeFile, Buffer.alloc(PROBE_BYTES), { log });
-        await rm(probeFile, { force: true });
-      }
+      await runCheckpoint();
     } catch {
       return scheduleProbe();
     }
@@ -377,27 +306,40 @@ function createStore(parts: StoreParts): QueueStore {
   }
 
   /** Export and rotation: a snapshot of exactly the records before this point; the log goes on in a new generation. */
-  function exportSnapshot(): { data: Uint8Array; base: number } {
-    rows.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_seq', ?)", [String(seq)]);
-    const pages = rows.get<{ n: number }>("SELECT page_count AS n FROM pragma_page_count()")?.n ?? 0;
-    const free = rows.get<{ n: number }>("SELECT freelist_count AS n FROM pragma_freelist_count()")?.n ?? 0;
-    // Pruned history leaves free pages behind; the file shrinks back when they are a quarter of it.
-    if (free > 64 && free * 4 > pages) db.exec("VACUUM");
-    const data = db.export();
+  function exportSnapshot(): { data: Uint8Array; base: number; fresh: boolean } {
     void current?.close();
     current = undefined;
     generation += 1;
     bytes = 0;
-    return { data, base: generation };
+    rows.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_seq', ?), ('journal_gen', ?)", [
+      String(seq),
+      String(generation),
+    ]);
+    const pages = rows.get<{ n: number }>("SELECT page_count AS n FROM pragma_page_count()")?.n ?? 0;
+    const free = rows.get<{ n: number }>("SELECT freelist_count AS n FROM pragma_freelist_count()")?.n ?? 0;
+    // Pruned history leaves free pages behind; the file shrinks back when they are a quarter of it.
+    if (free > 64 && free * 4 > pages) db.exec("VACUUM");
+    const fresh = freshChain;
+    freshChain = false;
+    return { data: db.export(), base: generation, fresh };
   }
 
+  /**
+   * Writes the snapshot, keeping the one before it (and the log since that one) so a damaged `queue.db` still loses
+   * nothing. After a failed write, or for a file imported from plex_autoscan, the chain starts fresh: the previous
+   * snapshot is this one too, and every older log generation goes.
+   */
   async function runCheckpoint(): Promise<void> {
-    const { data, base } = await exclusive(exportSnapshot);
-    threshold = Math.max(minimum, data.length * ratio);
-    await writeSnapshot(file, data, log);
-    snapshotIno = (await stat(file)).ino;
-    // The previous snapshot is rebuilt from the generations after it: keep those, drop the older ones.
-    keepFrom = snapshotBase;
+    const { data, base, fresh } = await exclusive(exportSnapshot);
+    try {
+      threshold = Math.max(minimum, data.length * ratio);
+      await writeSnapshot(file, data, log, { fresh });
+      snapshotIno = (await stat(file)).ino;
+    } catch (error) {
+      if (fresh) freshChain = true;
+      throw error;
+    }
+    keepFrom = fresh ? base : snapshotBase;
     snapshotBase = base;
     const old = (await listLogFiles(file)).filter((ref) => ref.generation < keepFrom);
     await Promise.all(old.map((ref) => unlink(ref.path).catch(() => {})));
@@ -426,6 +368,22 @@ function createStore(parts: StoreParts): QueueStore {
     return checkpointRun;
   }
 
+  async function verifyFiles(): Promise<void> {
+    if (closed || failure || snapshotIno === undefined) return;
+    const ino = (path: string): Promise<number | undefined> => stat(path).then((s) => s.ino, () => undefined);
+    const log_ = current;
+    const snapshotNow = await ino(file);
+    const logGone = log_ !== undefined && (await ino(logPath(file, log_.generation))) !== log_.ino;
+    if (snapshotNow === snapshotIno && !logGone) return;
+    const what = snapshotNow !== snapshotIno ? `queue file '${file}'` : `queue log '${logPath(file, log_?.generation ?? 0)}'`;
+    log.error(
+      { file },
+      `The ${what} was ${snapshotNow === undefined || logGone ? "deleted" : "replaced"} while autoscan was running; ` +
+        "writing the queue again from memory.",
+    );
+    await checkpoint();
+  }
+
   return {
     file,
     rows,
@@ -442,23 +400,13 @@ function createStore(parts: StoreParts): QueueStore {
       }
       return { writable: true };
     },
-    async verifyFiles() {
-      if (closed || snapshotIno === undefined) return;
-      const ino = await stat(file).then((s) => s.ino, () => undefined);
-      if (ino === snapshotIno) return;
-      log.error(
-        { file },
-        `The queue file '${file}' was ${ino === undefined ? "deleted" : "replaced"} while autoscan was running; ` +
-          "writing it again from memory.",
-      );
-      await checkpoint();
-    },
+    verifyFiles,
     async close() {
       if (closed) return;
-      while (draining) await draining;
+      await line.idle();
       closed = true;
       clearTimeout(probeTimer);
-      if (!failure || failure.needsCheckpoint) await checkpoint();
+      await checkpoint();
       await current?.close();
       rows.free();
       db.close();

@@ -26,9 +26,12 @@ export interface ItemRow {
   readonly scan_folder: string | null;
   /** JSON list of the requested files found on disk (server form), set with `scan_folder`. */
   readonly files: string | null;
-  /** Scan attempts started (counted before each attempt, so a scan that kills the process still counts). */
+  /** Failed scan attempts (the retry backoff grows with them). */
   readonly attempts: number;
-  /** Attempts in a row that started and never recorded an outcome (the process died during them). */
+  /**
+   * Attempts in a row that started and never recorded an outcome (the process died during them): counted on disk
+   * before each attempt starts, so a scan that takes the process down still counts, and bounded.
+   */
   readonly unfinished: number;
   readonly first_failed_at: number | null;
   readonly last_error: string | null;

@@ -54,10 +54,16 @@ export async function loadSnapshot(sql: SqlJsStatic, file: string, now: number, 
 
 /**
  * Replaces the snapshot with `data`, keeping the one it replaces as `.prev` (a hard link where the filesystem has
- * them, else a copy). Both steps are atomic renames: a crash at any point leaves a complete `queue.db`.
+ * them, else a copy). Both steps are atomic renames: a crash at any point leaves a complete `queue.db`. `fresh`: the
+ * previous snapshot is written as `data` too (a new chain, nothing older is needed to rebuild the queue).
  */
-export async function writeSnapshot(file: string, data: Uint8Array, log: Logger): Promise<void> {
+export async function writeSnapshot(file: string, data: Uint8Array, log: Logger, options: { fresh?: boolean } = {}): Promise<void> {
   const prev = previousPath(file);
+  if (options.fresh) {
+    await writeFileDurably(prev, data, { log });
+    await writeFileDurably(file, data, { log });
+    return;
+  }
   const prevTemp = `${prev}.tmp`;
   await rm(prevTemp, { force: true });
   try {
