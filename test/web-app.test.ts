@@ -127,7 +127,16 @@ describe("webhooks at /<SERVER_PASS>", () => {
     recorder.hang(true);
     const hung = await app.request(`/${TEST_PASS}`, json(sonarrDownload));
     expect(hung.status).toBe(503);
-    expect(await hung.text()).toContain("did not confirm");
+    expect(await hung.text()).toContain("did not take the request within");
+    expect(recorder.all()).toHaveLength(0);
+  });
+
+  it("waits past the timeout for a request the queue has already taken, and answers 200 once it is stored", async () => {
+    const { app, recorder } = buildWebApp({ requestTimeoutMs: 50 });
+    recorder.slow(300);
+    const res = await app.request(`/${TEST_PASS}`, json(sonarrDownload));
+    expect(res.status).toBe(200);
+    expect(recorder.all()).toHaveLength(1);
   });
 });
 

@@ -47,6 +47,15 @@ export class TargetConfigError extends Error {
   override name = "TargetConfigError";
 }
 
+/**
+ * The scan queue cannot store anything now (disk full, read-only, removed …): nothing of the request was stored, and
+ * nothing will be. Answer 503; the queue retries by itself and takes requests again once it can write, and it logs
+ * the problem once per episode, so callers need not.
+ */
+export class StoreUnavailableError extends Error {
+  override name = "StoreUnavailableError";
+}
+
 /** Something that cannot go on (a corrupt store that cannot be moved aside, …): stop the process. */
 export class FatalError extends Error {
   override name = "FatalError";

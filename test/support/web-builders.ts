@@ -17,13 +17,17 @@ export interface RecordingSink {
   /** Every request received, in order. */
   all(): ScanRequest[];
   failWith(error: Error | undefined): void;
+  /** Requests wait in front of the store and are withdrawn when the caller gives up (the ScanSink contract). */
   hang(on: boolean): void;
+  /** Requests are taken at once and confirmed after `ms`, whether the caller gave up meanwhile or not. */
+  slow(ms: number): void;
 }
 
 export function createRecordingSink(): RecordingSink {
   const batches: ScanRequest[][] = [];
   let failure: Error | undefined;
   let hanging = false;
+  let slowMs = 0;
   const seen = new Set<string>();
   return {
     batches,
@@ -34,9 +38,17 @@ export function createRecordingSink(): RecordingSink {
     hang(on) {
       hanging = on;
     },
-    sink: async (requests): Promise<EnqueueResult> => {
-      if (hanging) return new Promise<never>(() => undefined);
+    slow(ms) {
+      slowMs = ms;
+    },
+    sink: async (requests, options = {}): Promise<EnqueueResult> => {
+      if (hanging) {
+        return new Promise<never>((_resolve, reject) => {
+          options.signal?.addEventListener("abort", () => reject(new Error("withdrawn before it was stored")));
+        });
+      }
       if (failure) throw failure;
+      if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
       batches.push([...requests]);
       return {
         items: requests.map((request) => {

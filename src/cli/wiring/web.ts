@@ -65,10 +65,18 @@ export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
   };
 }
 
-/** `GET /health` from the queue's state: ready once the queue file is open and writable. */
+/**
+ * `GET /health` from the queue's state, kept in memory (never waits on the disk): ready once the queue file is open,
+ * and 503 whenever a webhook would get 503 right now (the store cannot write, or the disk has stalled).
+ */
 export function queueHealth(queue: ScanQueue | undefined): HealthReport {
   if (!queue) return { ready: false, status: "starting" };
-  return queue.isHealthy()
-    ? { ready: true, queue: "ok", pending: queue.pendingCount() }
-    : { ready: false, status: "error", queue: `the queue file '${queue.file}' cannot be written` };
+  const store = queue.health();
+  if (store.writable) return { ready: true, queue: "ok", pending: queue.pendingCount() };
+  return {
+    ready: false,
+    status: "error",
+    queue: store.problem ?? `the queue file '${queue.file}' cannot be written`,
+    ...(store.since === undefined ? {} : { since: new Date(store.since).toISOString() }),
+  };
 }

@@ -1,12 +1,6 @@
-import { describeError } from "../../core/errors.ts";
+import { StoreUnavailableError, describeError } from "../../core/errors.ts";
 
-/**
- * The store cannot write now: nothing of this request was stored, and nothing will be. The caller answers 503; the
- * store retries by itself and takes requests again once it can write.
- */
-export class StoreUnavailableError extends Error {
-  override name = "StoreUnavailableError";
-}
+export { StoreUnavailableError };
 
 /** A write that gave up (its sender stopped waiting) before the store took it: it was not stored and never will be. */
 export class WriteAbandonedError extends Error {
