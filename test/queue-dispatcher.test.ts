@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
 import { TargetAuthError, TargetUnavailableError } from "../src/core/errors.ts";
+import { ContainerNotFoundError, ScannerNotFoundError } from "../src/docker/errors.ts";
 import type { ScanOutcome } from "../src/core/target.ts";
 import { createFakeTarget, deferred } from "./support/fake-target.ts";
 import {
@@ -288,19 +289,43 @@ describe("failures and retries", () => {
     expect(h.queue.listHistory().map((i) => i.state)).toEqual(["failed", "failed"]);
   });
 
-  it("holds a target back for 5 minutes after it rejects our credentials", async () => {
+  it.each([
+    ["it rejects our credentials", () => new TargetAuthError("401 Unauthorized: check PLEX_TOKEN"), "401 Unauthorized"],
+    ["its scanner is not where PLEX_SCANNER says", () => new ScannerNotFoundError("No Plex Media Scanner at /wrong/path"), "/wrong/path"],
+    ["its container does not exist", () => new ContainerNotFoundError("plex", ["sonarr"]), 'No container named "plex"'],
+  ])("holds a target back for 5 minutes, as a whole, when %s", async (_case, error, logged) => {
     const plex = createFakeTarget("plex", () => {
-      throw new TargetAuthError("401 Unauthorized: check PLEX_TOKEN");
+      throw error();
+    });
+    const h = await setup({ targets: [plex] });
+    for (const n of [1, 2, 3]) {
+      await h.touch(`/movies/M${String(n)}/M${String(n)}.mkv`);
+      await h.enqueue(fileRequest(`/movies/M${String(n)}/M${String(n)}.mkv`, "Radarr"));
+    }
+    await h.advance(SCAN_DELAY_MS);
+    // One folder found the problem; the others wait for the target instead of failing on their own.
+    expect(plex.calls).toHaveLength(1);
+    await h.advance(5 * 60_000 - 1);
+    expect(plex.probes).toBe(0);
+    await h.advance(1);
+    expect(plex.probes).toBe(1);
+    expect(h.logs.records.some((r) => r.level === 50 && r.msg.includes(logged))).toBe(true);
+  });
+
+  it("does not hammer a folder the target keeps refusing while the target itself answers", async () => {
+    // Plex answers GET / (the availability probe), but the refresh of this folder fails every time.
+    const plex = createFakeTarget("plex", () => {
+      throw new TargetUnavailableError("500 Internal Server Error from /library/sections/1/refresh");
     });
     const h = await setup({ targets: [plex] });
     await h.touch(episode(1));
     await h.enqueue(fileRequest(episode(1)));
     await h.advance(SCAN_DELAY_MS);
-    await h.advance(5 * 60_000 - 1);
-    expect(plex.probes).toBe(0);
-    await h.advance(1);
-    expect(plex.probes).toBe(1);
-    expect(h.logs.records.some((r) => r.level === 50 && r.msg.includes("401 Unauthorized"))).toBe(true);
+    await h.advance(10 * 60_000);
+    // The folder's own backoff (5 s, 10 s, 20 s … up to 5 min) holds, whatever the probe says: ≤ 8 tries in 10 min,
+    // where a probe that reset it sent the folder every ~5 s (120 tries).
+    expect(plex.calls.length).toBeLessThanOrEqual(8);
+    expect(plex.probes).toBeGreaterThan(0);
   });
 });
 

@@ -1,9 +1,10 @@
-import { TargetUnavailableError } from "../core/errors.ts";
+import { TargetConfigError, TargetUnavailableError } from "../core/errors.ts";
 
 /**
- * Errors of the Docker exec path. The ones a user fixes outside autoscan while work waits (the socket, the
- * container) are `TargetUnavailableError`s, so the dispatcher holds queued scans and retries them once fixed;
- * their messages say what to do.
+ * Errors of the Docker exec path. The ones a user fixes outside autoscan while work waits are target-wide: the socket
+ * and a stopped container are `TargetUnavailableError`s (retried with backoff), a container or scanner that is not
+ * where the configuration says is a `TargetConfigError` (the whole target is held and retried slowly, as for a
+ * rejected token, instead of failing every folder on its own). Their messages say what to do.
  */
 
 /** The Docker engine cannot be reached (no socket, permission denied, refused). */
@@ -12,7 +13,7 @@ export class DockerUnreachableError extends TargetUnavailableError {
 }
 
 /** No container by that name (DOCKER_NAME is wrong, or the container is being re-created). */
-export class ContainerNotFoundError extends TargetUnavailableError {
+export class ContainerNotFoundError extends TargetConfigError {
   override name = "ContainerNotFoundError";
   readonly container: string;
   readonly running: readonly string[];
@@ -62,6 +63,6 @@ export class ExecInterruptedError extends ExecAbandonedError {
 }
 
 /** The scanner binary is not where we looked (exit 126/127, or no file at any preset's path). */
-export class ScannerNotFoundError extends Error {
+export class ScannerNotFoundError extends TargetConfigError {
   override name = "ScannerNotFoundError";
 }

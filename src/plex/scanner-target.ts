@@ -1,5 +1,5 @@
 import type { Clock } from "../core/clock.ts";
-import { TargetUnavailableError } from "../core/errors.ts";
+import { TargetConfigError, TargetUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
 import type { OutputLine } from "../docker/command-runner.ts";
@@ -103,7 +103,7 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
       try {
         await scanner.assertAvailable();
       } catch (error) {
-        if (!(error instanceof TargetUnavailableError)) throw error;
+        if (!(error instanceof TargetUnavailableError || error instanceof TargetConfigError)) throw error;
         state = "down";
         if (lastAvailability !== "down") log.warn({ err: error }, "The Plex scanner cannot run now; scans wait in the queue");
       }
