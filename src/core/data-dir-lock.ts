@@ -74,10 +74,28 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
     break;
   }
 
-  const timer = setInterval(() => {
-    const at = new Date();
-    utimes(file, at, at).catch(() => {});
-  }, heartbeatMs);
+  // The heartbeat keeps the lock fresh, writes it again if the folder was emptied under us, and says so (once) if
+  // another process has taken it over, which only happens after this one stalled for longer than `staleMs`.
+  let lost = false;
+  const heartbeat = async (): Promise<void> => {
+    const held = await readOwner(file);
+    if (held?.token === me.token) {
+      const at = new Date();
+      await utimes(file, at, at);
+    } else if (!held) {
+      await mkdir(dir, { recursive: true });
+      await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" });
+      log.warn({ lock: file }, `The data directory lock '${file}' was removed while autoscan was running; wrote it again.`);
+    } else if (!lost) {
+      lost = true;
+      log.error(
+        { lock: file, other: held },
+        `Another autoscan (pid ${String(held.pid)} on host '${held.host}') has taken over the data directory '${dir}': ` +
+          "two processes now write one queue. Stop one of them.",
+      );
+    }
+  };
+  const timer = setInterval(() => void heartbeat().catch(() => {}), heartbeatMs);
   timer.unref();
   return {
     file,
