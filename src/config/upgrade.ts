@@ -1,9 +1,9 @@
 import { copyFile, readFile } from "node:fs/promises";
 import * as v from "valibot";
+import { writeFileDurably } from "../core/durable-file.ts";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys } from "./legacy.ts";
 import { generateServerPass, renderConfig } from "./defaults.ts";
-import { writeFileAtomic } from "./write-atomic.ts";
 import { ConfigSchema } from "./schema.ts";
 
 export interface UpgradeResult {
@@ -42,7 +42,7 @@ export async function upgradeConfigFile(path: string): Promise<UpgradeResult> {
   }
   const backup = `${path}.bak`;
   await copyFile(path, backup);
-  await writeFileAtomic(path, renderConfig(upgraded));
+  await writeFileDurably(path, renderConfig(upgraded));
   return { added, renamed: legacy.renamed, removed, backup };
 }
 

@@ -3,10 +3,12 @@ import type { Clock } from "../core/clock.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { createDriveApi } from "./drive-api.ts";
+import { describeRefreshRefusal, type OAuthErrorCode } from "./google-errors.ts";
 import type { RetryPolicy } from "./google-retry.ts";
 import { requiredScope, type ScopeNeeds } from "./scope.ts";
 import { createServiceAccountClient, loadServiceAccountKey } from "./service-account.ts";
 import type { DriveConnection } from "./session.ts";
+import { createTokenRenewal, type TokenRenewal } from "./token-renewal.ts";
 import type { StoredTokens, TokenStore } from "./token-store.ts";
 
 /**
@@ -16,6 +18,8 @@ import type { StoredTokens, TokenStore } from "./token-store.ts";
  * 3. `token`: a client and token borrowed from elsewhere (an rclone `drive` remote; the wiring reads rclone.conf and
  *    hands its values here, or a `service-account` for a remote that uses one). Borrowed tokens are refreshed in
  *    memory only: their owner keeps its own file.
+ * Each way also says how to get a new access token when Drive refuses the current one early, and what a person should
+ * do when Google refuses to issue one at all (token-renewal.ts).
  */
 export type DriveCredentials =
   | { readonly kind: "oauth"; readonly clientId: string; readonly clientSecret: string; readonly tokenStore: TokenStore }
@@ -71,6 +75,7 @@ export async function connectDrive(options: ConnectDriveOptions, signal?: AbortS
   });
   const api = createDriveApi({
     auth: auth.client,
+    renewal: auth.renewal,
     rootUrl: options.endpoints?.apiRootUrl,
     clock: options.clock,
     log: options.log,
@@ -85,6 +90,7 @@ export async function connectDrive(options: ConnectDriveOptions, signal?: AbortS
 
 interface Auth {
   readonly client: OAuth2Client;
+  readonly renewal: TokenRenewal;
   readonly scope?: string;
   readonly description: string;
   readonly extraSharedDrives?: readonly string[];
@@ -98,7 +104,13 @@ async function createAuth(options: ConnectDriveOptions, secret: (value: string |
     const scope = credentials.scope ?? requiredScope(options.scopeNeeds);
     const client = createServiceAccountClient(key, { scope, tokenUrl: endpoints?.tokenUrl });
     const description = credentials.description ?? `service account ${key.clientEmail}`;
-    return { client, scope, description, extraSharedDrives: credentials.extraSharedDrives };
+    const keySource = "file" in credentials.key ? `the key file ${credentials.key.file}` : credentials.key.origin;
+    // A service account has no refresh token: a renewal signs a new JWT grant, which Google refuses for a dead key.
+    const renewal = createTokenRenewal(client, {
+      explainRefusal: (_code, detail) =>
+        `Google refused a new access token for service account ${key.clientEmail} (${detail}): its key was deleted or disabled, or the account was. Create a new key for it (Google Cloud Console → IAM & Admin → Service Accounts → Keys), replace ${keySource} with it, then restart autoscan.`,
+    });
+    return { client, renewal, scope, description, extraSharedDrives: credentials.extraSharedDrives };
   }
   if (credentials.kind === "oauth") return oauthFromStore(credentials, options, secret);
   return borrowedAuth(credentials, options, secret);
@@ -133,7 +145,13 @@ async function oauthFromStore(
       .then(() => tokenStore.save(snapshot))
       .catch((error: unknown) => options.log.error({ err: error, path: tokenStore.path }, "Could not save the refreshed Google token"));
   });
-  return { client, scope: stored.scope, description: `OAuth client ${clientId}` };
+  const renewal = createTokenRenewal(client, {
+    // The retried call goes out only once the new token is on disk: a crash right after it loses nothing.
+    afterRenewal: () => saving,
+    explainRefusal: (code, detail) =>
+      `Google refused to refresh the access token: ${describeRefreshRefusal(code, detail)}. Run \`autoscan authorize\` again (in Docker: docker exec -it autoscan autoscan authorize), then restart autoscan.${testingAppHint(code)}`,
+  });
+  return { client, renewal, scope: stored.scope, description: `OAuth client ${clientId}` };
 }
 
 function borrowedAuth(
@@ -146,7 +164,11 @@ function borrowedAuth(
   secret(credentials.token.accessToken);
   const stored: StoredTokens = { clientId: credentials.clientId, ...credentials.token, scope: credentials.scope };
   const client = oauthClient(credentials.clientId, credentials.clientSecret, options.endpoints, stored);
-  return Promise.resolve({ client, scope: credentials.scope, description: credentials.description, extraSharedDrives: credentials.extraSharedDrives });
+  const renewal = createTokenRenewal(client, {
+    explainRefusal: (code, detail) =>
+      `Google refused to refresh the access token of ${credentials.description}: ${describeRefreshRefusal(code, detail)}. Give the remote a new token (\`rclone config reconnect <remote>:\`) or run \`autoscan authorize\` for a token of autoscan's own, then restart autoscan.`,
+  });
+  return Promise.resolve({ client, renewal, scope: credentials.scope, description: credentials.description, extraSharedDrives: credentials.extraSharedDrives });
 }
 
 function oauthClient(clientId: string, clientSecret: string, endpoints: GoogleEndpoints | undefined, tokens: StoredTokens): OAuth2Client {
@@ -161,12 +183,20 @@ function oauthClient(clientId: string, clientSecret: string, endpoints: GoogleEn
   client.setCredentials({
     refresh_token: tokens.refreshToken,
     access_token: tokens.accessToken,
-    // Without an expiry the library would treat the token as fresh forever; 0 makes it refresh on first use.
-    expiry_date: tokens.accessToken ? (tokens.expiryDate ?? 0) : 0,
+    // An unknown expiry counts as expired (1 ms after the epoch): the token is refreshed before the first call. Not 0:
+    // the library reads a falsy expiry as "never expires", and would then refresh by itself on any 401 or 403.
+    expiry_date: tokens.accessToken && tokens.expiryDate ? tokens.expiryDate : 1,
     token_type: tokens.tokenType ?? "Bearer",
     scope: tokens.scope,
   });
   return client;
+}
+
+/** Apps left in "Testing" publishing status get refresh tokens that die after about 7 days (integrations.md §2.5). */
+function testingAppHint(code: OAuthErrorCode): string {
+  return code === "invalid_grant"
+    ? ' If this happens about a week after each authorization, the OAuth consent screen is still in "Testing" status: publish it.'
+    : "";
 }
 
 function mergeTokens(current: StoredTokens, tokens: Credentials): StoredTokens {

@@ -4,10 +4,11 @@ import * as v from "valibot";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
 import { GoogleCallError, withGoogleRetry, type RetryPolicy } from "./google-retry.ts";
+import { withTokenRenewal, type TokenRenewal } from "./token-renewal.ts";
 
 /**
- * The five Drive v3 calls the monitor makes, through the real client library, with retries and every answer
- * validated (it is outside input). Quirks handled here (docs: ../shared/reference/integrations.md §1):
+ * The five Drive v3 calls the monitor makes, through the real client library, with retries, one token renewal on a
+ * 401 (token-renewal.ts) and every answer validated (it is outside input). Quirks handled here (docs: ../shared/reference/integrations.md §1):
  * `size` is a JSON string; removed changes carry no `file`; shared-drive items need `supportsAllDrives=true`
  * (`files.get` answers 404 without it); a per-drive feed needs `driveId` with `includeItemsFromAllDrives`.
  */
@@ -56,6 +57,8 @@ export interface DriveApi {
 
 export interface DriveApiOptions {
   readonly auth: OAuth2Client;
+  /** How `auth` gets a new access token when Drive refuses the current one (401). */
+  readonly renewal: TokenRenewal;
   /** Test/dev only: where the Drive API lives (`http://127.0.0.1:PORT/`); the `/drive/v3/…` path is kept. */
   readonly rootUrl?: string;
   readonly clock: Clock;
@@ -116,7 +119,7 @@ export function createDriveApi(options: DriveApiOptions): DriveApi {
   });
   const context = { clock: options.clock, log: options.log, policy: options.retry, random: options.random, signal: options.signal };
   const call = <T>(what: string, run: () => Promise<{ data: unknown }>, schema: v.GenericSchema<unknown, T>): Promise<T> =>
-    withGoogleRetry(what, async () => parseAnswer(what, (await run()).data, schema), context);
+    withTokenRenewal(what, () => withGoogleRetry(what, async () => parseAnswer(what, (await run()).data, schema), context), options.renewal, options.log);
   const request = { signal: options.signal };
   const shared = (driveId: string | undefined) => (driveId ? { driveId, supportsAllDrives: true } : { supportsAllDrives: true });
 

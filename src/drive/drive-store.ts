@@ -1,8 +1,8 @@
 import { readFile, rename } from "node:fs/promises";
 import initSqlJs from "sql.js";
 import type { Database, SqlJsStatic } from "sql.js";
+import { removeStaleTempFiles, writeFileDurably } from "../core/durable-file.ts";
 import type { Logger } from "../core/logger.ts";
-import { writeFileDurably } from "./durable-file.ts";
 import type { CacheDiff, CacheEntry } from "./path-cache.ts";
 
 /**
@@ -44,11 +44,13 @@ let sqlModule: Promise<SqlJsStatic> | undefined;
 export async function openDriveStateStore(options: { readonly path: string; readonly log: Logger }): Promise<DriveStateStore> {
   sqlModule ??= initSqlJs();
   const SQL = await sqlModule;
+  // Only the monitor writes this file; a temp file beside it is what a crash mid-write left, and never replaced it.
+  await removeStaleTempFiles(options.path);
   const db = await openDatabase(SQL, options.path, options.log);
   db.exec(SCHEMA);
   const tokens = new Map<string, string>(rows(db, "SELECT feed, page_token FROM drive_feed") as [string, string][]);
   const metas = new Map<string, string>(rows(db, "SELECT key, value FROM drive_meta") as [string, string][]);
-  const save = (): Promise<void> => writeFileDurably(options.path, db.export(), 0o600);
+  const save = (): Promise<void> => writeFileDurably(options.path, db.export(), { mode: 0o600, log: options.log });
 
   return {
     path: options.path,

@@ -17,7 +17,8 @@ describe("Google error classification", () => {
   it("a plain 403 is not retried; scope and auth problems are told apart", () => {
     expect(classifyGoogleError(apiError(403, "forbidden")).kind).toBe("other");
     expect(classifyGoogleError(apiError(403, "insufficientPermissions")).kind).toBe("scope");
-    expect(classifyGoogleError(apiError(401, "authError"))).toMatchObject({ kind: "auth", code: "unauthenticated" });
+    // A 401 from Drive is a refused access token (renewed once), not a refused grant (final).
+    expect(classifyGoogleError(apiError(401, "authError"))).toEqual({ kind: "unauthenticated", detail: "authError" });
     expect(classifyGoogleError(apiError(404, "notFound")).kind).toBe("not-found");
   });
 

@@ -3,11 +3,18 @@
  * ../shared/reference/integrations.md §1.5 and §2.5). The token endpoint answers `{"error":"invalid_grant", …}`;
  * the Drive API answers `{"error":{"code":403,"errors":[{"reason":"userRateLimitExceeded"}]}}`: decide on
  * `errors[0].reason`, since newer bodies add `status` and `details` around it.
+ *
+ * Two kinds of "not allowed" are kept apart, because what follows differs:
+ * - `auth`: the token endpoint refused to issue a token (a revoked refresh token, a wrong client, a deleted service
+ *   account key). No retry fixes that; a person must.
+ * - `unauthenticated`: the Drive API answered 401 to an access token. Google drops tokens before their expiry at
+ *   times (a password change, a security event); a new token usually fixes it (token-renewal.ts).
  */
 export type GoogleFailure =
   | { readonly kind: "rate-limit"; readonly retryAfterMs?: number; readonly detail: string }
   | { readonly kind: "transient"; readonly retryAfterMs?: number; readonly detail: string }
   | { readonly kind: "auth"; readonly code: OAuthErrorCode; readonly detail: string }
+  | { readonly kind: "unauthenticated"; readonly detail: string }
   | { readonly kind: "scope"; readonly detail: string }
   | { readonly kind: "not-found"; readonly detail: string }
   | { readonly kind: "other"; readonly status?: number; readonly detail: string };
@@ -17,8 +24,7 @@ export type OAuthErrorCode =
   | "invalid_client"
   | "unauthorized_client"
   | "redirect_uri_mismatch"
-  | "access_denied"
-  | "unauthenticated";
+  | "access_denied";
 
 const OAUTH_CODES = new Set<string>([
   "invalid_grant",
@@ -55,7 +61,7 @@ export function classifyGoogleError(error: unknown, now: number = Date.now()): G
     return { kind: "rate-limit", retryAfterMs, detail };
   }
   if (reasons.some((reason) => SCOPE_REASONS.has(reason))) return { kind: "scope", detail };
-  if (status === 401) return { kind: "auth", code: "unauthenticated", detail };
+  if (status === 401) return { kind: "unauthenticated", detail };
   if (status === 404) return { kind: "not-found", detail };
   if (status === 408 || (status !== undefined && status >= 500)) return { kind: "transient", retryAfterMs, detail };
   if (status === undefined && isNetworkError(e)) return { kind: "transient", detail: describe(e, status) };
@@ -125,7 +131,23 @@ export function explainOAuthError(code: OAuthErrorCode, context: "exchange" | "r
       return 'Google refused the loopback redirect (redirect_uri_mismatch): create the OAuth client as type "Desktop app"; a "Web application" client only accepts the redirect URIs registered for it.';
     case "access_denied":
       return "Access was denied on Google's consent screen; run `autoscan authorize` again and allow access.";
-    case "unauthenticated":
-      return "Google rejected the access token (401) even after a refresh; run `autoscan authorize` again, then restart autoscan.";
+  }
+}
+
+/**
+ * What Google's refusal to refresh a user's access token means, without the fix: that depends on whose token it is
+ * (autoscan's own, from `autoscan authorize`, or one borrowed from an rclone remote). `detail` is the token endpoint's
+ * `error: error_description`.
+ */
+export function describeRefreshRefusal(code: OAuthErrorCode, detail: string): string {
+  switch (code) {
+    case "invalid_grant":
+      return `the refresh token has expired or was revoked (${detail})`;
+    case "invalid_client":
+      return `Google no longer accepts the OAuth client (${detail}); check that CLOUD.CLIENT_ID and CLOUD.CLIENT_SECRET come from the same, still existing client in Google Cloud Console → APIs & Services → Credentials`;
+    case "unauthorized_client":
+      return `the refresh token was issued to a different OAuth client (${detail}): the client id changed since it was obtained`;
+    default:
+      return `Google answered ${detail}`;
   }
 }

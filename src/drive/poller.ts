@@ -11,12 +11,15 @@ import { explainOAuthError } from "./google-errors.ts";
 import { GoogleCallError } from "./google-retry.ts";
 import { requiredScope } from "./scope.ts";
 import { openSession, type DriveConnection, type Session } from "./session.ts";
+import { CredentialsRefusedError } from "./token-renewal.ts";
 
 /**
  * The Google Drive monitor: polls each feed every `POLL_INTERVAL` seconds and hands new files to the ScanSink.
  * A page's token is committed only after the sink accepted that page's requests: a crash re-reads a page, never
- * skips one. Credentials that stop working (revoked refresh token, wrong client, missing scope) stop the monitor
- * with one error line and a hint; the rest of the service keeps running. Other failures wait and try again.
+ * skips one. An access token Google drops before its expiry is renewed on the spot (token-renewal.ts). Credentials
+ * Google refuses to issue tokens for (revoked refresh token, wrong client, deleted key) or that lack a scope stop the
+ * monitor with one error line that names the fix; the rest of the service keeps running. Other failures wait, longer
+ * after each one, and try again.
  */
 export interface DriveMonitorOptions {
   /** Builds the authenticated Drive API (the three credential ways live in credentials.ts). */
@@ -109,9 +112,12 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
     }
   }
 
-  /** Stops for good on credential problems; anything else is retried at the next interval. */
+  /**
+   * Stops for good when only a person can help (Google refuses to issue tokens, a scope is missing, the config is
+   * wrong); anything else, a 401 included, is retried at the next interval.
+   */
   function fatalReason(error: unknown): string | undefined {
-    if (error instanceof ConfigError) return error.message;
+    if (error instanceof ConfigError || error instanceof CredentialsRefusedError) return error.message;
     if (!(error instanceof GoogleCallError)) return undefined;
     const failure = error.failure;
     if (failure.kind === "auth") return explainOAuthError(failure.code, "refresh");

@@ -1,7 +1,8 @@
 import { readFile, rm, stat } from "node:fs/promises";
 import * as v from "valibot";
+import { writeFileDurably } from "../core/durable-file.ts";
 import { ConfigError } from "../core/errors.ts";
-import { writeFileDurably } from "./durable-file.ts";
+import type { Logger } from "../core/logger.ts";
 
 /**
  * The OAuth tokens `autoscan authorize` obtained, in their own file in the data dir (mode 0600, never in the
@@ -38,7 +39,13 @@ const FileSchema = v.object({
   saved_at: v.optional(v.string()),
 });
 
-export function createTokenStore(options: { readonly path: string }): TokenStore {
+export interface TokenStoreOptions {
+  readonly path: string;
+  /** Where a folder that cannot be fsynced is reported (once). */
+  readonly log?: Logger;
+}
+
+export function createTokenStore(options: TokenStoreOptions): TokenStore {
   const { path } = options;
   return {
     path,
@@ -63,7 +70,8 @@ export function createTokenStore(options: { readonly path: string }): TokenStore
         token_type: tokens.tokenType,
         saved_at: new Date().toISOString(),
       };
-      await writeFileDurably(path, `${JSON.stringify(body, null, 2)}\n`, 0o600);
+      // Mode 0600 from the temp file's creation on: the tokens are never readable by others, not even for an instant.
+      await writeFileDurably(path, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600, log: options.log });
     },
     async remove() {
       await rm(path, { force: true });

@@ -61,7 +61,18 @@ export interface FakeGoogle {
   addServiceAccount(email: string, publicKeyPem: string): void;
   /** A refresh token as if the user had consented earlier (for rclone.conf fixtures and stored tokens). */
   issueRefreshToken(clientId: string, scope: string): string;
+  /** The user revoked autoscan's access: every refresh token and access token stops working. */
   revokeAll(): void;
+  /**
+   * Google drops the access tokens issued so far before their expiry (a password change, a security event, a token
+   * revoked by hand): the client still believes them valid, the Drive API answers 401, and a refresh gets a new one.
+   * Returns how many were dropped.
+   */
+  revokeAccessTokens(): number;
+  /** A service account key deleted in Cloud Console: its JWT grants fail with 400 invalid_grant from now on. */
+  revokeServiceAccountKey(email: string): void;
+  /** Access tokens issued so far (code, refresh and JWT grants). */
+  readonly issuedAccessTokens: number;
   /** The scope the consent screen grants (default: what was asked). */
   grantScope: string | undefined;
   consent: "allow" | "deny";
@@ -84,6 +95,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
   const calls: Record<Route, number> = { auth: 0, token: 0, startPageToken: 0, changes: 0, "files.get": 0, "drives.list": 0, "drives.get": 0 };
   const requests: { route: Route; query: URLSearchParams }[] = [];
   let lastAuthRequest: URLSearchParams | undefined;
+  let issued = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -116,6 +128,15 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     revokeAll() {
       for (const grant of grants.values()) grant.revoked = true;
       tokens.clear();
+    },
+    revokeAccessTokens() {
+      const dropped = tokens.size;
+      tokens.clear();
+      return dropped;
+    },
+    revokeServiceAccountKey: (email) => void serviceAccounts.delete(email),
+    get issuedAccessTokens() {
+      return issued;
     },
     failNext: (route, fault, times = 1) => void faults.push({ route, fault, times }),
     resetCalls() {
@@ -256,6 +277,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
 
   function issueAccess(principal: string, scope: string): string {
     const access = `ya29.${randomBytes(24).toString("base64url")}`;
+    issued++;
     tokens.set(access, { principal, scope, expiresAt: Date.now() + fake.accessTokenLifetimeSec * 1000 });
     return access;
   }
