@@ -31,11 +31,24 @@ describe("toServer", () => {
     expect(mapper.toServer(input).path).toBe(expected);
   });
 
-  it("normalises to NFC so a decomposed é matches a composed one", () => {
+  it("compares prefixes in NFC, but keeps the received bytes after the prefix", () => {
     const decomposed = "/mnt/unionfs/Media/Movies/Ame\u0301lie (2001)/x.mkv";
-    const nfcMapper = createPathMapper({ mappings: { "/data/Amélie/": ["/mnt/Ame\u0301lie/"] } });
-    expect(mapper.toServer(decomposed).path).toBe("/data/Movies/Amélie (2001)/x.mkv");
-    expect(nfcMapper.toServer("/mnt/Amélie/x.mkv").path).toBe("/data/Amélie/x.mkv");
+    expect(mapper.toServer(decomposed).path).toBe("/data/Movies/Ame\u0301lie (2001)/x.mkv");
+    expect(mapper.toServer(decomposed.normalize("NFC")).path).toBe("/data/Movies/Am\u00e9lie (2001)/x.mkv");
+    // A form typed in NFD matches a path sent in NFC (and back); the server prefix is spelled as the user wrote it.
+    const nfdForm = createPathMapper({ mappings: { "/data/Am\u00e9lie/": ["/mnt/Ame\u0301lie/"] } });
+    expect(nfdForm.toServer("/mnt/Am\u00e9lie/Pok\u00e9mon/x.mkv")).toEqual({
+      path: "/data/Am\u00e9lie/Pok\u00e9mon/x.mkv",
+      from: "/mnt/Ame\u0301lie/",
+      known: true,
+    });
+    expect(nfdForm.toServer("/mnt/Ame\u0301lie/Poke\u0301mon/x.mkv").path).toBe("/data/Am\u00e9lie/Poke\u0301mon/x.mkv");
+    // A path already in the server form passes as received, whatever spelling it uses.
+    expect(nfdForm.toServer("/data/Ame\u0301lie/x.mkv")).toEqual({ path: "/data/Ame\u0301lie/x.mkv", known: true });
+  });
+
+  it("keeps the received bytes of a Windows path's rest while folding its prefix's case", () => {
+    expect(mapper.toServer("c:\\media\\tv\\Poke\u0301mon\\e01.mkv").path).toBe("/data/TV/Poke\u0301mon/e01.mkv");
   });
 
   it("reports which form matched and whether the path was known", () => {
@@ -69,6 +82,17 @@ describe("reverse directions", () => {
       "/mnt/unionfs/Media/Movies/Heat (1995)/Heat.mkv",
       "/home/user/media/Movies/Heat (1995)/Heat.mkv",
     ]);
+  });
+
+  it("localForms keep the server path's bytes after every prefix", () => {
+    const nfd = "/data/Movies/Ame\u0301lie (2001)/x.mkv";
+    expect(mapper.localForms(nfd)).toEqual([
+      "/local/rclone/Movies/Ame\u0301lie (2001)/x.mkv",
+      nfd,
+      "/mnt/unionfs/Media/Movies/Ame\u0301lie (2001)/x.mkv",
+      "/home/user/media/Movies/Ame\u0301lie (2001)/x.mkv",
+    ]);
+    expect(mapper.toDrive(nfd)).toBe("My Drive/Media/Movies/Ame\u0301lie (2001)/x.mkv");
   });
 
   it("localForms of an unmapped path is the path itself", () => {

@@ -1,17 +1,36 @@
 const NON_ASCII = /[^\u0000-\u007f]/;
 
 /**
- * Canonical text form of a path before it is matched: NFC (a macOS-made "é" matches a Linux-made one), Windows
- * separators turned into `/` for Windows-style paths (`C:\Media\TV\…`, `\\server\share\…`), runs of `/` folded.
- * Nothing else changes: spaces, quotes, brackets and non-Latin names pass intact.
+ * A received path with its separators tidied and nothing else changed: Windows separators turned into `/` for
+ * Windows-style paths (`C:\Media\TV\…`, `\\server\share\…`), runs of `/` folded (a UNC share keeps its leading `//`).
+ * The characters of every name keep their exact bytes: Linux compares names byte for byte, so a name written in NFD
+ * (macOS, SMB from a Mac) is only found under its NFD bytes. This is the form that goes to the disk and to targets.
  */
-export function normalizePath(raw: string): string {
-  // Plain ASCII is already NFC (the common case; normalize() costs more than the rest of this function).
-  let path = NON_ASCII.test(raw) ? raw.normalize("NFC") : raw;
+export function normalizeSeparators(raw: string): string {
+  let path = raw;
   if (isWindowsPath(path)) path = path.replace(/\\/g, "/");
   const unc = path.startsWith("//");
   if (path.includes("//")) path = path.replace(/\/{2,}/g, "/");
   return unc ? `/${path}` : path;
+}
+
+/**
+ * The comparison form of a path: `normalizeSeparators`, then NFC, so a macOS-made "é" compares equal to a Linux-made
+ * one. Use it only to compare (mapping prefixes, section locations, queue keys); never send it to a disk or a target:
+ * the name it spells may not exist.
+ */
+export function normalizePath(raw: string): string {
+  return toNfc(normalizeSeparators(raw));
+}
+
+/** NFC, skipping the work for plain ASCII (already NFC, and the common case). */
+export function toNfc(text: string): string {
+  return NON_ASCII.test(text) ? text.normalize("NFC") : text;
+}
+
+/** True when the text has a character outside ASCII (only such names can have two Unicode spellings). */
+export function hasNonAscii(text: string): boolean {
+  return NON_ASCII.test(text);
 }
 
 /** `C:\…`, `C:/…` or a UNC share `\\server\share\…`. */

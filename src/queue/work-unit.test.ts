@@ -6,13 +6,7 @@ describe("resolveWorkUnit", () => {
     ["file", "/tv/Show/Season 01/Show - S01E01.mkv", "/tv/Show/Season 01", "file"],
     ["folder", "/tv/Show/Season 01/", "/tv/Show/Season 01", "folder"],
     ["folder", "/tv/Show/Season 01", "/tv/Show/Season 01", "folder"],
-    ["unknown", "/movies/Film (2020)/Film (2020).mkv", "/movies/Film (2020)", "file"],
-    ["unknown", "/movies/Film (2020)/Film.en.srt", "/movies/Film (2020)", "file"],
-    ["unknown", "/movies/Film (2020)", "/movies/Film (2020)", "folder"],
-    ["unknown", "/movies/Film (2020)/", "/movies/Film (2020)", "folder"],
-    ["unknown", "/tv/Show.Name.S01", "/tv", "file"],
-    ["unknown", "/tv/Show/.plexignore", "/tv/Show/.plexignore", "folder"],
-    ["unknown", "/music/Artist/Album.Deluxe.Edition", "/music/Artist/Album.Deluxe.Edition", "folder"],
+    ["folder", "/movies/The.Matrix.1999.1080p", "/movies/The.Matrix.1999.1080p", "folder"],
     ["file", "/movie.mkv", "/", "file"],
     ["folder", "/", "/", "folder"],
   ] as const)("%s %s → folder %s (%s)", (kind, path, folder, treatedAs) => {
@@ -21,8 +15,32 @@ describe("resolveWorkUnit", () => {
     expect(unit.treatedAs).toBe(treatedAs);
   });
 
-  it("normalises the path to NFC and folds repeated slashes", () => {
-    const unit = resolveWorkUnit({ kind: "file", path: "/tv//Pokémon/S01E01.mkv".normalize("NFD") });
-    expect(unit.folder).toBe("/tv/Pokémon".normalize("NFC"));
+  // The disk decides (resolve-kind.ts, then the file check); a name is no evidence, so nothing is widened by it.
+  it.each([
+    "/movies/The.Matrix.1999.1080p",
+    "/tv/Show.Name.S01",
+    "/tv/Show.S01",
+    "/music/Artist/Album.Deluxe.Edition",
+    "/movies/Film (2020)/Film (2020).mkv",
+    "/movies/Film (2020)/Film.en.srt",
+    "/tv/Show/.plexignore",
+    "/movies/Film (2020)",
+  ])("an unknown path is scanned as given, never its parent: %s", (path) => {
+    const unit = resolveWorkUnit({ kind: "unknown", path });
+    expect(unit.folder).toBe(path);
+    expect(unit.treatedAs).toBe("folder");
+  });
+
+  it("drops a trailing slash of an unknown path", () => {
+    expect(resolveWorkUnit({ kind: "unknown", path: "/movies/Film (2020)/" }).folder).toBe("/movies/Film (2020)");
+  });
+
+  it("keys the folder in NFC so two spellings merge, and keeps the received bytes of the path and folder", () => {
+    const nfd = "/tv//Poke\u0301mon/S01E01.mkv";
+    const unit = resolveWorkUnit({ kind: "file", path: nfd });
+    expect(unit.folder).toBe("/tv/Pok\u00e9mon");
+    expect(unit.receivedFolder).toBe("/tv/Poke\u0301mon");
+    expect(unit.path).toBe("/tv/Poke\u0301mon/S01E01.mkv");
+    expect(resolveWorkUnit({ kind: "file", path: "/tv/Pok\u00e9mon/S01E02.mkv" }).folder).toBe(unit.folder);
   });
 });

@@ -1,10 +1,13 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { parseConfigText } from "../../config/load.ts";
 import { systemClock } from "../../core/clock.ts";
 import { createScanQueue } from "../../queue/scan-queue.ts";
 import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./queue.ts";
+import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./queue.ts";
 
 const log = pino({ level: "silent" });
 const configOf = (keys: Record<string, unknown>) =>
@@ -78,5 +81,32 @@ describe("Config → queue and dispatcher options", () => {
     expect(result.items).toEqual([{ folder: "/tv/Show/S01", merged: false }]);
     await queue.close();
     await temp.cleanup();
+  });
+
+  it("looks a path of unknown kind up on disk through SERVER_FILE_EXIST_PATH_MAPPINGS before it is queued", async () => {
+    const temp = await makeTempDir();
+    await mkdir(join(temp.dir, "movies", "The.Matrix.1999.1080p"), { recursive: true });
+    await mkdir(join(temp.dir, "movies", "Heat (1995)"), { recursive: true });
+    const config = configOf({
+      SERVER_PATH_MAPPINGS: { "/data/Movies/": ["/movies/"] },
+      SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${join(temp.dir, "movies")}/`]: ["/data/Movies/"] },
+    });
+    const options = scanQueueOptionsFromConfig({ config, queueFile: `${temp.dir}/queue.db`, clock: systemClock, log });
+    expect(options.resolveKind).toBeTypeOf("function");
+    const queue = await createScanQueue(options);
+    const manual = (path: string) => ({ path, kind: "unknown" as const, source: "Manual", event: "Manual" });
+    const result = await queue.enqueue([manual("/data/Movies/The.Matrix.1999.1080p"), manual("/data/Movies/Heat.1995.1080p")]);
+    // The first is a folder on disk; the second is nowhere yet: scanned as given. Neither becomes /data/Movies.
+    expect(result.items.map((item) => item.folder)).toEqual(["/data/Movies/The.Matrix.1999.1080p", "/data/Movies/Heat.1995.1080p"]);
+    await queue.close();
+    await temp.cleanup();
+  });
+
+  it("gives the file checks the same probe as kind resolution: one budget of stats for the process", () => {
+    const config = configOf({});
+    const input = { config, queue: {} as never, targets: [], localForms: (p: string) => [p], clock: systemClock, log };
+    expect(dispatcherOptionsFromConfig(input).statPath).toBe(sharedDiskProbe(log).stat);
+    const probe = createDiskProbe({ log });
+    expect(dispatcherOptionsFromConfig({ ...input, disk: probe }).statPath).toBe(probe.stat);
   });
 });

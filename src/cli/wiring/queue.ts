@@ -2,8 +2,11 @@ import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Target } from "../../core/target.ts";
+import { createDiskProbe, type DiskProbe } from "../../paths/disk-probe.ts";
+import { createPathMapper } from "../../paths/mapping.ts";
 import type { DispatchQueue, WorkRequest } from "../../queue/dispatch/dispatch-port.ts";
 import type { DispatcherOptions } from "../../queue/dispatch/dispatcher.ts";
+import { createKindResolver } from "../../queue/resolve-kind.ts";
 import type { ScanQueueOptions } from "../../queue/scan-queue.ts";
 
 /**
@@ -16,10 +19,34 @@ export interface QueueWiringInput {
   readonly queueFile: string;
   readonly clock: Clock;
   readonly log: Logger;
+  /** The probe kind resolution looks at the disk through (default: the process's, shared with the file checks). */
+  readonly disk?: DiskProbe;
+}
+
+/** How long one look at a media disk may take before it counts as "not there yet". */
+export const STAT_TIMEOUT_MS = 5_000;
+/** Stats on media disks in flight at once: below libuv's 4 threads, which the queue's journal writes need too. */
+export const STATS_IN_FLIGHT = 2;
+
+let processProbe: DiskProbe | undefined;
+
+/**
+ * The one `DiskProbe` of the process: the file checks and kind resolution share its budget of stats, because the
+ * thread pool it protects is one per process. Made on first use, with that caller's logger.
+ */
+export function sharedDiskProbe(log: Logger): DiskProbe {
+  processProbe ??= createDiskProbe({ log, timeoutMs: STAT_TIMEOUT_MS, maxInFlight: STATS_IN_FLIGHT });
+  return processProbe;
 }
 
 export function scanQueueOptionsFromConfig(input: QueueWiringInput): ScanQueueOptions {
   const { config } = input;
+  // The same forms the dispatcher checks files under (service.ts builds its mapper from the same two keys).
+  const mapper = createPathMapper({
+    mappings: config.SERVER_PATH_MAPPINGS,
+    existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
+  });
+  const disk = input.disk ?? sharedDiskProbe(input.log);
   return {
     file: input.queueFile,
     clock: input.clock,
@@ -28,6 +55,12 @@ export function scanQueueOptionsFromConfig(input: QueueWiringInput): ScanQueueOp
     priorities: config.SERVER_SCAN_PRIORITIES,
     historyMaxDays: config.SERVER_HISTORY_MAX_DAYS,
     historyMaxRows: config.SERVER_HISTORY_MAX_ROWS,
+    resolveKind: createKindResolver({
+      localForms: (path) => mapper.localForms(path),
+      statPath: disk.stat,
+      log: input.log,
+      timeoutMs: STAT_TIMEOUT_MS,
+    }),
   };
 }
 
@@ -44,6 +77,8 @@ export interface DispatcherWiringInput {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly clock: Clock;
   readonly log: Logger;
+  /** The probe file checks look at the disk through (default: the process's, shared with kind resolution). */
+  readonly disk?: DiskProbe;
 }
 
 /** The source name the drive monitor gives its requests. */
@@ -57,6 +92,7 @@ export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): Dispa
     clock: input.clock,
     log: input.log,
     localForms: input.localForms,
+    statPath: (input.disk ?? sharedDiskProbe(input.log)).stat,
     maxFileChecks: config.SERVER_MAX_FILE_CHECKS,
     fileCheckDelayMs: config.SERVER_FILE_CHECK_DELAY * 1000,
     scanFolderOnFileExistsExhaustion: config.SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION,

@@ -2,7 +2,8 @@ import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Target } from "../../core/target.ts";
 import type { DispatchQueue } from "./dispatch-port.ts";
-import { checkItemFiles, statLocalPath, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
+import { createDiskProbe } from "../../paths/disk-probe.ts";
+import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
 import { createTargetHealth, type TargetHealth } from "./target-health.ts";
@@ -34,13 +35,16 @@ export interface DispatcherOptions {
   readonly retryMaxMs?: number;
   /** `RUN_COMMAND_BEFORE_SCAN` / `RUN_COMMAND_AFTER_SCAN` with `SERVER_COMMAND_TIMEOUT`. */
   readonly commands?: CommandHooks;
-  /** What is at a local path (default: `fs.stat`). */
+  /**
+   * What is at a local path. The service passes the `DiskProbe` it shares with kind resolution (one budget of stats
+   * for the process); the default is a probe of this dispatcher's own (5 s timeout, 2 stats in flight).
+   */
   readonly statPath?: (localPath: string) => Promise<DiskEntry>;
   /** Called for each file still missing before the next check (rclone cache refresh). */
   readonly onFileMissing?: (serverPath: string, localPath: string) => Promise<void>;
   /** Called before each file check of a request with its local forms (the rclone refresh for Google Drive files). */
   readonly beforeFileCheck?: FileCheckSettings["beforeFileCheck"];
-  /** File checks running at once (4). */
+  /** Folders being checked at once (4); the stats themselves are bounded by `statPath`'s probe. */
   readonly checkConcurrency?: number;
   /** Jitter source in [0, 1), injected in tests. */
   readonly random?: () => number;
@@ -77,7 +81,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     delayMs: options.fileCheckDelayMs,
     folderOnExhaustion: options.scanFolderOnFileExistsExhaustion ?? false,
     localForms: options.localForms,
-    statPath: options.statPath ?? statLocalPath,
+    statPath: options.statPath ?? createDiskProbe({ log }).stat,
     log,
     ...(options.onFileMissing ? { onFileMissing: options.onFileMissing } : {}),
     ...(options.beforeFileCheck ? { beforeFileCheck: options.beforeFileCheck } : {}),

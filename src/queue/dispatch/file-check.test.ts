@@ -1,5 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { captureLog } from "../../../test/support/capture-log.ts";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
+import { createDiskProbe } from "../../paths/disk-probe.ts";
 import type { WorkItem, WorkRequest } from "./dispatch-port.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 
@@ -118,5 +121,118 @@ describe("checkItemFiles", () => {
     const s = settings({});
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv", deleted: true }]), NOW, s.value);
     expect(result).toEqual({ kind: "ready", checks: 0, scanFolder: "/tv/S1", files: [] });
+  });
+});
+
+describe("checkItemFiles on a real disk, names in either Unicode spelling", () => {
+  const NFC = "Pok\u00e9mon";
+  const NFD = "Poke\u0301mon";
+  let temp: { dir: string; cleanup(): Promise<void> };
+  beforeEach(async () => void (temp = await makeTempDir("autoscan-file-check-")));
+  afterEach(async () => temp.cleanup());
+
+  function real(extra: Partial<FileCheckSettings> = {}) {
+    const logs = captureLog();
+    const missingCalls: string[] = [];
+    const value: FileCheckSettings = {
+      maxChecks: 3,
+      delayMs: 60_000,
+      folderOnExhaustion: false,
+      localForms: (path) => [join(temp.dir, "local", path)],
+      statPath: createDiskProbe({ log: logs.log }).stat,
+      log: logs.log,
+      onFileMissing: async (path) => void missingCalls.push(path),
+      ...extra,
+    };
+    return { value, logs, missingCalls };
+  }
+  async function put(serverPath: string): Promise<void> {
+    const local = join(temp.dir, "local", serverPath);
+    await mkdir(dirname(local), { recursive: true });
+    await writeFile(local, "x");
+  }
+
+  it.each([
+    ["NFD on disk, asked in NFC", NFD, NFC],
+    ["NFC on disk, asked in NFD", NFC, NFD],
+  ])("%s: found, and scanned spelled as on disk", async (_name, onDisk, asked) => {
+    await put(`/tv/${onDisk}/Season 01/${onDisk} - S01E01.mkv`);
+    const s = real();
+    const path = `/tv/${asked}/Season 01/${asked} - S01E01.mkv`;
+    const result = await checkItemFiles(item(`/tv/${NFC}/Season 01`, [{ path }]), NOW, s.value);
+    expect(result).toEqual({
+      kind: "ready",
+      checks: 1,
+      scanFolder: `/tv/${onDisk}/Season 01`,
+      files: [`/tv/${onDisk}/Season 01/${onDisk} - S01E01.mkv`],
+    });
+    expect(s.logs.messages()).toContain(`File '${join(temp.dir, "local")}/tv/${onDisk}/Season 01/${onDisk} - S01E01.mkv' exists on check 1 of 3.`);
+  });
+
+  it("finds a name spelled one way inside a folder spelled the other way", async () => {
+    // Sonarr made the show folder on Linux (NFC); a Mac copied the episode in over SMB (NFD).
+    await put(`/tv/${NFC}/${NFD} - S01E01.mkv`);
+    const s = real();
+    const result = await checkItemFiles(item(`/tv/${NFC}`, [{ path: `/tv/${NFD}/${NFD} - S01E01.mkv` }]), NOW, s.value);
+    expect(result).toMatchObject({ kind: "ready", scanFolder: `/tv/${NFC}`, files: [`/tv/${NFC}/${NFD} - S01E01.mkv`] });
+  });
+
+  it("respells only the part after the mapped prefix, never autoscan's own mount", async () => {
+    const mount = join(temp.dir, `mnt-${NFD}`);
+    await mkdir(join(mount, NFD), { recursive: true });
+    await writeFile(join(mount, NFD, "e01.mkv"), "x");
+    const s = real({ localForms: (path) => [path.replace(/^\/data/, mount)] });
+    const result = await checkItemFiles(item(`/data/${NFC}`, [{ path: `/data/${NFC}/e01.mkv` }]), NOW, s.value);
+    expect(result).toMatchObject({ kind: "ready", scanFolder: `/data/${NFD}`, files: [`/data/${NFD}/e01.mkv`] });
+  });
+
+  it("waits, as before, for a name that is on disk in neither spelling", async () => {
+    await mkdir(join(temp.dir, "local", "tv", NFD), { recursive: true });
+    const s = real();
+    const result = await checkItemFiles(item(`/tv/${NFC}`, [{ path: `/tv/${NFC}/e01.mkv` }]), NOW, s.value);
+    expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
+    expect(s.missingCalls).toEqual([`/tv/${NFC}/e01.mkv`]);
+  });
+
+  it("looks once at two spellings of one file, which merged into one item", async () => {
+    await put(`/tv/${NFD}/e01.mkv`);
+    const s = real();
+    const result = await checkItemFiles(
+      item(`/tv/${NFC}`, [{ path: `/tv/${NFC}/e01.mkv` }, { path: `/tv/${NFD}/e01.mkv` }]),
+      NOW,
+      s.value,
+    );
+    expect(result).toEqual({ kind: "ready", checks: 1, scanFolder: `/tv/${NFD}`, files: [`/tv/${NFD}/e01.mkv`] });
+    expect(s.logs.messages().filter((m) => m.includes("exists on check"))).toHaveLength(1);
+  });
+
+  it("scans a deletion's folder in the bytes the sender used, not the item's NFC key", async () => {
+    const s = real();
+    const deleted = { path: `/movies/Am\u0065\u0301lie (2001)/Am\u0065\u0301lie.mkv`, deleted: true, event: "MovieFileDelete" };
+    const result = await checkItemFiles(item("/movies/Am\u00e9lie (2001)", [deleted]), NOW, s.value);
+    expect(result).toEqual({ kind: "ready", checks: 0, scanFolder: "/movies/Am\u0065\u0301lie (2001)", files: [] });
+  });
+
+  it("falls back to the folder as spelled on disk at the last check", async () => {
+    await mkdir(join(temp.dir, "local", "tv", NFD), { recursive: true });
+    const s = real({ folderOnExhaustion: true });
+    const result = await checkItemFiles(item(`/tv/${NFC}`, [{ path: `/tv/${NFC}/e01.mkv` }], 2), NOW, s.value);
+    expect(result).toEqual({ kind: "ready", checks: 3, scanFolder: `/tv/${NFD}`, files: [] });
+  });
+
+  it("counts a look the disk did not answer as not there yet, says so, and asks no cache refresh", async () => {
+    const s = real({ statPath: async () => "unanswered" });
+    const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
+    expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
+    expect(s.logs.messages()).toContain(
+      `File '${join(temp.dir, "local")}/tv/S1/e1.mkv' could not be looked at on check 1 of 3 (the disk did not answer). Checking again in 60 seconds...`,
+    );
+    expect(s.missingCalls).toEqual([]);
+    const last = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, s.value);
+    expect(last).toEqual({
+      kind: "failed",
+      checks: 3,
+      reason: `Not found after 3 file check(s): '${join(temp.dir, "local")}/tv/S1/e1.mkv' (the disk did not answer)`,
+    });
   });
 });

@@ -1,8 +1,11 @@
-import { stat } from "node:fs/promises";
 import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import { parentFolder, withoutTrailingSlash } from "../../paths/normalize.ts";
+import type { DiskEntry } from "../../paths/disk-probe.ts";
+import { normalizePath, normalizeSeparators, parentFolder, withoutTrailingSlash } from "../../paths/normalize.ts";
+import { carrySpelling, findSpelling } from "../../paths/spelling.ts";
 import type { CheckResult, WorkItem, WorkRequest } from "./dispatch-port.ts";
+
+export type { DiskEntry } from "../../paths/disk-probe.ts";
 
 /**
  * plex_autoscan's file checks, per folder: every requested path that was not a deletion must exist on autoscan's
@@ -14,14 +17,19 @@ import type { CheckResult, WorkItem, WorkRequest } from "./dispatch-port.ts";
  * - some missing after the last check → scan for the ones that exist; none → with `folderOnExhaustion` scan the
  *   folder if it exists (plex_autoscan's `SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION`), else `failed`.
  * `SERVER_MAX_FILE_CHECKS: 0` still checks once, as plex_autoscan did.
+ *
+ * Names keep their bytes: a path is looked up as received, then under its other Unicode spelling (NFC ↔ NFD, see
+ * `paths/spelling.ts`), and what is scanned is spelled as found on disk. The item's `folder` is only its merge key
+ * (NFC); a folder scanned without a look at the disk (deletions) is spelled as its first request was received.
+ * A look the disk did not answer in time (`statPath` gives `unanswered`) counts as "not there yet".
  */
-export type DiskEntry = "file" | "directory" | "missing";
 
 export interface FileCheckSettings {
   readonly maxChecks: number;
   readonly delayMs: number;
   readonly folderOnExhaustion: boolean;
   readonly localForms: (serverPath: string) => readonly string[];
+  /** What is at a local path; the shared `DiskProbe`'s `stat` (bounded in time and in threads) in the service. */
   readonly statPath: (localPath: string) => Promise<DiskEntry>;
   readonly log: Logger;
   /** Called for each missing file before the next check (an rclone cache refresh, for one). */
@@ -33,9 +41,14 @@ export interface FileCheckSettings {
 
 interface Located {
   readonly request: WorkRequest;
+  /** The local path as found on disk (else the first form looked at, or the one that did not answer). */
   readonly local: string;
   readonly entry: DiskEntry;
+  /** The requested path (server form) spelled as found on disk. */
+  readonly server: string;
 }
+
+const isPresent = (entry: DiskEntry): entry is "file" | "directory" => entry === "file" || entry === "directory";
 
 export async function checkItemFiles(item: WorkItem, now: number, settings: FileCheckSettings): Promise<CheckResult> {
   const { log } = settings;
@@ -43,17 +56,22 @@ export async function checkItemFiles(item: WorkItem, now: number, settings: File
   const check = item.checks + 1;
   const wanted = uniqueByPath(item.requests.filter((request) => !request.deleted));
   // Deletions only: the *arr told us the file is gone, there is nothing to wait for.
-  if (wanted.length === 0) return { kind: "ready", checks: item.checks, scanFolder: item.folder, files: [] };
+  if (wanted.length === 0) return { kind: "ready", checks: item.checks, scanFolder: spelledFolder(item, []), files: [] };
 
   const found = await Promise.all(wanted.map((request) => locate(request, settings)));
-  const present = found.filter((f) => f.entry !== "missing");
-  const missing = found.filter((f) => f.entry === "missing");
+  const present = found.filter((f) => isPresent(f.entry));
+  const missing = found.filter((f) => !isPresent(f.entry));
   for (const f of present) log.info({ path: f.local }, `File '${f.local}' exists on check ${check} of ${max}.`);
   if (missing.length === 0) return ready(item, present, check);
 
   if (check < max) {
     const seconds = Math.round(settings.delayMs / 1000);
     for (const f of missing) {
+      if (f.entry === "unanswered") {
+        const message = `File '${f.local}' could not be looked at on check ${check} of ${max} (the disk did not answer).`;
+        log.info({ path: f.local }, `${message} Checking again in ${seconds} seconds...`);
+        continue;
+      }
       log.info(
         { path: f.local },
         `File '${f.local}' did not exist on check ${check} of ${max}. Checking again in ${seconds} seconds...`,
@@ -88,31 +106,58 @@ async function exhausted(
     return ready(item, present, check);
   }
   if (settings.folderOnExhaustion) {
-    const folder = await locateFolder(item.folder, settings);
+    const folder = await locateFolder(spelledFolder(item, []), settings);
     if (folder.entry === "directory") {
       const first = missing[0]?.local ?? "";
-      log.warn(`File '${first}' exhausted all available checks. Scanning its folder '${item.folder}' instead.`);
-      return { kind: "ready", checks: check, scanFolder: item.folder, files: [] };
+      log.warn(`File '${first}' exhausted all available checks. Scanning its folder '${folder.server}' instead.`);
+      return { kind: "ready", checks: check, scanFolder: folder.server, files: [] };
     }
   }
   for (const f of missing) {
     log.warn({ path: f.local }, `File '${f.local}' exhausted all available checks. Aborting scan request.`);
   }
-  const names = missing.map((f) => `'${f.local}'`).join(", ");
+  const names = missing.map((f) => `'${f.local}'${f.entry === "unanswered" ? " (the disk did not answer)" : ""}`).join(", ");
   return { kind: "failed", checks: check, reason: `Not found after ${check} file check(s): ${names}` };
 }
 
+/**
+ * The folder to scan: the one folder every request resolved to (compared in NFC, spelled as found on disk), else the
+ * item's folder, spelled as on disk or as first received.
+ */
 function ready(item: WorkItem, present: readonly Located[], check: number): CheckResult {
-  const candidates = new Set(
-    present.map((f) =>
-      f.entry === "directory" ? withoutTrailingSlash(f.request.path) : parentFolder(f.request.path),
-    ),
-  );
-  if (item.requests.some((request) => request.deleted)) candidates.add(item.folder);
-  const [only] = candidates;
-  const scanFolder = candidates.size === 1 && only !== undefined ? only : item.folder;
-  const files = present.filter((f) => f.entry === "file").map((f) => f.request.path);
+  const candidates = new Map<string, string>();
+  const add = (folder: string): void => {
+    const key = normalizePath(folder);
+    if (!candidates.has(key)) candidates.set(key, folder);
+  };
+  for (const f of present) add(f.entry === "directory" ? withoutTrailingSlash(f.server) : parentFolder(f.server));
+  for (const request of item.requests) if (request.deleted) add(receivedFolder(request));
+  const [only] = candidates.values();
+  const scanFolder = candidates.size === 1 && only !== undefined ? only : spelledFolder(item, present);
+  const files = present.filter((f) => f.entry === "file").map((f) => f.server);
   return { kind: "ready", checks: check, scanFolder, files };
+}
+
+/** A request's folder in its received bytes: a file's parent, else the path itself (never wider than it names). */
+function receivedFolder(request: WorkRequest): string {
+  const path = withoutTrailingSlash(normalizeSeparators(request.path));
+  return request.kind === "file" ? parentFolder(path) : path;
+}
+
+/**
+ * The item's folder (its merge key, NFC) spelled as found on disk under a present path, else as in the first request
+ * received under it, else the key itself.
+ */
+function spelledFolder(item: WorkItem, present: readonly Located[]): string {
+  const key = normalizePath(item.folder);
+  const depth = key === "/" ? 1 : key.split("/").length;
+  const paths = [...present.map((f) => f.server), ...item.requests.map((r) => withoutTrailingSlash(normalizeSeparators(r.path)))];
+  for (const path of paths) {
+    const compared = normalizePath(path);
+    if (compared !== key && !compared.startsWith(key === "/" ? "/" : `${key}/`)) continue;
+    return key === "/" ? "/" : path.split("/").slice(0, depth).join("/");
+  }
+  return item.folder;
 }
 
 async function locate(request: WorkRequest, settings: FileCheckSettings): Promise<Located> {
@@ -120,28 +165,29 @@ async function locate(request: WorkRequest, settings: FileCheckSettings): Promis
   await settings.beforeFileCheck?.(request, forms).catch((error: unknown) => {
     settings.log.warn({ err: error, path: request.path }, `Could not prepare the check of '${request.path}': ${describeError(error)}`);
   });
+  let unanswered: string | undefined;
   for (const local of forms) {
-    const entry = await settings.statPath(local);
-    if (entry !== "missing") return { request, local, entry };
+    const found = await findSpelling(local, settings.statPath);
+    if (isPresent(found.entry)) {
+      return { request, local: found.path, entry: found.entry, server: carrySpelling(request.path, local, found.path) };
+    }
+    if (found.entry === "unanswered") unanswered ??= local;
   }
-  return { request, local: forms[0] ?? request.path, entry: "missing" };
+  // Not found under any form; when one of them did not answer, the file may be there: "not there yet".
+  if (unanswered !== undefined) return { request, local: unanswered, entry: "unanswered", server: request.path };
+  return { request, local: forms[0] ?? request.path, entry: "missing", server: request.path };
 }
 
 function locateFolder(folder: string, settings: FileCheckSettings): Promise<Located> {
   return locate({ path: folder, kind: "folder", deleted: false, source: "", event: "" }, { ...settings, beforeFileCheck: undefined });
 }
 
+/** One look per path, two spellings of one path counting as one (the first received is kept). */
 function uniqueByPath(requests: readonly WorkRequest[]): WorkRequest[] {
   const seen = new Map<string, WorkRequest>();
-  for (const request of requests) if (!seen.has(request.path)) seen.set(request.path, request);
-  return [...seen.values()];
-}
-
-/** The default `statPath`: what is at a local path. Unreadable counts as missing, as os.path.exists did. */
-export async function statLocalPath(localPath: string): Promise<DiskEntry> {
-  try {
-    return (await stat(localPath)).isDirectory() ? "directory" : "file";
-  } catch {
-    return "missing";
+  for (const request of requests) {
+    const key = normalizePath(request.path);
+    if (!seen.has(key)) seen.set(key, request);
   }
+  return [...seen.values()];
 }

@@ -1,0 +1,56 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
+import { createDiskProbe, parseMountPoints } from "./disk-probe.ts";
+
+describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-hung-mount.test.ts)", () => {
+  it("tells a file from a folder from nothing, and counts an unreadable path as missing", async () => {
+    const temp = await makeTempDir("autoscan-probe-");
+    await mkdir(join(temp.dir, "folder"));
+    await writeFile(join(temp.dir, "file.mkv"), "x");
+    const probe = createDiskProbe({ log: captureLog().log });
+    expect(await probe.stat(join(temp.dir, "folder"))).toBe("directory");
+    expect(await probe.stat(join(temp.dir, "file.mkv"))).toBe("file");
+    expect(await probe.stat(join(temp.dir, "nothing"))).toBe("missing");
+    expect(await probe.stat(join(temp.dir, "file.mkv", "below-a-file"))).toBe("missing");
+    expect(probe.inFlight()).toBe(0);
+    await temp.cleanup();
+  });
+
+  it("never runs more stats at once than its budget, nor more than its share under one mount", async () => {
+    const temp = await makeTempDir("autoscan-probe-");
+    const sample = async (probe: ReturnType<typeof createDiskProbe>): Promise<number> => {
+      let done = false;
+      const looks = Promise.all(Array.from({ length: 200 }, (_, i) => probe.stat(join(temp.dir, `f${i}`)))).then((all) => {
+        done = true;
+        return all;
+      });
+      let most = 0;
+      while (!done) {
+        most = Math.max(most, probe.inFlight());
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(new Set(await looks)).toEqual(new Set(["missing"]));
+      expect(probe.inFlight()).toBe(0);
+      return most;
+    };
+    expect(await sample(createDiskProbe({ log: captureLog().log, maxInFlight: 3, maxInFlightPerMount: 3 }))).toBe(3);
+    // One mount (the temp folder's) gets all but one slot by default: the last is kept for the other disks.
+    expect(await sample(createDiskProbe({ log: captureLog().log, maxInFlight: 3 }))).toBe(2);
+    expect(await sample(createDiskProbe({ log: captureLog().log }))).toBe(1);
+    await temp.cleanup();
+  });
+});
+
+describe("parseMountPoints", () => {
+  it("reads field 5 of /proc/self/mountinfo, decodes its escapes, longest first", () => {
+    const text = [
+      "21 26 0:20 / /proc rw,relatime - proc proc rw",
+      "26 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw",
+      "41 26 0:38 / /mnt/My\\040Media rw,relatime - fuse.rclone gdrive: rw,user_id=0",
+      "",
+    ].join("\n");
+    expect(parseMountPoints(text)).toEqual(["/mnt/My Media", "/proc", "/"]);
+  });
+});

@@ -1,0 +1,216 @@
+import { readFile, stat } from "node:fs/promises";
+import type { Logger } from "../core/logger.ts";
+import { parentFolder } from "./normalize.ts";
+
+/**
+ * What is at a local path: `unanswered` when the disk did not answer in time (a hung rclone or NFS mount). Callers
+ * count it as "not there yet".
+ */
+export type DiskEntry = "file" | "directory" | "missing" | "unanswered";
+
+/**
+ * Every look at the media disks (file checks, kind resolution) goes through one probe, because of how Node does it:
+ * `fs.stat` runs on libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), and a stat on a mount
+ * that stopped answering holds its thread until the mount answers, however long that takes. Four such stats and the
+ * queue's journal writes (the same pool) never run: every webhook waits and gets 503. So:
+ * - at most `maxInFlight` stats run at once (2), counted until they really return, a timed-out one included; and at
+ *   most `maxInFlightPerMount` (1 fewer) under one mount, so a mount that hangs leaves a slot to the other disks;
+ * - each look answers within `timeoutMs` (5 s) whatever the disk does, waiting for a slot included: `unanswered`,
+ *   and a stat already started is left to finish in its own time;
+ * - while a mount has a stat that timed out and has not returned, new looks under it answer `unanswered` at once
+ *   without a stat (it would only hang too);
+ * - one warning names the mount when it stops answering, one info line when it answers again; never a line per file.
+ * A path's mount comes from `/proc/self/mountinfo` (never from a stat: that would hang on the very mount in question).
+ * The timeout runs on real time: it bounds real I/O, not scheduled work.
+ */
+export interface DiskProbeOptions {
+  readonly log: Logger;
+  /** How long a look may take, waiting for a free slot included (default 5000 ms). */
+  readonly timeoutMs?: number;
+  /** Stats running at once, across everything that uses this probe (default 2; keep it below the thread pool). */
+  readonly maxInFlight?: number;
+  /** Stats running at once under one mount (default `maxInFlight - 1`, at least 1). */
+  readonly maxInFlightPerMount?: number;
+  /** Where the mount points are listed (default `/proc/self/mountinfo`; elsewhere than Linux a folder stands for it). */
+  readonly mountInfoFile?: string;
+}
+
+export interface DiskProbe {
+  /** Never rejects, never takes longer than the timeout. Unreadable counts as missing, as `os.path.exists` did. */
+  stat(localPath: string): Promise<DiskEntry>;
+  /** Stats started and not returned yet (timed-out ones included). */
+  inFlight(): number;
+  /** Mounts that have stopped answering, by mount point. */
+  unresponsiveMounts(): string[];
+}
+
+export const DEFAULT_STAT_TIMEOUT_MS = 5_000;
+export const DEFAULT_STATS_IN_FLIGHT = 2;
+
+/** One look at a path, from the call to the stat's return (which may come long after the caller got its answer). */
+interface Look {
+  readonly path: string;
+  mount: string;
+  answered: boolean;
+  started: boolean;
+  startedAt: number;
+  returned: boolean;
+  start(): void;
+  /** Answers `unanswered` at once (a look still waiting for a slot, under a mount found hung meanwhile). */
+  giveUp(): void;
+}
+
+export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
+  const log = options.log.child({ component: "DISK" });
+  const timeoutMs = Math.max(1, options.timeoutMs ?? DEFAULT_STAT_TIMEOUT_MS);
+  const max = Math.max(1, options.maxInFlight ?? DEFAULT_STATS_IN_FLIGHT);
+  const perMount = Math.max(1, Math.min(max, options.maxInFlightPerMount ?? max - 1));
+  const mounts = createMountTable(options.mountInfoFile ?? "/proc/self/mountinfo");
+  /** Mount point → when it stopped answering. */
+  const hung = new Map<string, number>();
+  /** Mount point → stats running under it. */
+  const runningUnder = new Map<string, number>();
+  const waiting: Look[] = [];
+  let running = 0;
+
+  const canStart = (mount: string): boolean => running < max && (runningUnder.get(mount) ?? 0) < perMount;
+
+  function startWaiting(): void {
+    for (let i = 0; i < waiting.length && running < max; ) {
+      const next = waiting[i];
+      if (next && canStart(next.mount)) {
+        waiting.splice(i, 1);
+        next.start();
+      } else i += 1;
+    }
+  }
+
+  function warnHung(look: Look): void {
+    if (look.returned || hung.has(look.mount)) return;
+    hung.set(look.mount, Date.now());
+    for (const waiter of waiting.filter((w) => w.mount === look.mount)) waiter.giveUp();
+    log.warn(
+      { mount: look.mount, path: look.path, timeoutMs },
+      `Mount '${look.mount}' does not answer: a look at '${look.path}' got no answer in ${timeoutMs / 1000} s. ` +
+        "Files under it count as not there yet until it answers again.",
+    );
+  }
+
+  /** A stat under a mount that had stopped answering returned (an answer or an error): it answers again. */
+  function noteAnswer(look: Look, code: string | undefined): void {
+    const since = hung.get(look.mount);
+    if (since === undefined) return;
+    hung.delete(look.mount);
+    const seconds = Math.round((Date.now() - since) / 1000);
+    const how = code === undefined || code === "ENOENT" || code === "ENOTDIR" ? "" : ` (with ${code})`;
+    log.info({ mount: look.mount, path: look.path }, `Mount '${look.mount}' answers again${how} after ${seconds} s.`);
+  }
+
+  function look(path: string, mount: string): Promise<DiskEntry> {
+    return new Promise<DiskEntry>((resolve) => {
+      const state: Look = {
+        path,
+        mount,
+        answered: false,
+        started: false,
+        startedAt: 0,
+        returned: false,
+        start() {
+          state.started = true;
+          state.startedAt = Date.now();
+          running += 1;
+          runningUnder.set(mount, (runningUnder.get(mount) ?? 0) + 1);
+          stat(path).then(
+            (info) => returned(info.isDirectory() ? "directory" : "file"),
+            (error: NodeJS.ErrnoException) => returned("missing", error.code),
+          );
+        },
+        giveUp() {
+          waiting.splice(waiting.indexOf(state), 1);
+          answer("unanswered");
+        },
+      };
+      const answer = (entry: DiskEntry): void => {
+        if (state.answered) return;
+        state.answered = true;
+        clearTimeout(timer);
+        resolve(entry);
+      };
+      // The stat returned, maybe long after its caller got "unanswered": only now is its slot free.
+      const returned = (entry: DiskEntry, code?: string): void => {
+        state.returned = true;
+        running -= 1;
+        runningUnder.set(mount, (runningUnder.get(mount) ?? 1) - 1);
+        noteAnswer(state, code);
+        answer(entry);
+        startWaiting();
+      };
+      const timer = setTimeout(() => {
+        answer("unanswered");
+        if (state.started) {
+          // A stat that got its slot late has not hung yet: the mount is named once its own stat took that long.
+          const left = timeoutMs - (Date.now() - state.startedAt);
+          if (left <= 0) return warnHung(state);
+          return void setTimeout(() => warnHung(state), left);
+        }
+        // No free slot in time (stats on a mount that hangs hold them, most likely): this look never starts.
+        const index = waiting.indexOf(state);
+        if (index >= 0) waiting.splice(index, 1);
+        log.debug({ path }, `No free slot to look at '${path}' within ${timeoutMs} ms; counted as not there yet`);
+      }, timeoutMs);
+      if (hung.has(mount)) return answer("unanswered");
+      if (canStart(mount)) state.start();
+      else waiting.push(state);
+    });
+  }
+
+  return {
+    async stat(localPath) {
+      const mount = await mounts.mountOf(localPath);
+      return hung.has(mount) ? "unanswered" : look(localPath, mount);
+    },
+    inFlight: () => running,
+    unresponsiveMounts: () => [...hung.keys()],
+  };
+}
+
+/**
+ * Mount points from `/proc/self/mountinfo`, read again when the copy is older than 30 s (mounts come and go). A
+ * path's mount is the longest mount point holding it, on whole names; the path is not resolved (that would stat the
+ * very mount that hangs). Without the file (not Linux) a path's parent folder stands for its mount.
+ */
+function createMountTable(file: string): { mountOf(path: string): Promise<string> } {
+  let points: readonly string[] | undefined;
+  let reading: Promise<readonly string[]> | undefined;
+  let readAt = 0;
+
+  async function current(): Promise<readonly string[]> {
+    if (points && Date.now() - readAt < 30_000) return points;
+    reading ??= readFile(file, "utf8")
+      .then(parseMountPoints, () => [])
+      .then((list) => {
+        points = list;
+        readAt = Date.now();
+        reading = undefined;
+        return list;
+      });
+    return points ?? reading;
+  }
+
+  return {
+    async mountOf(path) {
+      const list = await current();
+      return list.find((point) => point === "/" || path === point || path.startsWith(`${point}/`)) ?? parentFolder(path);
+    },
+  };
+}
+
+/** Field 5 of each line is the mount point, with space, tab, newline and backslash written as `\ooo`. */
+export function parseMountPoints(text: string): string[] {
+  const points = text
+    .split("\n")
+    .map((line) => line.split(" ")[4])
+    .filter((point): point is string => point !== undefined && point.startsWith("/"))
+    .map((point) => point.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
