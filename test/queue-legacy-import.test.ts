@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readFile, readdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { createDiskProbe } from "../src/paths/disk-probe.ts";
+import { createKindResolver } from "../src/queue/resolve-kind.ts";
 import { createScanQueue } from "../src/queue/scan-queue.ts";
 import { loadSqlJs } from "../src/queue/store/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
@@ -28,8 +30,34 @@ async function writeLegacy(file: string, schema: string, inserts: string): Promi
   return bytes;
 }
 
+/**
+ * The queue as the service opens it: a legacy path's kind (file or folder) is looked up on disk, under `<temp>/media`
+ * here. Paths the disk does not have stay as they were written.
+ */
 const open = (file: string, logs = captureLog()) =>
-  createScanQueue({ file, clock: createManualClock(), log: logs.log, scanDelayMs: 180_000 });
+  createScanQueue({
+    file,
+    clock: createManualClock(),
+    log: logs.log,
+    scanDelayMs: 180_000,
+    resolveKind: createKindResolver({
+      localForms: (path) => [join(temp.dir, "media", path)],
+      statPath: createDiskProbe({ log: logs.log }).stat,
+      log: logs.log,
+    }),
+  });
+
+/** Creates files (and, for a path ending in `/`, folders) under `<temp>/media`. */
+async function onDisk(...paths: string[]): Promise<void> {
+  for (const path of paths) {
+    const local = join(temp.dir, "media", path);
+    if (path.endsWith("/")) await mkdir(local, { recursive: true });
+    else {
+      await mkdir(dirname(local), { recursive: true });
+      await writeFile(local, "");
+    }
+  }
+}
 
 describe("importing plex_autoscan's queue", () => {
   it("imports l3uddz's queueitemmodel rows once, keeps the old file, and says so", async () => {
@@ -41,6 +69,11 @@ describe("importing plex_autoscan's queue", () => {
        INSERT INTO queueitemmodel VALUES (2, '/mnt/unionfs/TV/Show/Season 01/Show - S01E02.mkv', 'Sonarr', 2, 'Upgrade');
        INSERT INTO queueitemmodel VALUES (3, '/mnt/unionfs/Movies/Film (2020)', 'Manual', 1, 'Manual');
        INSERT INTO queueitemmodel VALUES (4, 'not/a/full/path.mkv', 'Manual', 1, 'Manual');`,
+    );
+    await onDisk(
+      "/mnt/unionfs/TV/Show/Season 01/Show - S01E01.mkv",
+      "/mnt/unionfs/TV/Show/Season 01/Show - S01E02.mkv",
+      "/mnt/unionfs/Movies/Film (2020)/",
     );
     const logs = captureLog();
     const queue = await open(file, logs);
@@ -75,12 +108,18 @@ describe("importing plex_autoscan's queue", () => {
       `INSERT INTO scan_item VALUES (1, '/data/movies/A (2001)/A.mkv', 'Radarr', 1, 'Download', '2024-01-01 00:00:00');
        INSERT INTO scan_item VALUES (2, '/data/movies/B (2002)/B.mkv', NULL, 1, NULL, '2024-01-01 00:00:00');`,
     );
+    // A.mkv is on disk (its folder is scanned); B.mkv is not, so it stays as written: never widened to a guess.
+    await onDisk("/data/movies/A (2001)/A.mkv");
     const queue = await open(file);
     const items = queue.listPending();
-    expect(items.map((i) => i.folder).sort()).toEqual(["/data/movies/A (2001)", "/data/movies/B (2002)"]);
+    expect(items.map((i) => i.folder).sort()).toEqual(["/data/movies/A (2001)", "/data/movies/B (2002)/B.mkv"]);
     expect(items.flatMap((i) => i.requests.map((r) => r.source)).sort()).toEqual(["Radarr", "plex_autoscan"]);
     await queue.close();
-    expect((await readdir(temp.dir)).sort()).toEqual(["queue.db", "queue.db.plex_autoscan.bak", "queue.db.prev"]);
+    expect((await readdir(temp.dir)).filter((name) => name.startsWith("queue")).sort()).toEqual([
+      "queue.db",
+      "queue.db.plex_autoscan.bak",
+      "queue.db.prev",
+    ]);
   });
 
   it("imports an empty legacy queue as an empty queue", async () => {

@@ -7,7 +7,11 @@
 export type PathKind = "file" | "folder" | "unknown";
 
 export interface ScanRequest {
-  /** Absolute path in the media server's own form (already put through `SERVER_PATH_MAPPINGS`), NFC-normalised. */
+  /**
+   * Absolute path in the media server's own form: the prefix put through `SERVER_PATH_MAPPINGS` (spelled as in the
+   * config), the rest in the exact bytes it was received with — never Unicode-normalised, since Linux compares names
+   * byte for byte. Compare paths with `normalizePath` (NFC); send them as they are.
+   */
   readonly path: string;
   readonly kind: PathKind;
   /** Who asked, as users read it in the log: `Sonarr`, `Radarr (4k)`, `Manual`, `Google Drive`. */
@@ -27,7 +31,8 @@ export interface EnqueueResult {
 }
 
 export interface EnqueuedItem {
-  /** The folder that will be scanned (server form). */
+  /** The folder the request waits under: its merge key, in NFC (what is scanned is spelled as found on disk, or as
+   *  first received). */
   readonly folder: string;
   /** True when the folder was already waiting and this request merged into it. */
   readonly merged: boolean;

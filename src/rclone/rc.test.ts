@@ -26,6 +26,15 @@ describe("rclone vfs/refresh before the file check", () => {
     expect(messages).toContain("Refreshed rclone's directory cache for 'Media/Movies/X (2020)'");
   });
 
+  it("asks for the folder in the bytes the path has on disk (an NFD name stays NFD)", async () => {
+    rc = await startFakeRcloneRc();
+    const nfd = "Poke\u0301mon (2019)";
+    rc.known.get("")?.add(`Media/Movies/${nfd}`);
+    const { log } = capture();
+    await createRcRefresher({ rcUrl: rc.url, remoteMappings: mappings, log })(`/mnt/rclone/Media/Movies/${nfd}/x.mkv`);
+    expect(rc.calls.map((call) => call.body.dir)).toEqual([`Media/Movies/${nfd}`]);
+  });
+
   it("walks up a level at a time while rclone does not know the folder", async () => {
     rc = await startFakeRcloneRc();
     rc.known.get("")?.add("Media");

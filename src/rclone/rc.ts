@@ -1,5 +1,5 @@
 import type { Logger } from "../core/logger.ts";
-import { normalizePath, withTrailingSlash } from "../paths/normalize.ts";
+import { normalizePath, normalizeSeparators, withTrailingSlash } from "../paths/normalize.ts";
 
 /**
  * `RCLONE.RC_CACHE_REFRESH`: before the file check of a Google Drive scan, ask rclone's remote control to re-read the
@@ -96,11 +96,16 @@ export function createRcRefresher(options: RcRefreshOptions): RefreshBeforeCheck
   };
 }
 
+/**
+ * The local path in the remote's form. Prefixes are compared in NFC; the rest of the path keeps its own bytes, since
+ * the remote names files byte for byte as the mount does.
+ */
 function toRemote(localPath: string, mappings: readonly { local: string; remote: string }[]): string | undefined {
-  const path = normalizePath(localPath);
-  const match = mappings.find((m) => path.startsWith(m.local));
+  const match = mappings.find((m) => withTrailingSlash(normalizePath(localPath)).startsWith(m.local));
   if (!match) return undefined;
-  return (match.remote + path.slice(match.local.length)).replace(/^\/+/, "").replace(/\/+$/, "");
+  const segments = match.local.split("/").length - 1;
+  const rest = normalizeSeparators(localPath).split("/").slice(segments).join("/");
+  return (match.remote + rest).replace(/^\/+/, "").replace(/\/+$/, "");
 }
 
 /** Splits `http://user:pass@host:port/` into the address and a Basic header (fetch refuses credentials in a URL). */

@@ -5,7 +5,7 @@ import type { RunPlan } from "../../docker/command-runner.ts";
 import { ExecAbandonedError, ExecTimeoutError, ScannerNotFoundError } from "../../docker/errors.ts";
 import { scanArgs, type PlexScanner } from "../../docker/plex-scanner.ts";
 import { createPathMapper } from "../../paths/mapping.ts";
-import { normalizePath, withoutTrailingSlash } from "../../paths/normalize.ts";
+import { withoutTrailingSlash } from "../../paths/normalize.ts";
 import { booleanFlag, stringFlag, type Command, type CommandIO } from "../command.ts";
 import { loadRuntime, type Runtime } from "../runtime.ts";
 import { createFolderSections, createScannerFromConfig } from "../wiring/docker.ts";
@@ -101,18 +101,9 @@ async function findSections(wiring: Parameters<typeof createFolderSections>[0], 
   return [];
 }
 
-/**
- * The folder in the server's form. A mapped prefix is swapped on the text as typed, so the rest of the path keeps
- * its exact bytes (the scanner looks it up on disk; normalising it could name a folder that does not exist).
- */
+/** The folder in the server's form: the mapper swaps a mapped prefix and keeps the rest of the path's exact bytes. */
 function toServerForm(runtime: Runtime, raw: string): string {
-  const mapped = createPathMapper({ mappings: runtime.config.SERVER_PATH_MAPPINGS }).toServer(raw);
-  if (mapped.from === undefined) return withoutTrailingSlash(raw);
-  if (!raw.startsWith(mapped.from)) return withoutTrailingSlash(mapped.path);
-  // mapped.path is the server prefix followed by the normalised tail: swap that tail for the typed one.
-  const normalisedTail = normalizePath(raw).slice(mapped.from.length);
-  const serverPrefix = mapped.path.slice(0, mapped.path.length - normalisedTail.length);
-  return withoutTrailingSlash(serverPrefix + raw.slice(mapped.from.length));
+  return withoutTrailingSlash(createPathMapper({ mappings: runtime.config.SERVER_PATH_MAPPINGS }).toServer(raw).path);
 }
 
 function renderPlan(plan: RunPlan, reason: string): string {

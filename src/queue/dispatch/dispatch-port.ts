@@ -17,7 +17,7 @@ export interface WorkRequest {
 export interface WorkItem {
   readonly id: number;
   readonly rev: number;
-  /** The merge key: the folder the requests resolved to. */
+  /** The merge key: the folder the requests resolved to, in NFC (never sent anywhere: see `scanFolder`). */
   readonly folder: string;
   /** Set once the file checks passed: what the targets scan. */
   readonly scanFolder?: string;
