@@ -29,6 +29,8 @@ export interface PlexOptions {
     readonly maxFiles: number;
     readonly controlFiles: readonly string[];
     readonly zeroDeleted: boolean;
+    /** Whether a control file is there (the service's disk probe); default a plain `access`. */
+    readonly exists?: (path: string) => Promise<boolean>;
   };
   /** `PLEX_DATABASE_PATH`; empty = no library database (no "already in Plex?" answers, analysis or trash counts). */
   readonly databasePath: string;

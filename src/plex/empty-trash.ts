@@ -18,6 +18,11 @@ export interface TrashEmptierOptions {
   /** `PLEX_EMPTY_TRASH_CONTROL_FILES`, as autoscan sees them on its own disk. */
   readonly controlFiles: readonly string[];
   readonly zeroDeleted: boolean;
+  /**
+   * Whether a control file is there. The service passes its disk probe (bounded in time and threads: control files
+   * sit on the very mounts that may hang); an answer that does not come counts as missing, which keeps the trash.
+   */
+  readonly exists?: (path: string) => Promise<boolean>;
   readonly client: Pick<PlexClient, "emptyTrash">;
   /** Counts the deleted items (`PLEX_DATABASE_PATH`); without it the count cannot be checked, so nothing is emptied. */
   readonly library?: LibraryIndex;
@@ -43,12 +48,17 @@ export function createTrashEmptier(options: TrashEmptierOptions): TrashEmptier {
     log.warn("PLEX_EMPTY_TRASH needs PLEX_DATABASE_PATH to count the deleted items first; the trash will not be emptied");
   }
 
-  async function missingControlFile(): Promise<string | undefined> {
-    for (const file of options.controlFiles) {
-      const present = await access(file).then(
+  const exists =
+    options.exists ??
+    ((path: string) =>
+      access(path).then(
         () => true,
         () => false,
-      );
+      ));
+
+  async function missingControlFile(): Promise<string | undefined> {
+    for (const file of options.controlFiles) {
+      const present = await exists(file);
       if (!present) return file;
     }
     return undefined;

@@ -9,6 +9,7 @@ import { createPlex, type Plex } from "../../plex/create-plex.ts";
 import type { IsInLibrary } from "../../plex/library-db.ts";
 import { createScannerTarget } from "../../plex/scanner-target.ts";
 import { createFolderSections, createScannerFromConfig } from "./docker.ts";
+import { sharedDiskProbe } from "./queue.ts";
 
 /**
  * Config → everything Plex: the client, sections, the library database, the after-scan steps, and the target the
@@ -66,6 +67,11 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
       maxFiles: config.PLEX_EMPTY_TRASH_MAX_FILES,
       controlFiles: config.PLEX_EMPTY_TRASH_CONTROL_FILES,
       zeroDeleted: config.PLEX_EMPTY_TRASH_ZERO_DELETED,
+      // Control files sit on the mounts that may hang: looked at through the process's one disk probe.
+      exists: async (path) => {
+        const entry = await sharedDiskProbe(input.log).stat(path);
+        return entry === "file" || entry === "directory";
+      },
     },
     databasePath: config.PLEX_DATABASE_PATH.trim(),
     disableSizeCheck: config.CLOUD.DISABLE_DISK_FILE_SIZE_CHECK,
