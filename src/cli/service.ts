@@ -6,8 +6,8 @@ import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
 import { startWebServer, type WebServer } from "../web/server.ts";
 import type { Runtime } from "./runtime.ts";
-import { createDriveMonitorFromConfig, rcRefresherFromConfig } from "./wiring/drive.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
+import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
@@ -38,17 +38,20 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   });
   const queue = await openQueue(runtime, clock);
   const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log });
-  const drive = createDriveMonitorFromConfig({
-    config,
-    settings,
-    env: options.env,
-    sink: queue.enqueue,
-    isInLibrary: plex.isInLibrary,
-    mapper,
-    clock,
-    log,
-    onSecret: (value) => runtime.logs.scrubber.add(value),
-  });
+  // The Google clients are loaded only when Drive monitoring is on (they cost ~20 MB of memory).
+  const drive = config.CLOUD.ENABLED
+    ? (await import("./wiring/drive.ts")).createDriveMonitorFromConfig({
+        config,
+        settings,
+        env: options.env,
+        sink: queue.enqueue,
+        isInLibrary: plex.isInLibrary,
+        mapper,
+        clock,
+        log,
+        onSecret: (value) => runtime.logs.scrubber.add(value),
+      })
+    : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state = { ready: false };
   const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready }).catch(async (error: unknown) => {

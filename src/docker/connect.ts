@@ -1,4 +1,9 @@
-import Docker from "dockerode";
+import { createRequire } from "node:module";
+import type Docker from "dockerode";
+
+/** dockerode (and the ssh and HTTP stacks under it, ~20 MB) is loaded when the first client is made, not at start:
+ *  most installations use Plex's HTTP API and never talk to Docker. */
+const loadDockerode = (): typeof Docker => createRequire(import.meta.url)("dockerode") as typeof Docker;
 
 /**
  * How to reach the Docker engine. `dockerHost` takes DOCKER_HOST's forms (`unix:///path`, `tcp://host:port`,
@@ -50,6 +55,7 @@ export function parseDockerHost(value: string | undefined): DockerEndpoint {
 /** A dockerode client for the endpoint. Pure: nothing is contacted until the first call. */
 export function createDockerClient(options: DockerConnectionOptions = {}): Docker {
   const endpoint = parseDockerHost(options.dockerHost);
+  const Docker = loadDockerode();
   switch (endpoint.kind) {
     case "default":
       return new Docker();

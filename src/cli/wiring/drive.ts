@@ -11,11 +11,11 @@ import { createDriveMonitor, type DriveMonitor } from "../../drive/poller.ts";
 import { createTokenStore, type TokenStore } from "../../drive/token-store.ts";
 import type { PathMapper } from "../../paths/mapping.ts";
 import { RCLONE_SHARED_CLIENT_ID, rcloneSharedClientSecret } from "../../rclone/obscure.ts";
-import { createRcRefresher, type RefreshBeforeCheck } from "../../rclone/rc.ts";
 import { loadRcloneRemote, type RemoteCheck } from "../../rclone/remote.ts";
 
 /**
- * Config → the Google Drive monitor and the rclone refresh hook. The credentials are one of three ways, first match
+ * Config → the Google Drive monitor (the service loads this module only when `CLOUD.ENABLED` is on: the Google
+ * clients are large). The credentials are one of three ways, first match
  * wins: `CLOUD.SERVICE_ACCOUNT_FILE`; `CLOUD.RCLONE_CONFIG` + `CLOUD.RCLONE_REMOTE`; the OAuth client
  * (`CLIENT_ID`/`CLIENT_SECRET`) with the tokens `autoscan authorize` stored in the data dir.
  */
@@ -122,17 +122,6 @@ export function credentialsFromRclone(check: RemoteCheck): DriveCredentials {
     description,
     extraSharedDrives,
   };
-}
-
-/** `RCLONE.RC_CACHE_REFRESH` → the dispatcher's "before file check" hook for Google Drive scans, when enabled. */
-export function rcRefresherFromConfig(config: Config, log: Logger): RefreshBeforeCheck | undefined {
-  const rc = config.RCLONE.RC_CACHE_REFRESH;
-  if (!rc.ENABLED) return undefined;
-  const rcLog = log.child({ component: "RCLONE" });
-  if (Object.keys(rc.FILE_EXISTS_TO_REMOTE_MAPPINGS).length === 0) {
-    rcLog.warn("RCLONE.RC_CACHE_REFRESH is on but FILE_EXISTS_TO_REMOTE_MAPPINGS is empty: nothing will be refreshed.");
-  }
-  return createRcRefresher({ rcUrl: rc.RC_URL, remoteMappings: rc.FILE_EXISTS_TO_REMOTE_MAPPINGS, log: rcLog });
 }
 
 /**
