@@ -3,7 +3,8 @@ import type { StoreTransaction } from "./store/queue-store.ts";
 import type { ItemRow, RequestRow } from "./store/rows.ts";
 
 /**
- * Retry and delete, for the queue page and API. A retried folder is due at once and its files are checked again.
+ * Retry and delete, for the queue page and API. A retried folder is due at once; a finished one has its files checked
+ * again (a waiting one keeps the check it passed).
  * A `failed` folder keeps the targets that had finished it (only the others are asked again); a `done` folder is
  * scanned by every target again. When the folder is already waiting, the old item's requests join the waiting one.
  */

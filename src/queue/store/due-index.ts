@@ -82,8 +82,10 @@ export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
     return t !== undefined && t.ready && t.checked && !t.done?.has(target);
   };
 
+  /** Versions are counted across all items: an item that leaves and comes back never matches its old entries. */
+  let versions = 0;
   function schedule(t: Tracked): void {
-    t.ver += 1;
+    t.ver = ++versions;
     t.ready = false;
     waiting.push({ id: t.id, ver: t.ver, at: t.readyAt });
     compact();
