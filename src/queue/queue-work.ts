@@ -54,7 +54,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         if (!item) return undefined;
         if (item.rev !== rev) {
           // New work arrived during the scan: it does not count, but its attempt is over.
-          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: 0 } });
+          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: ended(item) } });
           return undefined;
         }
         const at = now();
@@ -64,7 +64,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         );
         const completed = allTargets.every((name) => done.has(name));
         const finished = completed ? { state: "done" as const, finished_at: at, last_error: null } : {};
-        tx.apply({ k: "item", r: { ...item, unfinished: 0, ...finished } });
+        tx.apply({ k: "item", r: { ...item, unfinished: ended(item), ...finished } });
         return { completed };
       });
     },
@@ -73,7 +73,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         const item = pendingItem(id);
         if (!item) return { failed: false };
         if (item.rev !== rev) {
-          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: 0 } });
+          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: ended(item) } });
           return { failed: false };
         }
         const updated = afterFailure(item, failure, now());
@@ -84,7 +84,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
     async recordInterrupted(id) {
       await store.write((tx) => {
         const item = pendingItem(id);
-        if (item && item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: item.unfinished - 1 } });
+        if (item && item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: ended(item) } });
       });
     },
     failWaitingFor(target, dueBefore, reason) {
@@ -116,9 +116,15 @@ function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
   }
 }
 
+/** An attempt ended (whatever its outcome): it takes back the start `beginAttempt` counted for it. Each target's
+ *  attempt counts on its own, so one target finishing does not hide another's attempt that never ended. */
+function ended(item: ItemRow): number {
+  return Math.max(0, item.unfinished - 1);
+}
+
 function afterFailure(item: ItemRow, failure: FailureRecord, at: number): ItemRow {
   const firstFailedAt = item.first_failed_at ?? at;
-  const base = { ...item, attempts: item.attempts + 1, unfinished: 0, first_failed_at: firstFailedAt, last_error: failure.error };
+  const base = { ...item, attempts: item.attempts + 1, unfinished: ended(item), first_failed_at: firstFailedAt, last_error: failure.error };
   if (at - firstFailedAt >= failure.retryMaxMs) return { ...base, state: "failed", finished_at: at };
   return { ...base, next_at: failure.retryAt };
 }

@@ -289,7 +289,7 @@ function modelOver(state: ModelState): QueueModel {
     recordScan(id, rev, target, outcome, allTargets) {
       const item = pendingWith(id);
       if (!item) return undefined;
-      item.unfinished = 0;
+      item.unfinished = Math.max(0, item.unfinished - 1);
       if (item.rev !== rev) return undefined;
       item.targets[target] =
         outcome.status === "scanned"
@@ -302,7 +302,7 @@ function modelOver(state: ModelState): QueueModel {
     recordFailure(id, rev, failure) {
       const item = pendingWith(id);
       if (!item) return { failed: false };
-      item.unfinished = 0;
+      item.unfinished = Math.max(0, item.unfinished - 1);
       if (item.rev !== rev) return { failed: false };
       item.attempts += 1;
       item.firstFailedAt ??= state.now;
