@@ -205,6 +205,14 @@ describe("history retention", () => {
     await eventually(() => expect(queue.historyCount()).toBe(0));
   });
 
+  it("prunes as history grows, not only at the maintenance tick, so memory stays near the row limit", async () => {
+    await queue.close();
+    queue = await open({ historyMaxRows: 200, maintenanceIntervalMs: 24 * 60 * 60_000 });
+    for (let n = 0; n < 350; n++) await finishOne(`/tv/Show ${String(n)}`);
+    await eventually(() => expect(queue.historyCount()).toBeLessThanOrEqual(300));
+    expect(queue.listHistory({ limit: 1 })[0]?.folder).toBe("/tv/Show 349");
+  });
+
   it("prunes at open too", async () => {
     await finishOne("/tv/A");
     await queue.close();

@@ -102,6 +102,15 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   await importLegacy(store, log, enqueue);
   const prune = async (): Promise<void> => void (await store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)));
   await prune();
+  // History is pruned at each maintenance tick, and also whenever a tenth of the row limit has finished since the
+  // last prune, so the history kept in memory stays near SERVER_HISTORY_MAX_ROWS however busy the queue is.
+  let finishedSincePrune = 0;
+  const finished = (count: number): void => {
+    finishedSincePrune += count;
+    if (finishedSincePrune < Math.max(100, maxRows / 10)) return;
+    finishedSincePrune = 0;
+    prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
+  };
   const restored = work.pendingCount();
   log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
   const maintenance = startMaintenance(store, clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
@@ -110,6 +119,21 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
 
   return {
     ...work,
+    async recordScan(...args) {
+      const result = await work.recordScan(...args);
+      if (result?.completed) finished(1);
+      return result;
+    },
+    async recordFailure(...args) {
+      const result = await work.recordFailure(...args);
+      if (result.failed) finished(1);
+      return result;
+    },
+    async failWaitingFor(...args) {
+      const count = await work.failWaitingFor(...args);
+      finished(count);
+      return count;
+    },
     enqueue,
     file: store.file,
     onWork(listener) {
