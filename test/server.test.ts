@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeTempDir } from "./support/capture-log.ts";
@@ -132,6 +133,29 @@ describe.concurrent("autoscan server", () => {
     expect(records.some((record) => record.msg === "Server stopped")).toBe(true);
     const fileLines = readFileSync(join(configDir, "autoscan.log"), "utf8").trimEnd().split("\n");
     for (const line of fileLines) expect(line).toMatch(CLASSIC);
+  });
+
+  it("answers a webhook from a client that half-closes its socket after sending (printf … | nc -q0)", async () => {
+    const { configPath, port, cwd } = await setup();
+    const child = start(["--config", configPath], cwd);
+    await waitForHealth(child, port);
+    const body = JSON.stringify({ eventType: "Download", series: { path: "/tv/Show" }, episodeFile: { relativePath: "Season 01/x.mkv" } });
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+      let received = "";
+      socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")));
+      socket.on("data", (chunk) => (received += chunk.toString("latin1")));
+      socket.on("end", () => {
+        socket.end();
+        resolve(received);
+      });
+      socket.on("error", reject);
+      // end() sends the request and then the FIN, as nc -q0 does once its input is done.
+      socket.end(`POST /${PASS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nOK$/);
+    await stopWith(child, "SIGTERM");
+    expect(child.stdout()).toMatch(/Scan request from Sonarr for '\/tv\/Show\/Season 01\/x\.mkv'/);
   });
 
   it("autoscan health asks the running server and exits 0", async () => {

@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "../src/web/server.ts";
+import type { ScanSink } from "../src/core/scan.ts";
 import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
 
 /**
@@ -91,5 +92,72 @@ describe("body limits over real HTTP", () => {
     expect(harness.capture.lines.map((line) => line.msg)).toContain(
       "Client '127.0.0.1' scan request for series: '/tv/Show/Season 01/Show - S01E01.mkv', event: 'Download'",
     );
+  });
+});
+
+describe("a client that half-closes its socket after sending (printf … | nc -q0)", () => {
+  // The real queue answers after an fsync: the FIN is read while the handler still waits. A sink that takes 50 ms.
+  const slow = buildWebApp();
+  const slowSink: ScanSink = async (requests) => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return slow.recorder.sink(requests);
+  };
+  const app = buildWebApp({ sink: slowSink });
+  let halfServer: WebServer;
+  beforeAll(async () => {
+    halfServer = await startWebServer({ app: app.app, hostname: "127.0.0.1", port: 0, requestTimeoutMs: 1500 });
+  });
+  afterAll(() => halfServer.close());
+
+  /** Writes the whole request, shuts down the write side (FIN), then reads until the server closes. */
+  function sendThenHalfClose(request: string): Promise<{ response: string; closedBy: "server" | "timeout" }> {
+    return new Promise((resolve) => {
+      const socket = connect({ port: halfServer.port, host: "127.0.0.1", allowHalfOpen: true });
+      let response = "";
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve({ response, closedBy: "timeout" });
+      }, 5000);
+      socket.on("data", (chunk) => (response += chunk.toString("latin1")));
+      socket.on("end", () => {
+        clearTimeout(timer);
+        socket.end();
+        resolve({ response, closedBy: "server" });
+      });
+      socket.on("error", () => undefined);
+      socket.end(request);
+    });
+  }
+
+  it("still gets the whole answer to a webhook that takes a while to be stored, then the server closes", async () => {
+    const before = slow.recorder.all().length;
+    const { response, closedBy } = await sendThenHalfClose(head(`Content-Length: ${download.length}\r\n`) + download);
+    expect(response).toMatch(/^HTTP\/1\.1 200 /);
+    expect(response.endsWith("\r\n\r\nOK")).toBe(true);
+    expect(closedBy).toBe("server");
+    expect(slow.recorder.all().length).toBe(before + 1);
+  });
+
+  it("still gets the answer to a GET, and to a request the server rejects", async () => {
+    const health = await sendThenHalfClose("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+    expect(health.response).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{"status":"ok"/);
+    expect(health.closedBy).toBe("server");
+    const tooBig = await sendThenHalfClose(head("Content-Length: 10000000\r\n"));
+    expect(tooBig.response).toMatch(/^HTTP\/1\.1 413/);
+    expect(tooBig.closedBy).toBe("server");
+  });
+
+  it("gets every answer to pipelined webhooks sent before the FIN, in order", async () => {
+    const webhook = head(`Content-Length: ${download.length}\r\n`) + download;
+    const { response, closedBy } = await sendThenHalfClose(webhook + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + webhook);
+    expect(response.match(/HTTP\/1\.1 200 /g)).toHaveLength(3);
+    expect(response.indexOf('{"status":"ok"')).toBeGreaterThan(response.indexOf("\r\n\r\nOK"));
+    expect(closedBy).toBe("server");
+  });
+
+  it("a half-closed connection that sent nothing, or half a request, is closed (no socket left open)", async () => {
+    expect(await sendThenHalfClose("")).toEqual({ response: "", closedBy: "server" });
+    const partial = await sendThenHalfClose(head(`Content-Length: 100\r\n`) + '{"eventType":');
+    expect(partial.closedBy).toBe("server");
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { LogFormat, LogLevel } from "../core/logger.ts";
@@ -132,3 +132,49 @@ describe("the log file", () => {
     expect(files[2]).not.toContain("Scan request 0 ");
   });
 });
+
+describe("a log that cannot be written never fails the log call", () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await makeTempDir("autoscan-logfault-")));
+  afterEach(() => cleanup());
+
+  it("a log file whose folder cannot exist: every line still on the console, one warning, then one line when it works", () => {
+    // A file where the folder should be: EEXIST for any user (the real faults, full disk and read-only, are in
+    // rotating-file-faults.test.ts and test/logging-faults.test.ts).
+    writeFileSync(join(dir, "logs"), "not a folder");
+    const path = join(dir, "logs", "autoscan.log");
+    const { log, lines, close } = capture("info", "classic", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
+    expect(() => {
+      for (let n = 1; n <= 5; n++) log.info(`line ${n}`);
+    }).not.toThrow();
+    const warnings = lines().filter((line) => line.includes(`Log file ${path} cannot be written`));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/ - WARNING - AUTOSCAN \[\d+\]: Log file .* cannot be written: a file stands where its folder should be \(EEXIST\); 1 line dropped/);
+    expect(lines().filter((line) => / line \d$/.test(line))).toHaveLength(5);
+
+    rmSync(join(dir, "logs"));
+    log.info("line 6");
+    close();
+    expect(lines().filter((line) => line.includes(`Log file ${path} is written again; 5 lines were dropped`))).toHaveLength(1);
+    // The file tells its reader about the gap too.
+    const file = readFileSync(path, "utf8");
+    expect(file).toMatch(/: line 6\n.*Log file .* is written again; 5 lines were dropped while it could not be\n$/);
+  });
+
+  it("the warning is a JSON line when the console prints JSON", () => {
+    writeFileSync(join(dir, "logs"), "not a folder");
+    const path = join(dir, "logs", "autoscan.log");
+    const { log, lines } = capture("info", "json", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
+    log.info("x");
+    const records = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records[1]).toMatchObject({ level: 40, component: "AUTOSCAN", logFile: path });
+    expect(String(records[1]?.msg)).toMatch(/^Log file .* cannot be written: .*\(EEXIST\)/);
+  });
+
+  it("a console stream that throws loses its line, not the caller", () => {
+    const { log } = createLogger({ level: "info", format: "classic", stream: { write: () => { throw new Error("EIO"); } } });
+    expect(() => log.error({ err: new Error("x") }, "still fine")).not.toThrow();
+  });
+});
+

@@ -1,25 +1,20 @@
+import { writeSync } from "node:fs";
 import pino from "pino";
 import type { LogFormat, LogLevel, Logger } from "../core/logger.ts";
 import { formatClassicLine } from "./classic-format.ts";
-import { classicLogMethod } from "./classic-hook.ts";
 import { censorSecretFields, createScrubber, type Scrubber } from "./redact.ts";
-import { openRotatingFile, type RotatingFile, type RotatingFileOptions } from "./rotating-file.ts";
-
+import { openConsoleStream } from "./console-stream.ts";
+import { openRotatingFile, type RotatingFileEvent, type RotatingFileOptions } from "./rotating-file.ts";
 
 export interface LoggerOptions {
   readonly level: LogLevel;
   readonly format: LogFormat;
   /** Where lines go: stdout for the server, stderr for CLI commands (their stdout carries results). */
   readonly stream?: "stdout" | "stderr" | { write(line: string): unknown };
-  /** An optional rotating log file, always in the classic format. */
+  /** An optional rotating log file, always in the classic format; best effort (see rotating-file.ts). */
   readonly file?: RotatingFileOptions;
   /** Secret values to scrub from every line (Plex token, SERVER_PASS, client secret …). */
   readonly secrets?: readonly (string | undefined)[];
-  /**
-   * Classic lines without debug fields are formatted straight from the log call (default), not from pino's JSON.
-   * False takes the JSON way for every line; the tests compare both.
-   */
-  readonly directClassic?: boolean;
 }
 
 export interface LogHandle {
@@ -30,32 +25,47 @@ export interface LogHandle {
   close(): void;
 }
 
+/**
+ * pino builds each line as JSON (its public API: a destination with `write`); the destination scrubs secrets and,
+ * for the classic format and the log file, turns the JSON back into the classic line. Nothing here throws at the
+ * caller: a console or file that cannot be written loses lines, never a request (console-stream.ts, rotating-file.ts).
+ */
 export function createLogger(options: LoggerOptions): LogHandle {
   const scrubber = createScrubber(options.secrets ?? []);
-  const out = resolveStream(options.stream ?? "stdout");
   const withFields = options.level === "debug" || options.level === "trace";
-  const file: RotatingFile | undefined = options.file ? openRotatingFile(options.file) : undefined;
+  const out = openConsole(options.stream ?? "stdout");
+  const fileEvents: RotatingFileEvent[] = [];
+  const file = options.file ? openRotatingFile(options.file, (event) => fileEvents.push(event)) : undefined;
+  const format = (record: Record<string, unknown>): string =>
+    options.format === "json" ? `${JSON.stringify(record)}\n` : formatClassicLine(record, withFields);
+
+  /** The file's own news, told once per episode: that it stopped taking lines (console only), that it takes them again. */
+  const tellFileEvents = (): void => {
+    for (let event = fileEvents.shift(); event; event = fileEvents.shift()) {
+      const notice = describeFileEvent(event);
+      if (!log.isLevelEnabled(notice.level >= 40 ? "warn" : "info")) continue;
+      const record = { level: notice.level, time: Date.now(), pid: process.pid, component: "AUTOSCAN", msg: notice.msg, logFile: event.path };
+      out.write(scrubber.scrub(format(record)));
+      if (event.kind === "recovered") file?.write(scrubber.scrub(formatClassicLine(record, withFields)));
+    }
+  };
 
   const destination = {
     write(json: string): void {
       const clean = scrubber.scrub(json);
       // Scrub the classic line too: decoding the JSON turns an escaped secret back into its raw form.
       const classic = options.format === "classic" || file ? scrubber.scrub(toClassic(clean, withFields)) : "";
+      // The console first: it is where the line must not be lost; the file is best effort.
       out.write(options.format === "json" ? clean : classic);
-      file?.write(classic);
+      if (file) {
+        file.write(classic);
+        tellFileEvents();
+      }
     },
-  };
-  // Nothing reads JSON when every line is a classic one without fields: skip building it.
-  const direct = options.format === "classic" && !withFields && options.directClassic !== false;
-  const writeClassic = (line: string): void => {
-    const clean = scrubber.scrub(line);
-    out.write(clean);
-    file?.write(clean);
   };
   const log = pino(
     {
       level: options.level,
-      ...(direct ? { hooks: { logMethod: classicLogMethod(writeClassic) } } : {}),
       base: { pid: process.pid },
       formatters: { log: (object) => censorSecretFields(object) },
       serializers: { err: pino.stdSerializers.err },
@@ -65,12 +75,25 @@ export function createLogger(options: LoggerOptions): LogHandle {
   return {
     log,
     scrubber,
-    flush: () => flushStream(out),
+    flush: () => out.flush(),
     close() {
-      flushStream(out);
+      out.flush();
       file?.close();
     },
   };
+}
+
+function describeFileEvent(event: RotatingFileEvent): { level: number; msg: string } {
+  if (event.kind === "failing") {
+    return {
+      level: 40,
+      msg:
+        `Log file ${event.path} cannot be ${event.action}: ${event.reason}; 1 line dropped, and every line after it until ` +
+        "the file can be written again (the console still gets them all)",
+    };
+  }
+  const lines = event.dropped === 1 ? "1 line was" : `${event.dropped} lines were`;
+  return { level: 30, msg: `Log file ${event.path} is written again; ${lines} dropped while it could not be` };
 }
 
 function toClassic(json: string, withFields: boolean): string {
@@ -81,18 +104,35 @@ function toClassic(json: string, withFields: boolean): string {
   }
 }
 
-type Writable = { write(line: string): unknown; flushSync?: () => void };
-
-function resolveStream(stream: NonNullable<LoggerOptions["stream"]>): Writable {
-  if (stream === "stdout") return pino.destination({ dest: 1, sync: false, minLength: 0 });
-  if (stream === "stderr") return pino.destination({ dest: 2, sync: true });
-  return stream;
+interface ConsoleOut {
+  /** Never throws. */
+  write(line: string): void;
+  flush(): void;
 }
 
-function flushStream(stream: Writable): void {
+/** stdout (asynchronous: a slow reader never stalls the server) or stderr (synchronous: CLI commands are short). */
+function openConsole(stream: NonNullable<LoggerOptions["stream"]>): ConsoleOut {
+  if (typeof stream === "object") {
+    return {
+      write(line) {
+        try {
+          stream.write(line);
+        } catch {
+          // A caller's stream that throws loses the line, not the log call.
+        }
+      },
+      flush: () => undefined,
+    };
+  }
+  if (stream === "stderr") return openConsoleStream({ fd: 2, name: "stderr", async: false });
+  return openConsoleStream({ fd: 1, name: "stdout", async: true, report: tellStderr });
+}
+
+/** A note about stdout itself, on stderr. */
+function tellStderr(text: string): void {
   try {
-    stream.flushSync?.();
+    writeSync(2, `${text}\n`);
   } catch {
-    // Nothing left to flush, or the stream is already closed.
+    // stderr cannot be written either: there is nowhere left to say it.
   }
 }

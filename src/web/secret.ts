@@ -7,8 +7,13 @@ import { createHash, timingSafeEqual } from "node:crypto";
  */
 export interface UrlSecret {
   matches(candidate: string | undefined): boolean;
-  /** The text with every occurrence of the secret (raw or percent-encoded) replaced: for logging URLs. */
-  redact(text: string): string;
+  /**
+   * The request path for a log line: every segment that is the secret in any percent-encoding (either hex case, some
+   * characters encoded and others not, encoded more than once) is replaced, and so is the secret as it is anywhere
+   * else. The logger's scrubber also knows the secret and looks for it in every spelling in every line; this gives the
+   * URL its readable `<SERVER_PASS>`.
+   */
+  redact(path: string): string;
 }
 
 export const REDACTED_SECRET = "<SERVER_PASS>";
@@ -16,7 +21,15 @@ export const REDACTED_SECRET = "<SERVER_PASS>";
 export function createUrlSecret(secret: string): UrlSecret {
   const expected = Buffer.from(secret, "utf8");
   const scratch = Buffer.alloc(expected.length);
-  const spellings = [...new Set([secret, encodeURIComponent(secret)])].filter((s) => s.length > 0);
+  const isSecret = (segment: string): boolean => {
+    // Decoded as the router does (the whole segment), and again for a segment encoded more than once.
+    let text = segment;
+    for (let round = 0; round < 4 && text.includes("%"); round++) {
+      text = decodeLeniently(text);
+      if (text === secret) return true;
+    }
+    return false;
+  };
   return {
     matches(candidate) {
       if (candidate === undefined) return false;
@@ -25,8 +38,22 @@ export function createUrlSecret(secret: string): UrlSecret {
       const sameLength = written === expected.length && Buffer.byteLength(candidate, "utf8") === expected.length;
       return timingSafeEqual(scratch, expected) && sameLength;
     },
-    redact: (text) => spellings.reduce((out, spelling) => out.split(spelling).join(REDACTED_SECRET), text),
+    redact(path) {
+      const raw = secret.length > 0 ? path.split(secret).join(REDACTED_SECRET) : path;
+      return raw.includes("%") ? raw.split("/").map((segment) => (isSecret(segment) ? REDACTED_SECRET : segment)).join("/") : raw;
+    },
   };
+}
+
+/** Percent-decodes what decodes (runs of `%XX` that are UTF-8) and leaves the rest as it is. */
+function decodeLeniently(text: string): string {
+  return text.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
 }
 
 /** Constant-time equality of two short strings of any length (credentials): both are hashed first. */

@@ -49,6 +49,7 @@ export function startWebServer(options: WebServerOptions): Promise<WebServer> {
       },
     );
     server.once("error", reject);
+    allowHalfClosedClients(server as Server);
     // Node's default answers, plus a debug line: adding a listener replaces the default handler.
     server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
       options.log?.debug({ code: error.code }, "Malformed or timed-out HTTP request");
@@ -57,6 +58,19 @@ export function startWebServer(options: WebServerOptions): Promise<WebServer> {
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     });
   });
+}
+
+/**
+ * A client may send its request and then shut down its sending side (`printf … | nc -q0`, some scripts and
+ * proxies): a TCP half-close, which does not mean it has lost interest in the answer (RFC 9112 says so). Node's HTTP
+ * server takes that FIN as an abort by default (it destroys the request and ends the socket), so an answer that is
+ * not ready at once (a webhook waits for the queue's fsync) was never sent. With `httpAllowHalfOpen` Node keeps the
+ * socket open for writing, answers every request already read, then closes; an idle socket that gets a FIN is still
+ * closed at once. The property is Node's own (lib/_http_server.js reads it when the socket ends; Node's tests set
+ * it) and undocumented: `http.createServer` takes no option for it.
+ */
+function allowHalfClosedClients(server: Server): void {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }
 
 const CLIENT_ERROR_STATUS: Readonly<Record<string, string>> = {
