@@ -16,7 +16,7 @@ function capture(level: LogLevel, format: LogFormat, extra: Partial<LoggerOption
 }
 
 describe("createLogger, classic format (the default users' tooling greps)", () => {
-  it("prints one classic line per event, with the component in capitals and the request id", () => {
+  it("prints one classic line per event, with the component in capitals and the request id", async () => {
     const { log, lines } = capture("info", "classic");
     log.child({ component: "plex" }).info({ id: 12345 }, "Scan requested for '/data/Movies/X (2020)'");
     expect(lines()).toHaveLength(1);
@@ -24,7 +24,7 @@ describe("createLogger, classic format (the default users' tooling greps)", () =
     expect(match?.slice(2)).toEqual(["INFO", "PLEX", "12345", "Scan requested for '/data/Movies/X (2020)'"]);
   });
 
-  it("stamps the current time", () => {
+  it("stamps the current time", async () => {
     const { log, lines } = capture("info", "classic");
     const before = Date.now();
     log.info("now");
@@ -34,7 +34,7 @@ describe("createLogger, classic format (the default users' tooling greps)", () =
     expect(Math.abs(parsed - before)).toBeLessThan(60_000);
   });
 
-  it("uses the process id when there is no request id; extra fields only at debug level", () => {
+  it("uses the process id when there is no request id; extra fields only at debug level", async () => {
     const info = capture("info", "classic");
     info.log.child({ component: "QUEUE" }).info({ folder: "/data/TV/Show", section: 2 }, "Added to the queue");
     expect(info.lines()[0]).toMatch(new RegExp(` - INFO - QUEUE \\[${process.pid}\\]: Added to the queue$`));
@@ -45,7 +45,7 @@ describe("createLogger, classic format (the default users' tooling greps)", () =
     );
   });
 
-  it("prints an error's message after the line", () => {
+  it("prints an error's message after the line", async () => {
     const { log, lines } = capture("info", "classic");
     log.error({ err: new TypeError("boom") }, "Scan failed");
     expect(lines()[0]).toMatch(/ - ERROR - AUTOSCAN \[\d+\]: Scan failed - TypeError: boom$/);
@@ -53,7 +53,7 @@ describe("createLogger, classic format (the default users' tooling greps)", () =
 });
 
 describe("createLogger, JSON lines (--log-format json)", () => {
-  it("prints one JSON object per line with level, time, message and fields", () => {
+  it("prints one JSON object per line with level, time, message and fields", async () => {
     const { log, lines } = capture("info", "json");
     log.child({ component: "PLEX" }).warn({ id: "r-1", folder: "/data/Movies" }, "Plex is busy");
     log.info("second");
@@ -64,7 +64,7 @@ describe("createLogger, JSON lines (--log-format json)", () => {
     expect(records[1]).toMatchObject({ level: 30, msg: "second" });
   });
 
-  it("keeps errors as objects with type, message and stack", () => {
+  it("keeps errors as objects with type, message and stack", async () => {
     const { log, lines } = capture("info", "json");
     log.error({ err: new RangeError("out") }, "failed");
     const record = JSON.parse(lines()[0] ?? "{}") as { err?: Record<string, unknown> };
@@ -87,13 +87,13 @@ describe("level filtering (--loglevel)", () => {
     expect(lines().map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(expected);
   });
 
-  it("silent writes nothing", () => {
+  it("silent writes nothing", async () => {
     const { log, lines } = capture("silent", "classic");
     log.error("e");
     expect(lines()).toEqual([]);
   });
 
-  it("child loggers follow the root level", () => {
+  it("child loggers follow the root level", async () => {
     const { log, lines } = capture("warn", "classic");
     const child = log.child({ component: "DRIVE" });
     child.info("hidden");
@@ -109,10 +109,11 @@ describe("the log file", () => {
   beforeEach(async () => ({ dir, cleanup } = await makeTempDir("autoscan-logfile-")));
   afterEach(() => cleanup());
 
-  it("gets the classic lines even when the console prints JSON", () => {
+  it("gets the classic lines even when the console prints JSON", async () => {
     const path = join(dir, "logs", "autoscan.log");
-    const { log, lines, close } = capture("info", "json", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
+    const { log, lines, settle, close } = capture("info", "json", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
     log.child({ component: "PLEX" }).info({ id: 9 }, "Finished scan!");
+    await settle();
     close();
     expect(JSON.parse(lines()[0] ?? "{}")).toMatchObject({ msg: "Finished scan!" });
     const fileLines = readFileSync(path, "utf8").trimEnd().split("\n");
@@ -120,10 +121,11 @@ describe("the log file", () => {
     expect(CLASSIC.exec(fileLines[0] ?? "")?.slice(2)).toEqual(["INFO", "PLEX", "9", "Finished scan!"]);
   });
 
-  it("rotates by size through the logger, keeping the number of files asked for", () => {
+  it("rotates by size through the logger, keeping the number of files asked for", async () => {
     const path = join(dir, "autoscan.log");
-    const { log, close } = capture("info", "classic", { file: { path, maxBytes: 400, maxFiles: 2 } });
+    const { log, settle, close } = capture("info", "classic", { file: { path, maxBytes: 400, maxFiles: 2 } });
     for (let i = 0; i < 60; i++) log.info(`Scan request ${i} is now being processed...`);
+    await settle();
     close();
     const files = [path, `${path}.1`, `${path}.2`].map((file) => readFileSync(file, "utf8"));
     for (const text of files) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(400);
@@ -139,15 +141,16 @@ describe("a log that cannot be written never fails the log call", () => {
   beforeEach(async () => ({ dir, cleanup } = await makeTempDir("autoscan-logfault-")));
   afterEach(() => cleanup());
 
-  it("a log file whose folder cannot exist: every line still on the console, one warning, then one line when it works", () => {
+  it("a log file whose folder cannot exist: every line still on the console, one warning, then one line when it works", async () => {
     // A file where the folder should be: EEXIST for any user (the real faults, full disk and read-only, are in
     // rotating-file-faults.test.ts and test/logging-faults.test.ts).
     writeFileSync(join(dir, "logs"), "not a folder");
     const path = join(dir, "logs", "autoscan.log");
-    const { log, lines, close } = capture("info", "classic", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
+    const { log, lines, settle, close } = capture("info", "classic", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
     expect(() => {
       for (let n = 1; n <= 5; n++) log.info(`line ${n}`);
     }).not.toThrow();
+    await settle();
     const warnings = lines().filter((line) => line.includes(`Log file ${path} cannot be written`));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/ - WARNING - AUTOSCAN \[\d+\]: Log file .* cannot be written: a file stands where its folder should be \(EEXIST\); 1 line dropped/);
@@ -155,6 +158,8 @@ describe("a log that cannot be written never fails the log call", () => {
 
     rmSync(join(dir, "logs"));
     log.info("line 6");
+    await settle();
+    await settle();
     close();
     expect(lines().filter((line) => line.includes(`Log file ${path} is written again; 5 lines were dropped`))).toHaveLength(1);
     // The file tells its reader about the gap too.
@@ -162,17 +167,18 @@ describe("a log that cannot be written never fails the log call", () => {
     expect(file).toMatch(/: line 6\n.*Log file .* is written again; 5 lines were dropped while it could not be\n$/);
   });
 
-  it("the warning is a JSON line when the console prints JSON", () => {
+  it("the warning is a JSON line when the console prints JSON", async () => {
     writeFileSync(join(dir, "logs"), "not a folder");
     const path = join(dir, "logs", "autoscan.log");
-    const { log, lines } = capture("info", "json", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
+    const { log, lines, settle } = capture("info", "json", { file: { path, maxBytes: 1_000_000, maxFiles: 2 } });
     log.info("x");
+    await settle();
     const records = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records[1]).toMatchObject({ level: 40, component: "AUTOSCAN", logFile: path });
     expect(String(records[1]?.msg)).toMatch(/^Log file .* cannot be written: .*\(EEXIST\)/);
   });
 
-  it("a console stream that throws loses its line, not the caller", () => {
+  it("a console stream that throws loses its line, not the caller", async () => {
     const { log } = createLogger({ level: "info", format: "classic", stream: { write: () => { throw new Error("EIO"); } } });
     expect(() => log.error({ err: new Error("x") }, "still fine")).not.toThrow();
   });

@@ -22,6 +22,8 @@ export interface LogHandle {
   readonly scrubber: Scrubber;
   /** Writes out anything buffered; call before exit. */
   flush(): void;
+  /** Waits (at most `ms`) for the lines queued for the log file to be written. */
+  settle(ms?: number): Promise<void>;
   close(): void;
 }
 
@@ -35,7 +37,13 @@ export function createLogger(options: LoggerOptions): LogHandle {
   const withFields = options.level === "debug" || options.level === "trace";
   const out = openConsole(options.stream ?? "stdout");
   const fileEvents: RotatingFileEvent[] = [];
-  const file = options.file ? openRotatingFile(options.file, (event) => fileEvents.push(event)) : undefined;
+  // The file writes in the background: its news is told as soon as it happens, not at the next log call.
+  const file = options.file
+    ? openRotatingFile(options.file, (event) => {
+        fileEvents.push(event);
+        queueMicrotask(tellFileEvents);
+      })
+    : undefined;
   const format = (record: Record<string, unknown>): string =>
     options.format === "json" ? `${JSON.stringify(record)}\n` : formatClassicLine(record, withFields);
 
@@ -57,10 +65,7 @@ export function createLogger(options: LoggerOptions): LogHandle {
       const classic = options.format === "classic" || file ? scrubber.scrub(toClassic(clean, withFields)) : "";
       // The console first: it is where the line must not be lost; the file is best effort.
       out.write(options.format === "json" ? clean : classic);
-      if (file) {
-        file.write(classic);
-        tellFileEvents();
-      }
+      file?.write(classic);
     },
   };
   const log = pino(
@@ -76,6 +81,12 @@ export function createLogger(options: LoggerOptions): LogHandle {
     log,
     scrubber,
     flush: () => out.flush(),
+    async settle(ms = 1000) {
+      if (!file) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([file.flushed(), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
+    },
     close() {
       out.flush();
       file?.close();

@@ -56,7 +56,7 @@ describe.each<LogFormat>(["classic", "json"])("secrets never appear in %s logs",
   beforeEach(async () => ({ dir, cleanup } = await makeTempDir("autoscan-redact-")));
   afterEach(() => cleanup());
 
-  function run(secrets: readonly string[], runtime: readonly string[]) {
+  async function run(secrets: readonly string[], runtime: readonly string[]) {
     let out = "";
     const path = join(dir, "autoscan.log");
     const handle = createLogger({
@@ -68,12 +68,13 @@ describe.each<LogFormat>(["classic", "json"])("secrets never appear in %s logs",
     });
     for (const secret of runtime) handle.scrubber.add(secret);
     const events = logEverything(handle.log);
+    await handle.settle();
     handle.close();
     return { out, file: readFileSync(path, "utf8"), events };
   }
 
-  it("on the console and in the log file, with the config's secrets and the run-time tokens registered", () => {
-    const { out, file, events } = run([PLEX_TOKEN, SERVER_PASS, CLIENT_SECRET, AUTH_PASSWORD], [ACCESS_TOKEN, REFRESH_TOKEN]);
+  it("on the console and in the log file, with the config's secrets and the run-time tokens registered", async () => {
+    const { out, file, events } = await run([PLEX_TOKEN, SERVER_PASS, CLIENT_SECRET, AUTH_PASSWORD], [ACCESS_TOKEN, REFRESH_TOKEN]);
     // Not vacuous: every event was written, with the secret's place marked.
     expect(out.match(/Started server: http:\/\/0\.0\.0\.0:3467\/<redacted>/g)).toHaveLength(1);
     if (format === "json") expect(out.trimEnd().split("\n")).toHaveLength(events);
@@ -83,8 +84,8 @@ describe.each<LogFormat>(["classic", "json"])("secrets never appear in %s logs",
     }
   });
 
-  it("by field name and pattern alone, before any secret is registered (a token logged by mistake)", () => {
-    const { out, file } = run([], []);
+  it("by field name and pattern alone, before any secret is registered (a token logged by mistake)", async () => {
+    const { out, file } = await run([], []);
     // SERVER_PASS in a URL path, a token in plain prose and the config's own keys can only be caught by value (and
     // are registered at start); everything else must be caught by its field name or its shape.
     const byValueOnly = ["Started server", "Client", "rejected the token", "]: config", '"msg":"config"'];
@@ -97,7 +98,7 @@ describe.each<LogFormat>(["classic", "json"])("secrets never appear in %s logs",
     expect(out).not.toContain(basic("autoscan", AUTH_PASSWORD));
   });
 
-  it("even when a secret has characters JSON escapes (a quote, a backslash)", () => {
+  it("even when a secret has characters JSON escapes (a quote, a backslash)", async () => {
     const odd = 'pa"ss\\w0rd!';
     let out = "";
     const handle = createLogger({ level: "debug", format, stream: { write: (line: string) => (out += line) }, secrets: [odd] });
@@ -109,17 +110,17 @@ describe.each<LogFormat>(["classic", "json"])("secrets never appear in %s logs",
 });
 
 describe("createScrubber", () => {
-  it("replaces every occurrence of a secret, and its URL-encoded form", () => {
+  it("replaces every occurrence of a secret, and its URL-encoded form", async () => {
     const scrub = createScrubber(["s3cret/with space"]);
     expect(scrub.scrub("a s3cret/with space b s3cret%2Fwith%20space c")).toBe(`a ${REDACTED} b ${REDACTED} c`);
   });
 
-  it("ignores values too short to be secrets (an empty PLEX_TOKEN must not blank every line)", () => {
+  it("ignores values too short to be secrets (an empty PLEX_TOKEN must not blank every line)", async () => {
     const scrub = createScrubber(["", undefined, "abc"]);
     expect(scrub.scrub("abc def")).toBe("abc def");
   });
 
-  it("learns secrets added later", () => {
+  it("learns secrets added later", async () => {
     const scrub = createScrubber();
     expect(scrub.scrub("token ya29.later-token")).toBe("token ya29.later-token");
     scrub.add("ya29.later-token");

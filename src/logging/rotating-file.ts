@@ -1,41 +1,48 @@
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
+import { mkdir, open, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { describeFsError } from "./describe-fs-error.ts";
 
 /**
- * A log file rotated by size, like plex_autoscan's (2 MiB × 5 by default): `autoscan.log` → `autoscan.log.1` … The
- * writes are synchronous so that nothing logged before a crash is lost; log volume here is a few lines per scan.
+ * A log file rotated by size, like plex_autoscan's (2 MiB × 5 by default): `autoscan.log` → `autoscan.log.1` …
  *
- * The file is best effort: the console gets every line first, and a line the file cannot take (a full disk, a
- * read-only mount, a folder removed, a rotation that fails) is dropped and counted, never thrown at the caller. A
- * log call sits in request handlers and promise chains; an exception from it turned a full disk into a 500, or an
- * unhandled rejection and a crash loop. `report` hears once when the file starts failing and once when it takes a
- * line again (with the count dropped in between), so the reader of the console learns of the gap exactly once.
- * Every write tries again, so the file recovers as soon as the disk has room; a file removed or moved aside by
- * someone else is noticed at the next line and created afresh.
+ * The file is best effort and never in the way: `write` queues the line and returns; the lines are written in order,
+ * in batches, off the event loop, so a slow or stalled disk under the data directory never holds a request (or
+ * `/health`) up. Lines that wait beyond `maxPendingBytes` (the disk stalled) are dropped and counted. A line the file
+ * cannot take (a full disk, a read-only mount, a folder removed, a rotation that fails) is dropped and counted, never
+ * thrown: a log call sits in request handlers and promise chains, where an exception turned a full disk into a 500 or
+ * an unhandled rejection and a crash loop. A batch is written whole or cut back, so the file only holds whole lines.
+ * `report` hears once when the file starts failing and once when it takes lines again (with the count dropped in
+ * between). Every batch tries again, so the file recovers as soon as the disk has room; a file removed or moved aside
+ * by someone else is noticed at the next batch and created afresh.
  */
 export interface RotatingFileOptions {
   readonly path: string;
   readonly maxBytes: number;
   readonly maxFiles: number;
+  /** Lines waiting for the disk beyond this many bytes are dropped (default 4 MiB). */
+  readonly maxPendingBytes?: number;
 }
 
 export type RotatingFileEvent =
   /** The first line of an episode that could not be written; `reason` is in words (`disk full (ENOSPC)`). */
   | { readonly kind: "failing"; readonly path: string; readonly action: "written" | "rotated"; readonly reason: string }
-  /** A line was written again after `dropped` lines were lost. */
+  /** Lines were written again after `dropped` lines were lost. */
   | { readonly kind: "recovered"; readonly path: string; readonly dropped: number };
 
 export interface RotatingFile {
-  /** Appends a whole line, or drops it: true when it was written. Never throws. */
-  write(line: string): boolean;
+  /** Queues a whole line for the file. Never throws, never waits. */
+  write(line: string): void;
   /** Lines dropped since the file was opened. */
   readonly dropped: number;
+  /** Resolves once every line queued so far has been written or dropped. */
+  flushed(): Promise<void>;
+  /** Stops taking lines; what still waits gets one synchronous try (unless a write is stuck in progress). */
   close(): void;
 }
 
 interface Handle {
-  readonly fd: number;
+  readonly file: FileHandle;
   readonly dev: number;
   readonly ino: number;
   size: number;
@@ -43,128 +50,175 @@ interface Handle {
 
 export function openRotatingFile(options: RotatingFileOptions, report: (event: RotatingFileEvent) => void = () => undefined): RotatingFile {
   const { path, maxBytes, maxFiles } = options;
+  const maxPending = options.maxPendingBytes ?? 4 * 1024 * 1024;
   let handle: Handle | undefined;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let writing: Promise<void> | undefined;
   /** The episode in progress: lines dropped since the last line written. */
   let failing: { dropped: number } | undefined;
   let droppedTotal = 0;
   let closed = false;
 
-  function open(): Handle {
-    mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(path, "a", 0o640);
+  function dropped(count: number, action: "written" | "rotated", error: unknown): void {
+    droppedTotal += count;
+    if (failing) failing.dropped += count;
+    else {
+      failing = { dropped: count };
+      report({ kind: "failing", path, action, reason: describeFsError(error) });
+    }
+  }
+
+  async function openHandle(): Promise<Handle> {
+    await mkdir(dirname(path), { recursive: true });
+    const file = await open(path, "a", 0o640);
     try {
-      const { dev, ino, size } = fstatSync(fd);
-      return { fd, dev, ino, size };
+      const { dev, ino, size } = await file.stat();
+      return { file, dev, ino, size };
     } catch (error) {
-      closeQuietly(fd);
+      await file.close().catch(() => {});
       throw error;
     }
   }
 
-  /** The handle for `path`: the one held, unless the file there is gone or another one (removed, moved aside). */
-  function current(): Handle {
-    if (handle && isStill(handle)) return handle;
-    if (handle) closeQuietly(handle.fd);
-    handle = undefined;
-    return (handle = open());
-  }
-
-  function isStill(held: Handle): boolean {
-    try {
-      const { dev, ino } = statSync(path);
-      return dev === held.dev && ino === held.ino;
-    } catch {
-      return false;
+  /**
+   * The handle for `path`: the one held, unless the file there is gone or another one (removed, or moved aside by
+   * logrotate). Looked at once per batch, not per line.
+   */
+  async function current(): Promise<Handle> {
+    if (handle) {
+      const held = handle;
+      const now = await stat(path).catch(() => undefined);
+      if (!now || now.dev !== held.dev || now.ino !== held.ino) {
+        handle = undefined;
+        await held.file.close().catch(() => {});
+      }
     }
+    return (handle ??= await openHandle());
   }
 
-  /** `.1` newest … `.maxFiles` oldest. The old handle is closed whatever happens; the next line opens afresh. */
-  function rotate(held: Handle): Handle {
+  /** `.1` newest … `.maxFiles` oldest. The old handle is closed whatever happens; the next write opens afresh. */
+  async function rotate(held: Handle): Promise<Handle> {
     handle = undefined;
     try {
       if (maxFiles > 0) {
-        rmSync(`${path}.${maxFiles}`, { force: true });
-        for (let n = maxFiles - 1; n >= 1; n--) renameIfPresent(`${path}.${n}`, `${path}.${n + 1}`);
-        renameSync(path, `${path}.1`);
+        await rm(`${path}.${maxFiles}`, { force: true });
+        for (let n = maxFiles - 1; n >= 1; n--) await renameIfPresent(`${path}.${n}`, `${path}.${n + 1}`);
+        await rename(path, `${path}.1`);
       } else {
-        rmSync(path, { force: true });
+        await rm(path, { force: true });
       }
     } finally {
-      closeQuietly(held.fd);
+      await held.file.close().catch(() => {});
     }
-    return (handle = open());
+    return (handle = await openHandle());
   }
 
-  /** Writes all of `bytes` or none: a partial write (the disk filled up mid-line) is cut off again. */
-  function append(target: Handle, bytes: Buffer): void {
+  /** Writes all of `bytes` or none: a partial write (the disk filled up mid-batch) is cut off again. */
+  async function append(target: Handle, bytes: Buffer): Promise<void> {
     let written = 0;
     try {
-      while (written < bytes.length) written += writeSync(target.fd, bytes, written);
-    } catch (error) {
-      if (written > 0) {
-        try {
-          ftruncateSync(target.fd, target.size);
-        } catch {
-          // Best effort: the torn line stays.
-        }
+      while (written < bytes.length) {
+        const { bytesWritten } = await target.file.write(bytes, written, bytes.length - written);
+        if (bytesWritten <= 0) throw new Error("the disk took no bytes");
+        written += bytesWritten;
       }
+    } catch (error) {
+      if (written > 0) await target.file.truncate(target.size).catch(() => {}); // best effort: else the torn batch stays
       throw error;
     }
     target.size += bytes.length;
   }
 
+  /** Writes `lines` in order, rotating before a line that would take the file past `maxBytes`. */
+  async function writeBatch(lines: readonly Buffer[]): Promise<void> {
+    let done = 0;
+    let action: "written" | "rotated" = "written";
+    try {
+      let target = await current();
+      while (done < lines.length) {
+        // As many lines as fit (at least one, into an empty file).
+        let end = done;
+        let bytes = 0;
+        while (end < lines.length) {
+          const next = (lines[end] as Buffer).length;
+          if (target.size + bytes + next > maxBytes && (target.size > 0 || bytes > 0)) break;
+          bytes += next;
+          end += 1;
+        }
+        if (end === done) {
+          action = "rotated";
+          target = await rotate(target);
+          action = "written";
+          continue;
+        }
+        await append(target, Buffer.concat(lines.slice(done, end), bytes));
+        done = end;
+      }
+    } catch (error) {
+      dropped(lines.length - done, action, error);
+      return;
+    }
+    if (failing) {
+      const count = failing.dropped;
+      failing = undefined;
+      report({ kind: "recovered", path, dropped: count });
+    }
+  }
+
+  async function drain(): Promise<void> {
+    try {
+      while (pending.length > 0 && !closed) {
+        const lines = pending;
+        pending = [];
+        pendingBytes = 0;
+        await writeBatch(lines);
+      }
+    } finally {
+      writing = undefined;
+    }
+  }
+
   return {
     write(line) {
-      if (closed) return false;
+      if (closed) return;
       const bytes = Buffer.from(line, "utf8");
-      let action: "written" | "rotated" = "written";
-      try {
-        let target = current();
-        if (target.size > 0 && target.size + bytes.length > maxBytes) {
-          action = "rotated";
-          target = rotate(target);
-          action = "written";
-        }
-        append(target, bytes);
-      } catch (error) {
-        droppedTotal++;
-        if (failing) failing.dropped++;
-        else {
-          failing = { dropped: 1 };
-          report({ kind: "failing", path, action, reason: describeFsError(error) });
-        }
-        return false;
+      if (pendingBytes + bytes.length > maxPending) {
+        return dropped(1, "written", Object.assign(new Error("the disk does not keep up"), { code: "EAGAIN" }));
       }
-      if (failing) {
-        const { dropped } = failing;
-        failing = undefined;
-        report({ kind: "recovered", path, dropped });
-      }
-      return true;
+      pending.push(bytes);
+      pendingBytes += bytes.length;
+      writing ??= drain();
     },
     get dropped() {
       return droppedTotal;
     },
+    async flushed() {
+      while (writing) await writing;
+    },
     close() {
+      if (closed) return;
       closed = true;
-      if (handle) closeQuietly(handle.fd);
+      const held = handle;
       handle = undefined;
+      // At exit: one synchronous try for what still waits, unless a write is in progress (it may be stuck).
+      if (!writing && held && pending.length > 0) {
+        try {
+          writeSync(held.file.fd, Buffer.concat(pending));
+        } catch {
+          // Lost at exit: the disk cannot take it now, and the process will not wait for it.
+        }
+      }
+      pending = [];
+      void held?.file.close().catch(() => {});
     },
   };
 }
 
-function renameIfPresent(from: string, to: string): void {
+async function renameIfPresent(from: string, to: string): Promise<void> {
   try {
-    renameSync(from, to);
+    await rename(from, to);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Already closed, or the file system is gone: nothing left to release.
   }
 }

@@ -27,6 +27,7 @@ export const serverCommand: Command = {
     log.info({ signal: String(input.io.shutdownSignal.reason) }, "Shutting down");
     await withBudget(service.stop(SHUTDOWN_BUDGET_MS - 500), SHUTDOWN_BUDGET_MS, log);
     log.info("Server stopped");
+    await runtime.logs.settle();
     runtime.logs.close();
     return 0;
   },
