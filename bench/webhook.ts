@@ -17,7 +17,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../src/core/clock.ts";
@@ -27,6 +26,7 @@ import { createScanQueue } from "../src/queue/scan-queue.ts";
 import { createApp } from "../src/web/app.ts";
 import { startWebServer } from "../src/web/server.ts";
 import { queueAdminFromScanQueue, queueHealth } from "../src/cli/wiring/web.ts";
+import { openConnection, payload, percentile, requestBytes, runFor, type RunResult } from "./load.ts";
 
 const PASS = "0123456789abcdef0123456789abcdef";
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -149,7 +149,7 @@ async function measure(args: string[]): Promise<{ result: RunResult; after: Afte
     const { port } = await nextMessage<{ port: number }>(child);
     const connections = await Promise.all(Array.from({ length: CONNECTIONS }, () => openConnection(port)));
     let counter = 0;
-    const next = (): Buffer => requestBytes(payload(counter++));
+    const next = (): Buffer => requestBytes(payload(counter++), PASS);
     await runFor(WARMUP_SECONDS, connections, next);
     child.send({ cmd: "mark" });
     const machine = readCpuTimes();
@@ -188,97 +188,6 @@ function stealShare(before: number[] | undefined, after: number[] | undefined): 
   return total > 0 ? (deltas[7] ?? 0) / total : undefined;
 }
 
-interface RunResult {
-  readonly latencies: Float64Array;
-  readonly count: number;
-  readonly errors: number;
-  readonly elapsedS: number;
-}
-
-/** One loop per connection, each sending one request after the other, for `seconds`. */
-async function runFor(seconds: number, connections: readonly Connection[], next: () => Buffer): Promise<RunResult> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const started = performance.now();
-  const until = started + seconds * 1000;
-  await Promise.all(
-    connections.map(async (connection) => {
-      while (performance.now() < until) {
-        const t = performance.now();
-        const status = await connection.send(next()).catch(() => 0);
-        latencies.push(performance.now() - t);
-        if (status !== 200) errors++;
-      }
-    }),
-  );
-  const elapsedS = (performance.now() - started) / 1000;
-  return { latencies: Float64Array.from(latencies).sort(), count: latencies.length, errors, elapsedS };
-}
-
-/** A Sonarr v4 import: 400 shows, so folders both merge and spread as in a real library. */
-function payload(n: number): string {
-  const show = `Show ${n % 400}`;
-  return JSON.stringify({
-    eventType: "Download",
-    instanceName: "Sonarr",
-    series: { id: n % 400, title: show, path: `/tv/${show}`, tvdbId: 100_000 + (n % 400), type: "standard" },
-    episodes: [{ id: n, episodeNumber: (n % 24) + 1, seasonNumber: 1 + (n % 5), title: `Episode ${n}` }],
-    episodeFile: {
-      id: n,
-      relativePath: `Season ${String(1 + (n % 5)).padStart(2, "0")}/${show} - S01E${n}.mkv`,
-      quality: "WEBDL-1080p",
-      size: 1_500_000_000,
-    },
-    isUpgrade: false,
-    downloadClient: "SABnzbd",
-    downloadId: `SABnzbd_nzo_${n}`,
-  });
-}
-
-function requestBytes(body: string): Buffer {
-  const head = `POST /${PASS} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nUser-Agent: Sonarr/4.0.9.2244 (bench)\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
-  return Buffer.from(head + body);
-}
-
-interface Connection {
-  send(request: Buffer): Promise<number>;
-  close(): void;
-}
-
-/** A keep-alive HTTP/1.1 connection that sends one request at a time and reads one Content-Length answer. */
-function openConnection(port: number): Promise<Connection> {
-  return new Promise((resolve, reject) => {
-    const socket: Socket = connect(port, "127.0.0.1");
-    socket.setNoDelay(true);
-    let buffer: Buffer = Buffer.alloc(0);
-    let waiting: { resolve: (status: number) => void; reject: (error: Error) => void } | undefined;
-    socket.on("data", (chunk: Buffer) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      const end = buffer.indexOf("\r\n\r\n");
-      if (end < 0 || !waiting) return;
-      const head = buffer.subarray(0, end).toString("latin1");
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      if (buffer.length < end + 4 + length) return;
-      buffer = buffer.subarray(end + 4 + length);
-      const done = waiting;
-      waiting = undefined;
-      done.resolve(Number(head.slice(9, 12)));
-    });
-    socket.on("error", (error) => waiting?.reject(error));
-    socket.once("connect", () =>
-      resolve({
-        send: (request) =>
-          new Promise((ok, fail) => {
-            waiting = { resolve: ok, reject: fail };
-            socket.write(request);
-          }),
-        close: () => socket.destroy(),
-      }),
-    );
-    socket.once("error", reject);
-  });
-}
-
 function nextMessage<T>(child: ChildProcess): Promise<T> {
   return new Promise((resolve, reject) => {
     child.once("message", (message) => resolve(message as T));
@@ -287,7 +196,7 @@ function nextMessage<T>(child: ChildProcess): Promise<T> {
 }
 
 function report(title: string, result: RunResult, after: After): void {
-  const pct = (p: number): string => (result.latencies[Math.min(result.count - 1, Math.floor((p / 100) * result.count))] ?? NaN).toFixed(2);
+  const pct = (p: number): string => percentile(result, p);
   console.log(`${title}, ${CONNECTIONS} connections, ${result.elapsedS.toFixed(1)} s:`);
   console.log(`  requests/s: ${(result.count / result.elapsedS).toFixed(0)}   requests: ${result.count}   non-200: ${result.errors}`);
   console.log(`  latency ms: p50 ${pct(50)}   p90 ${pct(90)}   p99 ${pct(99)}   max ${pct(100)}`);

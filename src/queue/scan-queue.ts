@@ -36,7 +36,7 @@ export interface ScanQueueOptions {
   readonly maintenanceIntervalMs?: number;
   /** While the disk refuses writes, how often the store tries again (default 2 s). */
   readonly probeIntervalMs?: number;
-  /** How often the queue files are checked to still be there (default 5 s). */
+  /** How often the queue files are checked to still be there (default 1 s: two stats). */
   readonly verifyIntervalMs?: number;
   /** Looks a path of `unknown` kind up on disk before it is merged (see `resolve-kind.ts`). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
@@ -114,7 +114,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const restored = work.pendingCount();
   log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
   const maintenance = startMaintenance(store, clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
-  const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 5_000);
+  const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 1_000);
   verify.unref();
 
   return {

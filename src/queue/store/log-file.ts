@@ -1,4 +1,4 @@
-import { open, readdir, stat } from "node:fs/promises";
+import { open, readdir } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { syncFolder } from "../../core/durable-file.ts";
@@ -11,9 +11,10 @@ import type { Logger } from "../../core/logger.ts";
  * ends the current one.
  *
  * `append` writes every byte (a short write, as a filling disk gives, is continued, and a write that makes no
- * progress is an error), then `fdatasync`s, then checks that the path still names this file (a log deleted or replaced
- * under us would take acknowledged writes with it). Only then is the write acknowledged. When anything fails the file
- * is cut back to its last acknowledged byte, so no torn record stays in it, and the caller must not append to it again.
+ * progress is an error), then `fdatasync`s. Only then is the write acknowledged. When anything fails the file is cut
+ * back to its last acknowledged byte, so no torn record stays in it, and the caller must not append to it again. (A log
+ * deleted or replaced under the running process is noticed by the store's `verifyFiles`, which writes the whole queue
+ * again from memory.)
  */
 export interface LogFileRef {
   readonly generation: number;
@@ -91,8 +92,6 @@ export async function openLogFile(file: string, generation: number, log?: Logger
       try {
         await writeAll(data, handle);
         await handle.datasync();
-        const now = await stat(path);
-        if (now.ino !== ino) throw new Error(`'${path}' was replaced by another file`);
         length += data.length;
       } catch (error) {
         const cutBack = await handle.truncate(length).then(

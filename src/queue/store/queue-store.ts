@@ -161,6 +161,8 @@ function createStore(parts: StoreParts): QueueStore {
   /** The first generation after the current snapshot. */
   let snapshotBase = 0;
   let snapshotIno: number | undefined;
+  /** Snapshots written so far: a look at the files that a checkpoint overtook says nothing. */
+  let snapshotsWritten = 0;
   let bytes = 0;
   let threshold = minimum;
   let failure: Failure | undefined;
@@ -335,6 +337,7 @@ function createStore(parts: StoreParts): QueueStore {
       threshold = Math.max(minimum, data.length * ratio);
       await writeSnapshot(file, data, log, { fresh });
       snapshotIno = (await stat(file)).ino;
+      snapshotsWritten += 1;
     } catch (error) {
       if (fresh) freshChain = true;
       throw error;
@@ -369,12 +372,14 @@ function createStore(parts: StoreParts): QueueStore {
   }
 
   async function verifyFiles(): Promise<void> {
-    if (closed || failure || snapshotIno === undefined) return;
+    // A checkpoint in progress replaces the snapshot itself: not a file replaced under us.
+    if (closed || failure || checkpointRun || snapshotIno === undefined) return;
+    const written = snapshotsWritten;
     const ino = (path: string): Promise<number | undefined> => stat(path).then((s) => s.ino, () => undefined);
     const log_ = current;
     const snapshotNow = await ino(file);
     const logGone = log_ !== undefined && (await ino(logPath(file, log_.generation))) !== log_.ino;
-    if (snapshotNow === snapshotIno && !logGone) return;
+    if ((snapshotNow === snapshotIno && !logGone) || checkpointRun || snapshotsWritten !== written) return;
     const what = snapshotNow !== snapshotIno ? `queue file '${file}'` : `queue log '${logPath(file, log_?.generation ?? 0)}'`;
     log.error(
       { file },
