@@ -59,7 +59,7 @@ describe("the data directory lock", () => {
     const present = (): Promise<boolean> => readFile(lock.file).then(() => true, () => false);
     await eventually(present);
     expect(await present()).toBe(true);
-    expect(logs.messages().some((m) => m.includes("was removed while autoscan was running"))).toBe(true);
+    expect(logs.messages().some((m) => m.includes("was missing while autoscan was running"))).toBe(true);
     await lock.release();
     expect(await present()).toBe(false);
   });

@@ -10,9 +10,9 @@ import type { Logger } from "./logger.ts";
  * second `docker run` on the same volume) would interleave their writes and lose work, so the second one refuses to
  * start and names the first.
  *
- * `autoscan.lock` holds the owner's pid, host and start time; its owner touches it every `heartbeatMs`. A lock is
+ * `autoscan.lock` holds the owner's pid, host and start time; its owner touches it every `heartbeatMs` (2 s). A lock is
  * stale, and taken over, when its owner is gone: on the same host, when no process has its pid (or the pid is our
- * own: a container restarted with the same pid 1); on any host, when it has not been touched for `staleMs` (a
+ * own: a container restarted with the same pid 1); on any host, when it has not been touched for `staleMs` (60 s; a
  * container's host name differs per container, and its pids cannot be checked from another one).
  */
 export interface DataDirLockOptions {
@@ -36,8 +36,8 @@ interface Owner {
 
 export async function acquireDataDirLock(options: DataDirLockOptions): Promise<DataDirLock> {
   const { dir, log } = options;
-  const heartbeatMs = options.heartbeatMs ?? 10_000;
-  const staleMs = options.staleMs ?? 6 * heartbeatMs;
+  const heartbeatMs = options.heartbeatMs ?? 2_000;
+  const staleMs = options.staleMs ?? Math.max(60_000, 6 * heartbeatMs);
   const file = join(dir, "autoscan.lock");
   await mkdir(dir, { recursive: true });
   const me: Owner = { pid: process.pid, host: hostname(), started: new Date().toISOString(), token: randomBytes(8).toString("hex") };
@@ -47,7 +47,19 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
       await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" });
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 3) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? "";
+      // A data directory that cannot take the lock (full, read-only) cannot take the queue either: the server
+      // starts anyway, answers 503 with the cause, and the heartbeat writes the lock as soon as it can.
+      if (UNWRITABLE.has(code)) {
+        await removeIfEmpty(file);
+        log.warn(
+          { lock: file, code },
+          `Could not write the data directory lock '${file}' (${code}); autoscan goes on and writes it once the disk ` +
+            "takes writes again. Until then it cannot tell whether another autoscan uses this directory.",
+        );
+        break;
+      }
+      if (code !== "EEXIST" || attempt > 3) throw error;
     }
     const held = await readOwner(file);
     const age = await stat(file).then((s) => Date.now() - s.mtimeMs, () => Number.POSITIVE_INFINITY);
@@ -55,8 +67,8 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
       throw new FatalError(
         `The data directory '${dir}' is in use by another autoscan (pid ${String(held.pid)} on host '${held.host}', ` +
           `started ${held.started}, last seen ${String(Math.round(age / 1000))} s ago). Stop that one first: two ` +
-          `processes on one queue would lose work. If it is gone, its lock '${file}' is taken over ` +
-          `${String(Math.round(staleMs / 1000))} s after it was last seen.`,
+          `processes on one queue would lose work. If it is gone, its lock '${file}' is taken over by itself: at once ` +
+          `on the same host, ${String(Math.round(staleMs / 1000))} s after it was last seen from another host.`,
       );
     }
     // Stale: take it over. Written beside it and renamed, so a reader never sees half a lock.
@@ -84,8 +96,12 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
       await utimes(file, at, at);
     } else if (!held) {
       await mkdir(dir, { recursive: true });
-      await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" });
-      log.warn({ lock: file }, `The data directory lock '${file}' was removed while autoscan was running; wrote it again.`);
+      await removeIfEmpty(file);
+      await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" }).catch(async (error: unknown) => {
+        await removeIfEmpty(file);
+        throw error;
+      });
+      log.warn({ lock: file }, `The data directory lock '${file}' was missing while autoscan was running; wrote it again.`);
     } else if (!lost) {
       lost = true;
       log.error(
@@ -105,6 +121,15 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
       if (held?.token === me.token) await rm(file, { force: true });
     },
   };
+}
+
+/** What a directory answers when it cannot take a write now; see above. */
+const UNWRITABLE = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
+
+/** A lock file left empty by a write the disk refused holds nothing: it goes. */
+async function removeIfEmpty(file: string): Promise<void> {
+  const size = await stat(file).then((s) => s.size, () => undefined);
+  if (size === 0) await rm(file, { force: true }).catch(() => {});
 }
 
 function isStale(owner: Owner, ageMs: number, staleMs: number): boolean {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "./logger.ts";
 
@@ -42,6 +42,29 @@ export async function writeFileDurably(
       await handle.close();
     }
     await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => {});
+    throw error;
+  }
+  await syncFolder(dir, options.log);
+}
+
+/**
+ * Copies `from` over `to` with the same guarantees as `writeFileDurably` (a crash leaves the old `to` or the whole
+ * copy), without reading the file into memory. Throws ENOENT when `from` does not exist.
+ */
+export async function copyFileDurably(from: string, to: string, options: DurableWriteOptions = {}): Promise<void> {
+  const dir = dirname(to);
+  const temp = join(dir, `.${basename(to)}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    await copyFile(from, temp);
+    const handle = await open(temp, "r+");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, to);
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {});
     throw error;

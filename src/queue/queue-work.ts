@@ -102,6 +102,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
       });
     },
     pendingCount: () => due.size,
+    writable: () => store.health().writable,
   };
 }
 

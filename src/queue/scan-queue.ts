@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
-import { acquireDataDirLock, type DataDirLock } from "../core/data-dir-lock.ts";
+import { acquireDataDirLock } from "../core/data-dir-lock.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";

@@ -79,6 +79,8 @@ export interface DispatchQueue {
   /** Fails every item that has waited since before `dueBefore` for `target`, which has been down all that time. */
   failWaitingFor(target: string, dueBefore: number, reason: string): Promise<number>;
   pendingCount(): number;
+  /** Whether the store takes writes now (from memory); while it does not, the dispatcher starts nothing. */
+  writable(): boolean;
   /** Called with the earliest time new work may be due, after each enqueue or retry. Returns an unsubscribe. */
   onWork(listener: (earliest: number) => void): () => void;
 }

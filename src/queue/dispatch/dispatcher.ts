@@ -6,6 +6,7 @@ import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
+import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
 import { createTargetHealth, type TargetHealth } from "./target-health.ts";
 import { createWorkLoop } from "./work-loop.ts";
 
@@ -112,7 +113,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       track(async () => {
         try {
           const result = await checkItemFiles(item, clock.now(), settings);
-          await queue.recordCheck(item.id, item.rev, result);
+          await untilStored(() => queue.recordCheck(item.id, item.rev, result), clock, abort.signal);
         } finally {
           checking.delete(item.id);
         }
@@ -135,6 +136,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function schedule(): number {
     const now = clock.now();
     if (healths.length === 0) return Number.POSITIVE_INFINITY;
+    // While the store cannot write, nothing new starts: its outcome could not be recorded (and the store says so).
+    if (!queue.writable()) return now + STORE_RETRY_MS;
     launchChecks(now);
     for (const health of healths) launchScans(health, now);
     const downs = healths.filter((h) => h.downUntil > now && !h.probing).map((h) => h.downUntil);

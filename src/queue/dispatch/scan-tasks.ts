@@ -1,11 +1,12 @@
 import type { Clock } from "../../core/clock.ts";
-import { TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
+import { StoreUnavailableError, TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { ScanContext, ScanOutcome } from "../../core/target.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import type { RoundHooks } from "./round-hooks.ts";
 import { isTargetWideError, markDown, markUp, type TargetHealth } from "./target-health.ts";
+import { untilStored } from "./until-stored.ts";
 
 /**
  * One scan of one folder by one target, and the availability probe of a target that was down. Every outcome is
@@ -34,9 +35,11 @@ export function createScanTasks(options: ScanTaskOptions) {
   async function recorded(health: TargetHealth, item: WorkItem, outcome: ScanOutcome): Promise<void> {
     const folder = item.scanFolder ?? item.folder;
     const fields = { id: item.id, folder, target: health.target.name };
+    const record = (): ReturnType<DispatchQueue["recordScan"]> =>
+      queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
+    const result = await untilStored(record, clock, signal);
     if (outcome.status === "scanned") log.info(fields, "Finished scan!");
     else log.info({ ...fields, reason: outcome.reason }, `Skipped the scan of '${folder}': ${outcome.reason}`);
-    const result = await queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
     if (result === undefined) log.debug(fields, "The folder got new requests (or was removed) during the scan");
     if (result?.completed) log.info(`There are ${queue.pendingCount()} queued item(s) remaining.`);
   }
@@ -58,7 +61,7 @@ export function createScanTasks(options: ScanTaskOptions) {
       log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(folderWait)} seconds.`);
     }
     const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryAt: now + folderWait };
-    const result = await queue.recordFailure(item.id, item.rev, failure);
+    const result = await untilStored(() => queue.recordFailure(item.id, item.rev, failure), clock, signal);
     if (result.failed) {
       const limit = hours(options.retryMaxMs);
       log.error(fields, `Giving up on '${folder}' after failing for ${limit}; kept as failed, it can be retried.`);
@@ -69,7 +72,11 @@ export function createScanTasks(options: ScanTaskOptions) {
     async scan(health: TargetHealth, item: WorkItem): Promise<void> {
       let attempt: number | undefined;
       try {
-        const start = await queue.beginAttempt(item.id, item.rev);
+        // The store cannot write: the dispatcher pauses until it can (nothing is lost: the folder stays queued).
+        const start = await queue.beginAttempt(item.id, item.rev).catch((error: unknown) => {
+          if (error instanceof StoreUnavailableError) return undefined;
+          throw error;
+        });
         if (start === undefined) return;
         if (!start.go) return void log.error({ id: item.id, folder: item.folder }, `Giving up on '${item.folder}': ${start.reason}`);
         attempt = start.attempt;

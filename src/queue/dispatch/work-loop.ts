@@ -1,5 +1,5 @@
 import type { Clock } from "../../core/clock.ts";
-import { describeError } from "../../core/errors.ts";
+import { StoreUnavailableError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 
 /**
@@ -92,6 +92,7 @@ export function createWorkLoop(options: { clock: Clock; log: Logger; pass: () =>
       void task()
         .catch((error: unknown) => {
           if (stopping) log.debug({ err: error }, "A scan task ended during shutdown");
+          else if (error instanceof StoreUnavailableError) log.debug({ err: error }, "A scan task could not be recorded now");
           else log.error({ err: error }, `A scan task failed: ${describeError(error)}`);
         })
         .finally(() => {

@@ -12,7 +12,7 @@ import { replayLogs } from "./log-replay.ts";
 import { migrateDatabase } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
 import { applyChange, createRowAccess, nextItemId, nextRequestId, type ItemRow, type RowAccess, type RowChange, type RowReader } from "./rows.ts";
-import { loadSnapshot, writeSnapshot } from "./snapshot-file.ts";
+import { loadSnapshot, previousPath, writeSnapshot } from "./snapshot-file.ts";
 import { loadSqlJs, type Database } from "./sql-js.ts";
 import { StoreUnavailableError, describeStoreFault } from "./store-fault.ts";
 import { createWriteQueue, type Waiting } from "./write-queue.ts";
@@ -93,6 +93,7 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   const sql = await loadSqlJs();
   await mkdir(dirname(file), { recursive: true });
   await removeStaleTempFiles(file);
+  await removeStaleTempFiles(previousPath(file));
 
   const snapshot = await loadSnapshot(sql, file, options.now(), log);
   let db: Database = snapshot.db;

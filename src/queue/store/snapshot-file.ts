@@ -1,5 +1,5 @@
-import { copyFile, link, readFile, rename, rm } from "node:fs/promises";
-import { writeFileDurably } from "../../core/durable-file.ts";
+import { readFile, rename } from "node:fs/promises";
+import { copyFileDurably, writeFileDurably } from "../../core/durable-file.ts";
 import { FatalError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Database, SqlJsStatic } from "./sql-js.ts";
@@ -53,28 +53,19 @@ export async function loadSnapshot(sql: SqlJsStatic, file: string, now: number, 
 }
 
 /**
- * Replaces the snapshot with `data`, keeping the one it replaces as `.prev` (a hard link where the filesystem has
- * them, else a copy). Both steps are atomic renames: a crash at any point leaves a complete `queue.db`. `fresh`: the
- * previous snapshot is written as `data` too (a new chain, nothing older is needed to rebuild the queue).
+ * Replaces the snapshot with `data`, keeping the one it replaces as `.prev`. Both steps are atomic replacements (see
+ * `core/durable-file.ts`): a crash at any point leaves a complete `queue.db`. `.prev` is a copy, never a second name
+ * of the same file, so damage to one cannot reach the other. `fresh`: `.prev` is `data` too (a new chain: nothing
+ * older is needed to rebuild the queue).
  */
 export async function writeSnapshot(file: string, data: Uint8Array, log: Logger, options: { fresh?: boolean } = {}): Promise<void> {
   const prev = previousPath(file);
-  if (options.fresh) {
-    await writeFileDurably(prev, data, { log });
-    await writeFileDurably(file, data, { log });
-    return;
-  }
-  const prevTemp = `${prev}.tmp`;
-  await rm(prevTemp, { force: true });
-  try {
-    await link(file, prevTemp).catch(async (error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw error;
-      await copyFile(file, prevTemp);
+  if (options.fresh) await writeFileDurably(prev, data, { log });
+  else {
+    await copyFileDurably(file, prev, { log }).catch((error: unknown) => {
+      // No current file (a first checkpoint, or it was deleted): there is nothing to keep.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     });
-    await rename(prevTemp, prev);
-  } catch (error) {
-    // No current file (a first checkpoint, or it was deleted): there is nothing to keep.
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   await writeFileDurably(file, data, { log });
 }
