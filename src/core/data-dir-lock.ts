@@ -42,72 +42,93 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
   await mkdir(dir, { recursive: true });
   const me: Owner = { pid: process.pid, host: hostname(), started: new Date().toISOString(), token: randomBytes(8).toString("hex") };
 
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" });
-      break;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? "";
-      // A data directory that cannot take the lock (full, read-only) cannot take the queue either: the server
-      // starts anyway, answers 503 with the cause, and the heartbeat writes the lock as soon as it can.
-      if (UNWRITABLE.has(code)) {
-        await removeIfEmpty(file);
-        log.warn(
-          { lock: file, code },
-          `Could not write the data directory lock '${file}' (${code}); autoscan goes on and writes it once the disk ` +
-            "takes writes again. Until then it cannot tell whether another autoscan uses this directory.",
-        );
-        break;
+  /** Another live owner's lock, if any; else the lock is ours now (written beside it and renamed into place). */
+  async function claim(): Promise<{ other: Owner; age: number } | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const held = await readOwner(file);
+      const age = await stat(file).then((s) => Date.now() - s.mtimeMs, () => Number.POSITIVE_INFINITY);
+      if (held?.token === me.token) return undefined;
+      if (held && !isStale(held, age, staleMs)) return { other: held, age };
+      if (age === Number.POSITIVE_INFINITY) {
+        // No lock at all: created exclusively, so two processes starting at once cannot both get it.
+        try {
+          await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" });
+          return undefined;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+            await rmIfEmpty(file);
+            throw error;
+          }
+          continue;
+        }
       }
-      if (code !== "EEXIST" || attempt > 3) throw error;
+      const temp = `${file}.${me.token}.tmp`;
+      try {
+        await writeFile(temp, `${JSON.stringify(me)}\n`);
+        await rename(temp, file);
+      } catch (error) {
+        await rm(temp, { force: true }).catch(() => {});
+        throw error;
+      }
+      // Another process may have taken it over at the same moment: the last rename wins, so look again.
+      const now = await readOwner(file);
+      if (now?.token === me.token) {
+        if (held) {
+          log.warn(
+            { lock: file, previous: held },
+            `Took over the data directory lock of autoscan pid ${String(held.pid)} on host '${held.host}', which is gone.`,
+          );
+        }
+        return undefined;
+      }
+      if (attempt > 3) return now ? { other: now, age: 0 } : undefined;
     }
-    const held = await readOwner(file);
-    const age = await stat(file).then((s) => Date.now() - s.mtimeMs, () => Number.POSITIVE_INFINITY);
-    if (held && !isStale(held, age, staleMs)) {
+  }
+
+  try {
+    const busy = await claim();
+    if (busy) {
+      const { other, age } = busy;
       throw new FatalError(
-        `The data directory '${dir}' is in use by another autoscan (pid ${String(held.pid)} on host '${held.host}', ` +
-          `started ${held.started}, last seen ${String(Math.round(age / 1000))} s ago). Stop that one first: two ` +
+        `The data directory '${dir}' is in use by another autoscan (pid ${String(other.pid)} on host '${other.host}', ` +
+          `started ${other.started}, last seen ${String(Math.round(age / 1000))} s ago). Stop that one first: two ` +
           `processes on one queue would lose work. If it is gone, its lock '${file}' is taken over by itself: at once ` +
           `on the same host, ${String(Math.round(staleMs / 1000))} s after it was last seen from another host.`,
       );
     }
-    // Stale: take it over. Written beside it and renamed, so a reader never sees half a lock.
-    const temp = `${file}.${me.token}.tmp`;
-    await writeFile(temp, `${JSON.stringify(me)}\n`);
-    await rename(temp, file);
-    const now = await readOwner(file);
-    if (now?.token !== me.token) continue; // another process took it over at the same moment: look again.
-    if (held) {
-      log.warn(
-        { lock: file, previous: held },
-        `Took over the data directory lock of autoscan pid ${String(held.pid)} on host '${held.host}', which is gone.`,
-      );
-    }
-    break;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (!UNWRITABLE.has(code)) throw error;
+    // A data directory that cannot take the lock (full, read-only) cannot take the queue either: the server starts
+    // anyway, answers 503 with the cause, and the heartbeat writes the lock as soon as it can.
+    log.warn(
+      { lock: file, code },
+      `Could not write the data directory lock '${file}' (${code}); autoscan goes on and writes it once the disk ` +
+        "takes writes again. Until then it cannot tell whether another autoscan uses this directory.",
+    );
   }
 
-  // The heartbeat keeps the lock fresh, writes it again if the folder was emptied under us, and says so (once) if
-  // another process has taken it over, which only happens after this one stalled for longer than `staleMs`.
+  // The heartbeat keeps the lock fresh, writes it again if it is missing (the folder emptied under us, or a disk that
+  // was full at start), and says so (once) if another process has taken it over, which only happens after this one
+  // stalled for longer than `staleMs`.
   let lost = false;
   const heartbeat = async (): Promise<void> => {
     const held = await readOwner(file);
     if (held?.token === me.token) {
       const at = new Date();
       await utimes(file, at, at);
-    } else if (!held) {
-      await mkdir(dir, { recursive: true });
-      await removeIfEmpty(file);
-      await writeFile(file, `${JSON.stringify(me)}\n`, { flag: "wx" }).catch(async (error: unknown) => {
-        await removeIfEmpty(file);
-        throw error;
-      });
+      return;
+    }
+    await mkdir(dir, { recursive: true });
+    const busy = await claim();
+    if (!busy) {
       log.warn({ lock: file }, `The data directory lock '${file}' was missing while autoscan was running; wrote it again.`);
     } else if (!lost) {
       lost = true;
       log.error(
-        { lock: file, other: held },
-        `Another autoscan (pid ${String(held.pid)} on host '${held.host}') has taken over the data directory '${dir}': ` +
-          "two processes now write one queue. Stop one of them.",
+        { lock: file, other: busy.other },
+        `Another autoscan (pid ${String(busy.other.pid)} on host '${busy.other.host}') has taken over the data directory ` +
+          `'${dir}': two processes now write one queue. Stop one of them.`,
       );
     }
   };
@@ -123,14 +144,14 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
   };
 }
 
-/** What a directory answers when it cannot take a write now; see above. */
-const UNWRITABLE = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
-
 /** A lock file left empty by a write the disk refused holds nothing: it goes. */
-async function removeIfEmpty(file: string): Promise<void> {
+async function rmIfEmpty(file: string): Promise<void> {
   const size = await stat(file).then((s) => s.size, () => undefined);
   if (size === 0) await rm(file, { force: true }).catch(() => {});
 }
+
+/** What a directory answers when it cannot take a write now; see above. */
+const UNWRITABLE = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
 
 function isStale(owner: Owner, ageMs: number, staleMs: number): boolean {
   if (ageMs > staleMs) return true;

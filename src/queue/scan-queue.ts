@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.ts";
+import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { acquireDataDirLock } from "../core/data-dir-lock.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
@@ -101,7 +102,10 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
 
   await importLegacy(store, log, enqueue);
   const prune = async (): Promise<void> => void (await store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)));
-  await prune();
+  // On a disk that refuses writes the queue still opens (503 until it can write, see the store); pruning waits.
+  await prune().catch((error: unknown) => {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+  });
   // History is pruned at each maintenance tick, and also whenever a tenth of the row limit has finished since the
   // last prune, so the history kept in memory stays near SERVER_HISTORY_MAX_ROWS however busy the queue is.
   let finishedSincePrune = 0;

@@ -14,7 +14,7 @@ import { migrations } from "./migrations/index.ts";
 import { applyChange, createRowAccess, nextItemId, nextRequestId, type ItemRow, type RowAccess, type RowChange, type RowReader } from "./rows.ts";
 import { loadSnapshot, previousPath, writeSnapshot } from "./snapshot-file.ts";
 import { loadSqlJs, type Database } from "./sql-js.ts";
-import { StoreUnavailableError, describeStoreFault } from "./store-fault.ts";
+import { StoreUnavailableError, describeStoreFault, isDiskRefusal } from "./store-fault.ts";
 import { createWriteQueue, type Waiting } from "./write-queue.ts";
 
 /**
@@ -360,8 +360,11 @@ function createStore(parts: StoreParts): QueueStore {
       try {
         do {
           again = false;
-          await runCheckpoint().catch((error: unknown) => {
-            // The log still holds everything: a failed snapshot costs a longer replay, not data.
+          await runCheckpoint().catch(async (error: unknown) => {
+            // A disk that is full, read-only or failing will refuse the log next: say so now (503, /health), and
+            // let the probe's checkpoint find out when it takes writes again. Anything else costs a longer replay,
+            // not data: the log still holds everything.
+            if (isDiskRefusal(error)) return void (await exclusive(() => enterFailure(error)));
             log.warn({ err: error, file }, `Could not write the queue snapshot (${describeStoreFault(error, dir)}); the log keeps every change, trying again later`);
           });
         } while (again);

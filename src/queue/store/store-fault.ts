@@ -31,6 +31,11 @@ export function describeStoreFault(error: unknown, dir: string): string {
   }
 }
 
+/** The disk refuses writes as such (full, quota, size limit, read-only, failing), not this one write for a reason of its own. */
+export function isDiskRefusal(error: unknown): boolean {
+  return ["ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EIO"].includes(findCode(error) ?? "");
+}
+
 function findCode(error: unknown): string | undefined {
   for (let e = error; e instanceof Error; e = e.cause) {
     const code = (e as NodeJS.ErrnoException).code;
