@@ -75,6 +75,7 @@ function createItem(
     files: null,
     attempts: 0,
     unfinished: 0,
+    requests_dropped: 0,
     first_failed_at: null,
     last_error: null,
     finished_at: null,

@@ -19,6 +19,8 @@ export interface QueueItemView {
   readonly lastError?: string;
   readonly finishedAt?: number;
   readonly requests: readonly RequestView[];
+  /** Requests a finished folder let go of (it keeps its first ones). */
+  readonly requestsDropped: number;
   /** The targets that finished this folder (a retry re-sends only to the others). */
   readonly targets: readonly TargetView[];
 }
@@ -104,6 +106,7 @@ function toView(rows: RowAccess, item: ItemRow): QueueItemView {
       ...(r.received_path === null ? {} : { receivedPath: r.received_path }),
       at: r.at,
     })),
+    requestsDropped: item.requests_dropped,
     targets: targets.map((t) => ({
       target: t.target,
       status: t.status,

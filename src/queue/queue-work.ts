@@ -1,10 +1,26 @@
 import type { ScanOutcome } from "../core/target.ts";
 import type { AttemptStart, CheckResult, DispatchQueue, FailureRecord, WorkItem } from "./dispatch/dispatch-port.ts";
-import type { QueueStore } from "./store/queue-store.ts";
+import type { QueueStore, StoreTransaction } from "./store/queue-store.ts";
 import type { ItemRow, RequestRow, RowReader } from "./store/rows.ts";
 
 /** Attempts in a row that may start and never end (the process died during them) before a folder is given up. */
 export const MAX_UNFINISHED_ATTEMPTS = 3;
+
+/**
+ * Requests a finished folder keeps (its first ones; the rest are counted in `requests_dropped`). The history is
+ * bounded by its row limit; this bounds what each row holds, so memory does not grow with the number of requests
+ * that ever merged into the folders of the history.
+ */
+export const HISTORY_REQUESTS_KEPT = 10;
+
+/** Stores an item image; a folder that finishes (done or failed) lets go of all but its first requests. */
+function put(tx: StoreTransaction, row: ItemRow): void {
+  if (row.state === "pending") return tx.apply({ k: "item", r: row });
+  const count = tx.rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = ?", [row.id])?.n ?? 0;
+  const extra = Math.max(0, count - HISTORY_REQUESTS_KEPT);
+  tx.apply({ k: "item", r: extra > 0 ? { ...row, requests_dropped: row.requests_dropped + extra } : row });
+  if (extra > 0) tx.apply({ k: "trim", id: row.id, keep: HISTORY_REQUESTS_KEPT });
+}
 
 /**
  * The dispatcher's side of the queue (see `DispatchQueue`), on top of the store. Which items are due comes from the
@@ -29,7 +45,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
       await store.write((tx) => {
         const item = pendingItem(id);
         if (!item || item.rev !== rev) return;
-        tx.apply({ k: "item", r: afterCheck(item, result, now()) });
+        put(tx, afterCheck(item, result, now()));
       });
     },
     beginAttempt(id, rev) {
@@ -40,11 +56,11 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
           const reason =
             `The last ${String(item.unfinished)} scan attempts of this folder started and never finished: autoscan ` +
             "stopped or crashed during each. Retry it once the cause is fixed.";
-          tx.apply({ k: "item", r: { ...item, state: "failed", finished_at: now(), last_error: reason } });
+          put(tx, { ...item, state: "failed", finished_at: now(), last_error: reason });
           return { go: false, reason };
         }
         // Counted before the scan starts, and on disk before it does: a scan that takes the process down still counts.
-        tx.apply({ k: "item", r: { ...item, unfinished: item.unfinished + 1 } });
+        put(tx, { ...item, unfinished: item.unfinished + 1 });
         return { go: true, attempt: item.attempts + 1 };
       });
     },
@@ -54,7 +70,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         if (!item) return undefined;
         if (item.rev !== rev) {
           // New work arrived during the scan: it does not count, but its attempt is over.
-          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: ended(item) } });
+          if (item.unfinished > 0) put(tx, { ...item, unfinished: ended(item) });
           return undefined;
         }
         const at = now();
@@ -64,7 +80,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         );
         const completed = allTargets.every((name) => done.has(name));
         const finished = completed ? { state: "done" as const, finished_at: at, last_error: null } : {};
-        tx.apply({ k: "item", r: { ...item, unfinished: ended(item), ...finished } });
+        put(tx, { ...item, unfinished: ended(item), ...finished });
         return { completed };
       });
     },
@@ -73,18 +89,18 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         const item = pendingItem(id);
         if (!item) return { failed: false };
         if (item.rev !== rev) {
-          if (item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: ended(item) } });
+          if (item.unfinished > 0) put(tx, { ...item, unfinished: ended(item) });
           return { failed: false };
         }
         const updated = afterFailure(item, failure, now());
-        tx.apply({ k: "item", r: updated });
+        put(tx, updated);
         return { failed: updated.state === "failed" };
       });
     },
     async recordInterrupted(id) {
       await store.write((tx) => {
         const item = pendingItem(id);
-        if (item && item.unfinished > 0) tx.apply({ k: "item", r: { ...item, unfinished: ended(item) } });
+        if (item && item.unfinished > 0) put(tx, { ...item, unfinished: ended(item) });
       });
     },
     failWaitingFor(target, dueBefore, reason) {
@@ -96,7 +112,7 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         );
         const at = now();
         for (const item of items) {
-          tx.apply({ k: "item", r: { ...item, state: "failed", finished_at: at, last_error: reason } });
+          put(tx, { ...item, state: "failed", finished_at: at, last_error: reason });
         }
         return items.length;
       });

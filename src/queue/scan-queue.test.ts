@@ -213,6 +213,27 @@ describe("history retention", () => {
     expect(queue.listHistory({ limit: 1 })[0]?.folder).toBe("/tv/Show 349");
   });
 
+  it("lets a finished folder keep only its first requests, and counts the others, also after a restart", async () => {
+    const requests = Array.from({ length: 15 }, (_, n) => episode(n + 1));
+    for (const request of requests) await queue.enqueue([request]);
+    await clock.advance(3 * DELAY);
+    const [item] = queue.dueForCheck(clock.now(), 1, new Set());
+    if (!item) throw new Error("not due");
+    await queue.recordCheck(item.id, item.rev, { kind: "ready", checks: 1, scanFolder: item.folder, files: [] });
+    const pending = queue.getItem(item.id);
+    await queue.recordScan(item.id, item.rev, "plex", { status: "scanned" }, ["plex"]);
+    expect(pending?.requests).toHaveLength(15);
+    const check = (view: ReturnType<ScanQueue["getItem"]>): void => {
+      expect(view?.state).toBe("done");
+      expect(view?.requests.map((r) => r.path)).toEqual(requests.slice(0, 10).map((r) => r.path));
+      expect(view?.requestsDropped).toBe(5);
+    };
+    check(queue.getItem(item.id));
+    await queue.close();
+    queue = await open();
+    check(queue.getItem(item.id));
+  });
+
   it("prunes at open too", async () => {
     await finishOne("/tv/A");
     await queue.close();

@@ -80,8 +80,13 @@ interface ModelItem {
   lastError?: string;
   finishedAt?: number;
   requests: ModelRequest[];
+  /** Requests let go when the folder finished: it keeps its first `HISTORY_REQUESTS_KEPT`. */
+  requestsDropped: number;
   targets: Record<string, ModelTarget>;
 }
+
+/** A finished folder keeps this many of its requests, oldest first. */
+export const HISTORY_REQUESTS_KEPT = 10;
 
 export interface ModelState {
   now: number;
@@ -140,6 +145,10 @@ function modelOver(state: ModelState): QueueModel {
     item.state = to;
     item.finishedAt = state.now;
     item.lastError = error;
+    if (item.requests.length > HISTORY_REQUESTS_KEPT) {
+      item.requestsDropped += item.requests.length - HISTORY_REQUESTS_KEPT;
+      item.requests = [...item.requests].sort((a, b) => a.arrival - b.arrival).slice(0, HISTORY_REQUESTS_KEPT);
+    }
   };
   /** Made due now and tried afresh (a retry). */
   const fresh = (item: ModelItem): void => {
@@ -219,6 +228,7 @@ function modelOver(state: ModelState): QueueModel {
             attempts: 0,
             unfinished: 0,
             requests: [{ ...row, arrival: state.nextArrival++ }],
+            requestsDropped: 0,
             targets: {},
           });
           return { folder, merged: false };
@@ -410,6 +420,7 @@ function toView(item: ModelItem): QueueItemView {
     ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
     ...(item.finishedAt === undefined ? {} : { finishedAt: item.finishedAt }),
     requests: item.requests.map(({ arrival: _arrival, ...request }) => request),
+    requestsDropped: item.requestsDropped,
     targets: Object.entries(item.targets)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([target, result]) => ({ target, ...result })),

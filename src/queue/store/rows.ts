@@ -36,6 +36,8 @@ export interface ItemRow {
   readonly first_failed_at: number | null;
   readonly last_error: string | null;
   readonly finished_at: number | null;
+  /** Requests let go when the folder finished (it keeps its first ones). */
+  readonly requests_dropped: number;
 }
 
 export interface RequestRow {
@@ -66,12 +68,14 @@ export type RowChange =
   | { readonly k: "del"; readonly id: number }
   /** Forgets which targets finished an item (new work arrived for it). */
   | { readonly k: "clr"; readonly id: number }
+  /** Keeps only an item's first `keep` requests (by id). */
+  | { readonly k: "trim"; readonly id: number; readonly keep: number }
   /** Drops history finished before `before`, and all but the newest `keep` history rows. */
   | { readonly k: "prune"; readonly before: number; readonly keep: number };
 
 const ITEM_COLUMNS = [
   "id", "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
-  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at",
+  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
 ] as const;
 const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
 const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
@@ -142,9 +146,10 @@ const values = (columns: readonly string[], row: object): SqlValue[] =>
 export function applyChange(rows: RowAccess, change: RowChange): void {
   switch (change.k) {
     case "item": {
-      // Records written before schema 3 carry no `unfinished`.
+      // Records written before schema 3 carry no `unfinished`, before schema 4 no `requests_dropped`.
       const row: Partial<ItemRow> = change.r;
-      return rows.run(replaceSql("items", ITEM_COLUMNS), values(ITEM_COLUMNS, { ...row, unfinished: row.unfinished ?? 0 }));
+      const filled = { ...row, unfinished: row.unfinished ?? 0, requests_dropped: row.requests_dropped ?? 0 };
+      return rows.run(replaceSql("items", ITEM_COLUMNS), values(ITEM_COLUMNS, filled));
     }
     case "req":
       return rows.run(replaceSql("requests", REQUEST_COLUMNS), values(REQUEST_COLUMNS, change.r));
@@ -156,6 +161,11 @@ export function applyChange(rows: RowAccess, change: RowChange): void {
       return rows.run("DELETE FROM items WHERE id = ?", [change.id]);
     case "clr":
       return rows.run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
+    case "trim":
+      return rows.run(
+        "DELETE FROM requests WHERE item_id = ?1 AND id NOT IN (SELECT id FROM requests WHERE item_id = ?1 ORDER BY id LIMIT ?2)",
+        [change.id, change.keep],
+      );
     case "prune": {
       const params = [change.before, change.keep];
       rows.run(`DELETE FROM requests WHERE item_id IN (${PRUNED_IDS})`, params);
