@@ -60,9 +60,12 @@ try {
     let sent = running.count;
     const total = Number(process.env.BENCH_TOTAL ?? 100_000);
     while (sent < total) sent += (await load(busy.port, 60, sent, total - sent)).count;
-    await new Promise((resolve) => setTimeout(resolve, 5000));
-    console.log(`4. RSS after ${String(sent)} accepted requests (default history limits): ${mb(rssOf(busy.process))}; ` +
-      `Plex got ${String(plex.scans.length)} scans`);
+    const loaded = rssOf(busy.process);
+    const drained = await drain(busy.port, 120_000);
+    console.log(
+      `4. RSS after ${String(sent)} accepted requests (default history limits): ${mb(loaded)} right after the load, ` +
+        `${mb(rssOf(busy.process))} once the queue ${drained ? "drained" : "had not drained after 120 s"}; Plex got ${String(plex.scans.length)} scans`,
+    );
     await stop(busy);
   }
 
@@ -117,6 +120,17 @@ async function startServer(name: string, scanDelay: number): Promise<Server> {
   }
   child.kill("SIGKILL");
   throw new Error(`the ${name} server did not become ready`);
+}
+
+/** Waits until nothing is pending (`queue_count` 0), at most `ms`. */
+async function drain(port: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const answer = await fetch(`http://127.0.0.1:${String(port)}/api/${PASS}?cmd=queue_count`).then((r) => r.json(), () => ({}));
+    if ((answer as { queue_count?: number }).queue_count === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return false;
 }
 
 async function stop(server: Server): Promise<void> {

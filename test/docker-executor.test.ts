@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { TargetUnavailableError } from "../src/core/errors.ts";
+import { TargetConfigError, TargetUnavailableError } from "../src/core/errors.ts";
 import type { OutputLine } from "../src/docker/command-runner.ts";
 import {
   ContainerNotFoundError,
@@ -155,7 +155,7 @@ describeDocker("Docker exec executor (real engine)", engine, (docker: Docker) =>
     const missing = absentContainerName();
     const error = await executor.exec(missing, [SCANNER, "--list"]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContainerNotFoundError);
-    expect(error).toBeInstanceOf(TargetUnavailableError);
+    expect(error).toBeInstanceOf(TargetConfigError);
     expect((error as Error).message).toContain(`No container named "${missing}" (DOCKER_NAME)`);
     expect((error as ContainerNotFoundError).running).toContain(plex);
   });
