@@ -44,6 +44,8 @@ function spell(secret: string, spellings: readonly Spelling[], pathSafe = false)
     .map((char, index) => {
       let spelling = spellings[index % spellings.length] ?? "raw";
       if (spelling === "raw" && pathSafe && !RAW_IN_A_PATH.has(char)) spelling = "upper";
+      // A raw '%' starts an escape (`%aa` is the byte 0xAA, not '%', 'a', 'a'): no URL spells '%' that way.
+      if (spelling === "raw" && char === "%") spelling = "upper";
       if (spelling === "raw") return char;
       return [...Buffer.from(char, "utf8")]
         .map((byte) => {
