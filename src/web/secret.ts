@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { anySpelling } from "../core/secret-spelling.ts";
 
 /**
  * The URL secret (`SERVER_PASS`). A candidate is copied into a buffer of the secret's length (cut or zero-padded) and
@@ -21,6 +22,7 @@ export const REDACTED_SECRET = "<SERVER_PASS>";
 export function createUrlSecret(secret: string): UrlSecret {
   const expected = Buffer.from(secret, "utf8");
   const scratch = Buffer.alloc(expected.length);
+  const spellings = anySpelling(secret);
   const isSecret = (segment: string): boolean => {
     // Decoded as the router does (the whole segment), and again for a segment encoded more than once.
     let text = segment;
@@ -39,8 +41,11 @@ export function createUrlSecret(secret: string): UrlSecret {
       return timingSafeEqual(scratch, expected) && sameLength;
     },
     redact(path) {
-      const raw = secret.length > 0 ? path.split(secret).join(REDACTED_SECRET) : path;
-      return raw.includes("%") ? raw.split("/").map((segment) => (isSecret(segment) ? REDACTED_SECRET : segment)).join("/") : raw;
+      if (secret.length === 0) return path;
+      // Any mix of spellings, character by character (some characters encoded once, others twice …); then whole
+      // segments that decode to the secret as the router reads them.
+      const spelled = path.replace(spellings, REDACTED_SECRET);
+      return spelled.includes("%") ? spelled.split("/").map((segment) => (isSecret(segment) ? REDACTED_SECRET : segment)).join("/") : spelled;
     },
   };
 }
