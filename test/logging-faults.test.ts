@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, r
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { probeMounts } from "./support/faults/mounts.ts";
 import { freePort } from "./support/free-port.ts";
 import { CLI_MAIN, childEnv, startCli, within, type RunningCli } from "./support/run-cli.ts";
 
@@ -13,7 +14,8 @@ import { CLI_MAIN, childEnv, startCli, within, type RunningCli } from "./support
  * the tests that need it are skipped, and the reason is printed.
  */
 const PASS = "c0ffee00d15ea5e0b1e55ed0a11f0123";
-const mountRefusal = probeMount();
+const mountSupport = probeMounts();
+const mountRefusal = mountSupport.ok ? undefined : mountSupport.reason;
 if (mountRefusal) console.warn(`logging-faults: mount tests skipped, cannot mount a tmpfs here: ${mountRefusal}`);
 
 const mounts: string[] = [];
@@ -302,21 +304,6 @@ async function sendUntil(port: number, done: () => boolean): Promise<number> {
   expect(done()).toBe(true);
   for (let n = 0; n < 5; n++, sent++) expect(await webhook(port)).toMatchObject({ status: 200, body: "OK" });
   return sent;
-}
-
-function probeMount(): string | undefined {
-  let probe: string | undefined;
-  try {
-    probe = mkdtempSync(join(tmpdir(), "autoscan-mountprobe-"));
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], { stdio: "pipe" });
-    execFileSync("umount", [probe], { stdio: "pipe" });
-    return undefined;
-  } catch (error) {
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    return stderr || (error as Error).message;
-  } finally {
-    if (probe) run("rmdir", [probe]);
-  }
 }
 
 function run(command: string, args: string[]): boolean {
