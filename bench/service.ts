@@ -12,12 +12,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakePlex } from "../test/support/fake-plex.ts";
 import { freePort } from "../test/support/free-port.ts";
+import { shippedEnv, shippedNodeOptions } from "./shipped.ts";
 import { openConnection, payload, percentile, requestBytes, runFor, type Connection, type RunResult } from "./load.ts";
 
 const PASS = "0123456789abcdef0123456789abcdef";
@@ -33,12 +34,15 @@ const built = spawnSync(process.execPath, [join(root, "node_modules/typescript/b
   stdio: "inherit",
 });
 if (built.status !== 0) throw new Error("the build failed");
-const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? /NODE_OPTIONS=("[^"]*"|\S+)/.exec(await readFile(join(root, "Dockerfile"), "utf8"))?.[1]?.replace(/"/g, "") ?? "";
+const nodeOptions = shippedNodeOptions.join(" ");
 
 const dir = await mkdtemp(join(tmpdir(), "autoscan-bench-service-"));
 const plex = await startFakePlex({ sections: [{ key: "2", title: "TV Shows", type: "show", locations: ["/data/TV"] }] });
 try {
-  console.log(`Server Node options (as in the image): ${nodeOptions || "none"}; ${String(CONNECTIONS)} connections`);
+  console.log(
+    `Server as in the image: Node options ${nodeOptions || "none"}, MALLOC_TRIM_THRESHOLD_=${shippedEnv.MALLOC_TRIM_THRESHOLD_ ?? "unset"}; ` +
+      `${String(CONNECTIONS)} connections`,
+  );
 
   let quietRate = Number.NaN;
   if (only.includes("idle")) {
@@ -62,9 +66,12 @@ try {
     while (sent < total) sent += (await load(busy.port, 60, sent, total - sent)).count;
     const loaded = rssOf(busy.process);
     const drained = await drain(busy.port, 120_000);
+    const emptied = rssOf(busy.process);
+    await new Promise((resolve) => setTimeout(resolve, 60_000));
     console.log(
       `4. RSS after ${String(sent)} accepted requests (default history limits): ${mb(loaded)} right after the load, ` +
-        `${mb(rssOf(busy.process))} once the queue ${drained ? "drained" : "had not drained after 120 s"}; Plex got ${String(plex.scans.length)} scans`,
+        `${mb(emptied)} once the queue ${drained ? "drained" : "had not drained after 120 s"}, ${mb(rssOf(busy.process))} a minute later; ` +
+        `Plex got ${String(plex.scans.length)} scans`,
     );
     await stop(busy);
   }
@@ -112,7 +119,7 @@ async function startServer(name: string, scanDelay: number): Promise<Server> {
   const child = spawn(
     process.execPath,
     [...nodeOptions.split(/\s+/).filter(Boolean), join(root, "dist/cli/main.js"), "server", "--config", join(home, "config.json")],
-    { stdio: ["ignore", "ignore", "inherit"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
+    { stdio: ["ignore", "ignore", "inherit"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...shippedEnv } },
   );
   for (let i = 0; i < 300; i++) {
     if (await fetch(`http://127.0.0.1:${String(port)}/health`).then((r) => r.ok, () => false)) return { process: child, port };

@@ -15,6 +15,7 @@
  *   BENCH_ONLY=end BENCH_NODE_OPTIONS= node bench/webhook.ts   # end to end only, without the image's Node options
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { shippedEnv, shippedNodeOptions } from "./shipped.ts";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -32,16 +33,8 @@ const PASS = "0123456789abcdef0123456789abcdef";
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP_SECONDS = 2;
-/**
- * The server runs with the Node options the image and the systemd unit give it (the Dockerfile's NODE_OPTIONS), so
- * the figures are those of autoscan as shipped. BENCH_NODE_OPTIONS replaces them (e.g. empty, to compare).
- */
-const SHIPPED_NODE_OPTIONS = (process.env.BENCH_NODE_OPTIONS ?? dockerfileNodeOptions()).split(/\s+/).filter(Boolean);
-
-function dockerfileNodeOptions(): string {
-  const dockerfile = readFileSync(new URL("../Dockerfile", import.meta.url), "utf8");
-  return /NODE_OPTIONS=("[^"]*"|\S+)/.exec(dockerfile)?.[1]?.replace(/"/g, "") ?? "";
-}
+/** The server runs as shipped (the image's Node options and allocator setting, `shipped.ts`). */
+const SHIPPED_NODE_OPTIONS = shippedNodeOptions;
 
 if (process.argv[2] === "--serve") await serve(process.argv[3] ?? "");
 else if (process.argv[2] === "--bare") serveBare();
@@ -108,7 +101,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "autoscan-bench-webhook-"));
   // BENCH_ONLY=bare|web|end runs one of the three.
   const only = process.env.BENCH_ONLY;
-  console.log(`Server Node options (as in the image): ${SHIPPED_NODE_OPTIONS.join(" ") || "none"}`);
+  console.log(
+    `Server as in the image: Node options ${SHIPPED_NODE_OPTIONS.join(" ") || "none"}, ` +
+      `MALLOC_TRIM_THRESHOLD_=${shippedEnv.MALLOC_TRIM_THRESHOLD_ ?? "unset"}`,
+  );
   try {
     if (!only || only === "bare") {
       const bare = await measure(["--bare"]);
@@ -144,7 +140,11 @@ interface After {
 async function measure(args: string[]): Promise<{ result: RunResult; after: After }> {
   const profile = process.env.BENCH_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const execArgv = [...profile, ...SHIPPED_NODE_OPTIONS];
-  const child = fork(import.meta.filename, args, { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv });
+  const child = fork(import.meta.filename, args, {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    execArgv,
+    env: { ...process.env, ...shippedEnv },
+  });
   try {
     const { port } = await nextMessage<{ port: number }>(child);
     const connections = await Promise.all(Array.from({ length: CONNECTIONS }, () => openConnection(port)));

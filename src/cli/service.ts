@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
+import { startMemoryTrim, type MemoryTrim } from "../core/memory-trim.ts";
 import { createPathMapper, type PathMapper } from "../paths/mapping.ts";
 import { createDispatcher, type Dispatcher } from "../queue/dispatch/dispatcher.ts";
 import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
@@ -62,7 +63,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env);
   state.ready = true;
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
-  return { url: web.url, stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, budgetMs, runtime }) };
+  const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
+  return { url: web.url, stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime }) };
 }
 
 interface WebParts {
@@ -139,6 +141,7 @@ interface Parts {
   readonly drive: DriveMonitor | undefined;
   readonly queue: ScanQueue;
   readonly plex: PlexWiring;
+  readonly memory: MemoryTrim;
   readonly budgetMs: number;
   readonly runtime: Runtime;
 }
@@ -147,6 +150,7 @@ async function stopAll(parts: Parts): Promise<void> {
   const log = parts.runtime.log.child({ component: "AUTOSCAN" });
   const started = Date.now();
   const left = (): number => Math.max(0, parts.budgetMs - (Date.now() - started));
+  parts.memory.stop();
   await Promise.all([parts.web.close(), parts.drive?.stop()]);
   const result = await parts.dispatcher.stop({ timeoutMs: Math.max(0, left() - 500) });
   if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);

@@ -153,7 +153,11 @@ function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; 
 }
 
 export function toWorkItem(rows: RowReader, item: ItemRow): WorkItem {
-  const requests = rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
+  // Only the columns a check and a scan use: a busy folder holds hundreds of requests, and it is read at every dispatch.
+  const requests = rows.all<Pick<RequestRow, "path" | "kind" | "deleted" | "source" | "event">>(
+    "SELECT path, kind, deleted, source, event FROM requests WHERE item_id = ? ORDER BY id",
+    [item.id],
+  );
   return {
     id: item.id,
     rev: item.rev,

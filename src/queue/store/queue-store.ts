@@ -103,7 +103,9 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
     db = new sql.Database();
   }
   // The database lives in memory; our log is what makes it durable, so SQLite's own journal stays in memory too.
-  db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY");
+  // Temporary tables (VACUUM's copy of the database) go to sql.js's in-memory files, not to the WebAssembly heap:
+  // that heap can grow but never shrink, so one VACUUM of a large queue would keep its copy's size for good.
+  db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE");
   // A fresh file gets the schema before the log is replayed into it; a file from a newer autoscan stops here.
   // Schema steps only add (columns, indexes), and records of older versions apply to the newer schema.
   migrateDatabase(db, migrations, file);

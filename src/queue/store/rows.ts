@@ -119,9 +119,18 @@ export function createRowAccess(db: Database): RowAccess {
       stmt.reset();
     }
   };
+  const get = <T>(sql: string, params: readonly SqlValue[] = []): T | undefined => {
+    const stmt = prepare(sql);
+    try {
+      stmt.bind(params as SqlValue[]);
+      return stmt.step() ? (stmt.getAsObject() as T) : undefined;
+    } finally {
+      stmt.reset();
+    }
+  };
   return {
     all,
-    get: <T>(sql: string, params?: readonly SqlValue[]): T | undefined => all<T>(sql, params)[0],
+    get,
     run(sql, params = []) {
       const stmt = prepare(sql);
       try {

@@ -1,0 +1,76 @@
+import { performance } from "node:perf_hooks";
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import type { Logger } from "./logger.ts";
+
+/**
+ * Gives memory back to the system once a burst is over. After a burst (a Plex outage ending, a library import) V8
+ * keeps the heap it grew to, and its own memory reducer, which would hand it back, waits for an allocation rate it
+ * never measures on a process that is merely quiet: RSS stayed ~100 MB above what the process uses, for good. So,
+ * every `everyMs` (30 s): when the event loop was nearly idle over that time and the heap holds much more than it
+ * uses, one full collection that also releases V8's pooled pages (a few ms for autoscan's heap). Nothing happens
+ * while requests or scans keep the process busy, and nothing at all where the collector is not available.
+ */
+export interface MemoryTrimOptions {
+  readonly log: Logger;
+  /** How often to look (30 s). */
+  readonly everyMs?: number;
+  /** The first look, after the start (2 s). */
+  readonly firstMs?: number;
+  /** Event-loop utilisation below which the process counts as idle (0.02: 2 %). */
+  readonly idleBelow?: number;
+  /** Heap held but not used beyond which a trim is worth it (8 MB). */
+  readonly slackBytes?: number;
+}
+
+export interface MemoryTrim {
+  stop(): void;
+}
+
+type CollectGarbage = (options: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
+
+export function startMemoryTrim(options: MemoryTrimOptions): MemoryTrim {
+  const collect = garbageCollector();
+  if (!collect) return { stop() {} };
+  const idleBelow = options.idleBelow ?? 0.02;
+  const slack = options.slackBytes ?? 8 * 1024 * 1024;
+  let last = performance.eventLoopUtilization();
+  const look = (): void => {
+    const now = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    if (busy >= idleBelow) return;
+    const heap = getHeapStatistics();
+    if (heap.total_heap_size - heap.used_heap_size < slack) return;
+    collect({ type: "major", execution: "sync", flavor: "last-resort" });
+    options.log.debug(
+      { heapBefore: heap.total_heap_size, heapAfter: getHeapStatistics().total_heap_size },
+      "Idle after a busy spell: memory given back",
+    );
+  };
+  // The start itself is such a spell (modules compiled, the queue read): the first look comes soon after it.
+  const first = setTimeout(look, options.firstMs ?? 2_000);
+  const timer = setInterval(look, options.everyMs ?? 30_000);
+  first.unref();
+  timer.unref();
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+    },
+  };
+}
+
+/** V8's collector: `gc` when Node runs with --expose-gc, otherwise exposed here (a flag V8 takes at run time). */
+function garbageCollector(): CollectGarbage | undefined {
+  const exposed = (globalThis as { gc?: CollectGarbage }).gc;
+  if (exposed) return exposed;
+  try {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as unknown;
+    setFlagsFromString("--no-expose-gc");
+    return typeof gc === "function" ? (gc as CollectGarbage) : undefined;
+  } catch {
+    return undefined;
+  }
+}
