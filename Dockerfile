@@ -33,13 +33,16 @@ COPY --from=build /src/package.json ./package.json
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY config/config.example.json ./config/config.example.json
-RUN chmod 0755 dist/cli/main.js \
- && ln -s /app/dist/cli/main.js /usr/local/bin/autoscan \
+COPY docker/autoscan.sh /usr/local/bin/autoscan
+COPY docker/entrypoint.sh /usr/local/bin/autoscan-entrypoint
+RUN chmod 0755 dist/cli/main.js /usr/local/bin/autoscan /usr/local/bin/autoscan-entrypoint \
  && mkdir -p /config && chown node:node /config
-# uid 1000 ('node'); docker-compose.yml runs it as PUID:PGID from .env.
-USER node
+# The entrypoint starts as root only to give /config to PUID:PGID (default 1000:1000, as `-e PUID=… -e PGID=…`),
+# then runs autoscan as that user; `docker run --user uid:gid` works too (then nothing runs as root). The `autoscan`
+# command drops to PUID:PGID as well when run as root (`docker exec autoscan autoscan …`, the HEALTHCHECK).
+# TZ needs no tzdata: Node's ICU carries its own time zone data.
 VOLUME /config
 EXPOSE 3467
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 CMD ["autoscan", "health", "--timeout", "5"]
-ENTRYPOINT ["autoscan"]
+ENTRYPOINT ["autoscan-entrypoint"]
 CMD ["server"]

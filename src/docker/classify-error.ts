@@ -17,8 +17,9 @@ export interface ClassifyContext {
 }
 
 const MOUNT_HINT =
-  "mount /var/run/docker.sock into the autoscan container, read-only " +
-  "(-v /var/run/docker.sock:/var/run/docker.sock:ro), or set DOCKER_HOST";
+  "give the autoscan container the Docker socket for scanner mode " +
+  "(docker compose -f docker-compose.yml -f docker-compose.scanner.yml up -d), " +
+  "or set DOCKER_HOST to a socket proxy that allows exec (README: Docker)";
 
 export async function classifyDockerError(error: unknown, context: ClassifyContext): Promise<Error> {
   const err = error as { code?: unknown; statusCode?: unknown; address?: unknown; message?: unknown };

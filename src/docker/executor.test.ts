@@ -29,7 +29,7 @@ function pingAsNobody(socket: string): string {
   return child.stdout + child.stderr;
 }
 
-const MOUNT_HINT = "mount /var/run/docker.sock into the autoscan container, read-only";
+const MOUNT_HINT = "give the autoscan container the Docker socket for scanner mode";
 
 describe("Docker executor without an engine", () => {
   let dir: string;

@@ -1,0 +1,14 @@
+#!/bin/sh
+# `autoscan` in the image (/usr/local/bin/autoscan). Started as root — by the entrypoint, the HEALTHCHECK or a plain
+# `docker exec autoscan autoscan …` — it runs the command as PUID:PGID (default 1000:1000), so every file it writes
+# belongs to that user; started as any other user (`docker run --user`, `docker exec -u`) it runs as that user.
+set -eu
+main=/app/dist/cli/main.js
+if [ "$(id -u)" != 0 ] || [ "${PUID:-1000}" = 0 ]; then
+  exec node "$main" "$@"
+fi
+# Supplementary groups are kept (docker-compose.scanner.yml adds the Docker socket's group with group_add), except
+# root's own group 0. setpriv leaves no capability behind once the uid is not 0.
+groups=$(id -G | tr ' ' '\n' | grep -vx 0 | paste -sd, -) || true
+if [ -n "$groups" ]; then set -- --groups "$groups" -- node "$main" "$@"; else set -- --clear-groups -- node "$main" "$@"; fi
+exec setpriv --reuid="${PUID:-1000}" --regid="${PGID:-1000}" "$@"
