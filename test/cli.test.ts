@@ -58,19 +58,25 @@ describe.concurrent("the real entry point", () => {
     expect(await runCli(["--version"])).toMatchObject({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   });
 
-  it("--help lists every command on stderr and exits 0", async () => {
+  it("--help lists every command on stdout (autoscan --help | less) and exits 0", async () => {
     const result = await runCli(["--help"]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe("");
-    expect(result.stderr).toContain("Usage: autoscan <command> [options]");
-    for (const command of COMMANDS) expect(result.stderr).toContain(`  ${command.name} `);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain("Usage: autoscan <command> [options]");
+    for (const command of COMMANDS) expect(result.stdout).toContain(`  ${command.name} `);
   });
 
-  it("a command's --help prints its usage on stderr and exits 0", async () => {
+  it("a command's --help prints its usage on stdout and exits 0", async () => {
     const result = await runCli(["config", "check", "--help"]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe("");
-    expect(result.stderr).toMatch(/^Usage: autoscan config check /);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(/^Usage: autoscan config check /);
+  });
+
+  it("a bare autoscan is bad usage: the command list on stderr, exit 2", async () => {
+    const result = await runCli([]);
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).toContain("Usage: autoscan <command> [options]");
   });
 
   it("an unknown command: usage on stderr, exit 2", async () => {
@@ -93,25 +99,30 @@ describe("--version / --help (in process)", () => {
     expect(await inProcess([flag])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   });
 
-  it.each([["--help"], ["-h"], ["help"], []])("%s lists every command and every settings flag on stderr", async (...args) => {
-    const result = await inProcess(args.filter((a): a is string => typeof a === "string"));
+  it.each([["--help"], ["-h"], ["help"]])("%s lists every command and every settings flag on stdout", async (flag) => {
+    const result = await inProcess([flag]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe("");
-    for (const command of COMMANDS) expect(result.stderr).toContain(`  ${command.name} `);
-    for (const flag of ["--config", "--logfile", "--queuefile", "--cachefile", "--loglevel", "--data-dir", "--log-format", "--version"]) {
-      expect(result.stderr).toContain(flag);
+    expect(result.stderr).toBe("");
+    for (const command of COMMANDS) expect(result.stdout).toContain(`  ${command.name} `);
+    for (const name of ["--config", "--logfile", "--queuefile", "--cachefile", "--loglevel", "--data-dir", "--log-format", "--version"]) {
+      expect(result.stdout).toContain(name);
     }
   });
 
+  it("a bare autoscan prints the same list on stderr and exits 2", async () => {
+    const bare = await inProcess([]);
+    expect(bare).toEqual({ code: 2, stdout: "", stderr: (await inProcess(["--help"])).stdout });
+  });
+
   it.each(COMMANDS.map((command) => [command.name, command] as const))("autoscan %s --help", async (name, command) => {
-    for (const flag of ["--help", "-h"]) {
-      const result = await inProcess([...name.split(" "), flag]);
+    for (const args of [[...name.split(" "), "--help"], [...name.split(" "), "-h"], ["help", ...name.split(" ")], ["--help", ...name.split(" ")]]) {
+      const result = await inProcess(args);
       expect(result.code).toBe(0);
-      expect(result.stdout).toBe("");
-      expect(result.stderr.startsWith(`Usage: ${command.usage}\n`)).toBe(true);
-      expect(result.stderr).toContain(command.summary);
-      expect(result.stderr).toContain("--config");
-      for (const flagName of Object.keys(command.options ?? {})) expect(result.stderr).toContain(`--${flagName}`);
+      expect(result.stderr).toBe("");
+      expect(result.stdout.startsWith(`Usage: ${command.usage}\n`)).toBe(true);
+      expect(result.stdout).toContain(command.summary);
+      expect(result.stdout).toContain("--config");
+      for (const flagName of Object.keys(command.options ?? {})) expect(result.stdout).toContain(`--${flagName}`);
     }
   });
 });
@@ -122,6 +133,8 @@ describe("bad usage: usage on stderr, exit 2 (in process)", () => {
     [["config"], /unknown command 'config'/],
     [["config", "bogus"], /unknown command 'config bogus'/],
     [["--bogus"], /unknown command '--bogus'/],
+    [["help", "bogus"], /unknown command 'bogus'/],
+    [["help", "config", "check", "extra"], /unknown command 'config check extra'/],
   ])("autoscan %j", async (args, message) => {
     const result = await inProcess(args);
     expect(result.code).toBe(2);

@@ -2,9 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAuthorize, type AuthorizeResult } from "../src/drive/authorize.ts";
+import { PROMPT, runAuthorize, type AuthorizeResult } from "../src/drive/authorize.ts";
 import { createTokenStore } from "../src/drive/token-store.ts";
 import { startFakeGoogle, type FakeGoogle } from "./support/fake-google.ts";
 
@@ -26,29 +25,56 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs the flow; `answer` gets the printed link and returns what the person pastes. */
-async function flow(answer: (link: URL) => Promise<string>, clientId = CLIENT_ID, clientSecret = CLIENT_SECRET): Promise<AuthorizeResult> {
+interface Started {
+  readonly link: URL;
+  readonly input: PassThrough;
+  /** Everything written to the person so far. */
+  text(): string;
+  /** Resolves once `count` prompts have been written. */
+  prompts(count: number): Promise<void>;
+  readonly running: Promise<AuthorizeResult>;
+}
+
+/** Starts the flow and waits for the first prompt. */
+async function start(options: { clientId?: string; clientSecret?: string; loopbackHint?: boolean; signal?: AbortSignal } = {}): Promise<Started> {
   const input = new PassThrough();
-  const lines: string[] = [];
-  const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line).msg as string) });
-  let prompted: () => void = () => undefined;
-  const promptSeen = new Promise<void>((resolve) => (prompted = resolve));
+  let text = "";
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const promptCount = (): number => text.split(PROMPT).length - 1;
   const running = runAuthorize({
-    clientId,
-    clientSecret,
+    clientId: options.clientId ?? CLIENT_ID,
+    clientSecret: options.clientSecret ?? CLIENT_SECRET,
     scopeNeeds: { sharedDrives: false },
     tokenStore: createTokenStore({ path: join(dir, "google-token.json") }),
-    log,
-    output: { write: (text: string) => text.includes("Enter authorization code") && prompted() },
+    output: {
+      write: (chunk: string) => {
+        text += chunk;
+        for (const waiter of waiters.filter((w) => promptCount() >= w.count)) waiter.resolve();
+      },
+    },
     input,
     port: 0,
     endpoints: { tokenUrl: google.tokenUrl, authUrl: google.authUrl },
+    ...(options.loopbackHint === undefined ? {} : { loopbackHint: options.loopbackHint }),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
-  await promptSeen;
-  const link = lines.map((l) => /^http:\/\/\S+/.exec(l)?.[0]).find(Boolean);
-  if (!link) throw new Error(`no link in ${lines.join("\n")}`);
-  input.write(`${await answer(new URL(link))}\n`);
-  return running;
+  const prompts = (count: number): Promise<void> =>
+    promptCount() >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }));
+  await prompts(1);
+  const link = /^ {2}(http:\/\/\S+)$/m.exec(text)?.[1];
+  if (!link) throw new Error(`no link in ${text}`);
+  return { link: new URL(link), input, text: () => text, prompts, running };
+}
+
+/** Runs the flow; `answer` gets the printed link and returns what the person pastes. */
+async function flow(answer: (link: URL) => Promise<string>, clientId = CLIENT_ID, clientSecret = CLIENT_SECRET): Promise<AuthorizeResult> {
+  const started = await start({ clientId, clientSecret });
+  started.input.write(`${await answer(started.link)}\n`);
+  return started.running;
+}
+
+function messageOf(result: AuthorizeResult): string | false {
+  return "message" in result && result.message;
 }
 
 async function redirectOf(link: URL): Promise<string> {
@@ -71,12 +97,12 @@ describe("authorize flow failures", () => {
     google.failNext("token", { status, reason });
     const result = await flow(redirectOf);
     expect(result.ok).toBe(false);
-    expect(!result.ok && result.message).toMatch(message);
+    expect(messageOf(result)).toMatch(message);
   });
 
   it("a wrong client secret is invalid_client", async () => {
     const result = await flow(redirectOf, CLIENT_ID, "wrong");
-    expect(!result.ok && result.message).toMatch(/^Google does not accept this OAuth client \(invalid_client\)/);
+    expect(messageOf(result)).toMatch(/^Google does not accept this OAuth client \(invalid_client\)/);
   });
 
   it("a Web-application client cannot use the loopback redirect", async () => {
@@ -85,13 +111,13 @@ describe("authorize flow failures", () => {
       expect(await page.text()).toContain("redirect_uri_mismatch");
       return "http://127.0.0.1/?error=redirect_uri_mismatch";
     }, "web-client", "web-secret");
-    expect(!result.ok && result.message).toMatch(/"Desktop app"/);
+    expect(messageOf(result)).toMatch(/"Desktop app"/);
   });
 
   it("a denied consent says so", async () => {
     google.consent = "deny";
     const result = await flow(redirectOf);
-    expect(!result.ok && result.message).toMatch(/denied/);
+    expect(messageOf(result)).toMatch(/denied/);
   });
 
   it("a code pasted a second time is refused: codes are single-use", async () => {
@@ -102,6 +128,46 @@ describe("authorize flow failures", () => {
     });
     expect(first.ok).toBe(true);
     const second = await flow(async () => new URL(used).searchParams.get("code") ?? "");
-    expect(!second.ok && second.message).toMatch(/invalid_grant/);
+    expect(messageOf(second)).toMatch(/invalid_grant/);
+  });
+});
+
+describe("what the person sees and types", () => {
+  it("plain instructions, then the prompt; the loopback hint only where a browser can reach the port", async () => {
+    const outside = await start();
+    expect(outside.text()).toMatch(/^Open this link in a browser and allow access:\n\n {2}http:\/\/127\.0\.0\.1:\d+\/o\/oauth2/);
+    expect(outside.text()).toMatch(/ssh -L (\d+):127\.0\.0\.1:\1 /);
+    expect(outside.text().endsWith(`\n\n${PROMPT}`)).toBe(true);
+    outside.input.end();
+    const inContainer = await start({ loopbackHint: false });
+    expect(inContainer.text()).not.toContain("ssh -L");
+    expect(inContainer.text()).toContain("paste it here");
+    inContainer.input.end();
+    expect(await outside.running).toEqual({ ok: false, message: "No authorization code was entered." });
+    expect(await inContainer.running).toEqual({ ok: false, message: "No authorization code was entered." });
+  });
+
+  it("refuses a line that is neither a code nor the redirect address without asking Google, and asks again", async () => {
+    const started = await start();
+    google.resetCalls();
+    for (const junk of ["yes", "GOCSPX-flow", started.link.href]) {
+      started.input.write(`${junk}\n`);
+      await started.prompts(2 + ["yes", "GOCSPX-flow", started.link.href].indexOf(junk));
+    }
+    expect(started.text()).toContain("neither an authorization code");
+    expect(started.text()).toContain("no code= parameter");
+    expect(google.calls.token).toBe(0);
+    started.input.write(`${await redirectOf(started.link)}\n`);
+    expect((await started.running).ok).toBe(true);
+    expect(google.calls.token).toBe(1);
+  });
+
+  it("Ctrl-C at the prompt: interrupted, nothing else said", async () => {
+    const controller = new AbortController();
+    const started = await start({ signal: controller.signal });
+    const before = started.text();
+    controller.abort("SIGINT");
+    expect(await started.running).toEqual({ ok: false, interrupted: true });
+    expect(started.text()).toBe(before);
   });
 });

@@ -106,10 +106,11 @@ describe("autoscan authorize in a terminal", () => {
     session.type(await consent(link));
     const { code, stderr } = await session.exit;
     expect(code).toBe(0);
-    expect(stderr).toMatch(/ - INFO - GOOGLE \[\d+\]: Requesting access token for auth code 4\/0A/);
-    expect(stderr).toContain("Retrieved first access token!");
-    expect(stderr).toContain("Access tokens were successfully retrieved!");
+    // Plain text for the person: no timestamped log lines.
+    expect(stderr).toMatch(/Requesting access token for auth code 4\/0A/);
+    expect(stderr).toContain("Access tokens were successfully retrieved");
     expect(stderr).toContain("Restart autoscan");
+    expect(stderr).not.toMatch(/ - (INFO|WARNING|ERROR) - /);
 
     const tokenFile = join(dir, "google-token.json");
     expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
@@ -131,7 +132,7 @@ describe("autoscan authorize in a terminal", () => {
     expect(encoded).toContain("%2F");
     session.type(encoded);
     const { code, stderr } = await session.exit;
-    expect(stderr).toContain("Access tokens were successfully retrieved!");
+    expect(stderr).toContain("Access tokens were successfully retrieved");
     expect(code).toBe(0);
   });
 
@@ -152,7 +153,7 @@ describe("autoscan authorize in a terminal", () => {
     session.type(await consent(link));
     const { code, stderr } = await session.exit;
     expect(code).toBe(1);
-    expect(stderr).toMatch(/ - ERROR - GOOGLE .*invalid_client.*CLOUD\.CLIENT_ID and CLOUD\.CLIENT_SECRET/);
+    expect(stderr).toMatch(/^autoscan authorize: .*invalid_client.*CLOUD\.CLIENT_ID and CLOUD\.CLIENT_SECRET/m);
     expect(stderr).not.toContain("successfully retrieved");
   });
 
@@ -161,6 +162,28 @@ describe("autoscan authorize in a terminal", () => {
     const { code, stderr } = await session.exit;
     expect(code).toBe(1);
     expect(stderr).toContain("You must enable the CLOUD section in config");
+  });
+
+  it("Ctrl-C at the prompt exits 130 quietly: no log line, no stack", async () => {
+    const session = await startAuthorize({});
+    const shown = await session.waitFor("Enter authorization code: ");
+    child?.kill("SIGINT");
+    const { code, stderr } = await session.exit;
+    expect(code).toBe(130);
+    expect(stderr).toBe(`${shown}\n`);
+  });
+
+  it("refuses a pasted line that is neither a code nor the address, and asks again", async () => {
+    const session = await startAuthorize({});
+    const link = linkIn(await session.waitFor("Enter authorization code: "));
+    google.resetCalls();
+    session.type("ok");
+    await session.waitFor(/neither an authorization code[\s\S]*Enter authorization code: $/);
+    expect(google.calls.token).toBe(0);
+    session.type(await consent(link));
+    const { code } = await session.exit;
+    expect(code).toBe(0);
+    expect(google.calls.token).toBe(1);
   });
 
   it("says when no code was entered (end of input)", async () => {

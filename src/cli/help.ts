@@ -16,7 +16,7 @@ export function renderMainHelp(commands: readonly Command[], version: string): s
     ...renderFlags(COMMON_FLAG_HELP),
     "  --version           print the version",
     "",
-    "Run 'autoscan <command> --help' for a command's own options.",
+    "Run 'autoscan <command> --help' (or 'autoscan help <command>') for a command's own options.",
     "",
   ].join("\n");
 }

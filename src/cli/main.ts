@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { readEnvironment } from "../config/environment.ts";
 import { ConfigError, UsageError, describeError } from "../core/errors.ts";
+import { describeAccessDenied } from "./access-denied.ts";
 import type { Command, CommandIO } from "./command.ts";
 import { COMMON_FLAGS } from "./common-flags.ts";
 import { renderCommandHelp, renderMainHelp } from "./help.ts";
@@ -36,10 +37,12 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
     return 0;
   }
   const commands = await loadCommands(argv);
-  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+  // Help someone asked for is the result (stdout, exit 0: `autoscan --help | less`); a bare `autoscan` is bad usage.
+  if (first === undefined) {
     io.stderr.write(renderMainHelp(commands, version));
-    return 0;
+    return 2;
   }
+  if (first === "--help" || first === "-h" || first === "help") return printHelp(commands, argv.slice(1), version, io);
   const found = findCommand(commands, argv);
   if (!found) {
     io.stderr.write(`autoscan: unknown command '${argv.join(" ")}'.\n\n${renderMainHelp(commands, version)}`);
@@ -54,7 +57,7 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
       strict: true,
     });
     if (values.help) {
-      io.stderr.write(renderCommandHelp(command));
+      io.stdout.write(renderCommandHelp(command));
       return 0;
     }
     return await command.run({ values, positionals, io });
@@ -63,7 +66,27 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
   }
 }
 
+/** `autoscan help` → the command list; `autoscan help config check` → that command's help. */
+function printHelp(commands: readonly Command[], words: readonly string[], version: string, io: CommandIO): number {
+  if (words.length === 0) {
+    io.stdout.write(renderMainHelp(commands, version));
+    return 0;
+  }
+  const found = findCommand(commands, words);
+  if (!found || found.rest.length > 0) {
+    io.stderr.write(`autoscan: unknown command '${words.join(" ")}'.\n\n${renderMainHelp(commands, version)}`);
+    return 2;
+  }
+  io.stdout.write(renderCommandHelp(found.command));
+  return 0;
+}
+
 function reportError(error: unknown, command: Command, io: CommandIO): number {
+  const denied = describeAccessDenied(error instanceof ConfigError ? error.cause : error);
+  if (denied !== undefined) {
+    io.stderr.write(`autoscan ${command.name}: ${denied}\n`);
+    return error instanceof ConfigError ? 2 : 1;
+  }
   if (error instanceof ConfigError) {
     io.stderr.write(`autoscan: ${error.message}\n${error.problems.map((p) => `  - ${p}\n`).join("")}`);
     return 2;

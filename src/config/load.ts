@@ -85,11 +85,26 @@ async function readConfigText(path: string): Promise<string | undefined> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     const reason = (error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : String(error);
-    throw new ConfigError(`Cannot read ${path}: ${reason}.`, [`Check that the file is readable by the autoscan user.`]);
+    throw new ConfigError(`Cannot read ${path}: ${reason}.`, [`Check that the file is readable by the autoscan user.`], { cause: error });
   }
 }
 
+/**
+ * The server's own requirement: SERVER_PASS is the secret of every webhook URL, so the server does not start without
+ * one. Other commands (scan, sections, authorize, config check …) never serve, and load a config without it.
+ */
+export function requireServerPass(loaded: Pick<LoadedConfig, "path" | "config">): void {
+  if (loaded.config.SERVER_PASS !== "") return;
+  throw new ConfigError(`${loaded.path} has 1 problem:`, [SERVER_PASS_MISSING]);
+}
+
+/** Said by the server (which stops) and by `config check` (a warning: the other commands work without it). */
+export const SERVER_PASS_MISSING =
+  "SERVER_PASS: this key is required to run the server (it is the secret in every webhook URL) and it is missing or empty. " +
+  "Run 'autoscan config upgrade' to add a random one.";
+
 function weakSecretWarnings(config: Config): string[] {
+  if (config.SERVER_PASS === "") return [];
   if (config.SERVER_PASS === EXAMPLE_PASS) {
     return ["SERVER_PASS is still the example's placeholder: set it to a random secret (e.g. \"openssl rand -hex 16\")."];
   }

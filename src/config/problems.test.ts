@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../core/errors.ts";
-import { parseConfigText } from "./load.ts";
+import { parseConfigText, requireServerPass } from "./load.ts";
 
 const PASS = "0123456789abcdef0123";
 
@@ -86,11 +86,26 @@ describe("validation", () => {
     expect(problems).toContain("SERVER_PORT: expected a number of at least 1, found 0.");
   });
 
-  it("says plainly that SERVER_PASS is missing (a file without one cannot be served)", () => {
-    const problems = problemsOf({ SERVER_PORT: 3468 }).problems;
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^SERVER_PASS: this key is required and missing\. Run 'autoscan config upgrade' to add a random one\.$/);
-    expect(problems[0]).not.toMatch(/did you mean/);
+  it("loads a file without SERVER_PASS (only the server needs it), and the server's check says plainly what is missing", () => {
+    for (const raw of [{ SERVER_PORT: 3468 }, { SERVER_PASS: "" }]) {
+      const loaded = parseConfigText(JSON.stringify(raw), "/srv/autoscan/config.json", {});
+      expect(loaded.config.SERVER_PASS).toBe("");
+      expect(loaded.warnings).toEqual([]);
+      const error = (() => {
+        try {
+          requireServerPass(loaded);
+        } catch (thrown) {
+          return thrown;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toBe("/srv/autoscan/config.json has 1 problem:");
+      expect((error as ConfigError).problems).toEqual([
+        expect.stringMatching(/^SERVER_PASS: this key is required to run the server .* Run 'autoscan config upgrade' to add a random one\.$/),
+      ]);
+    }
+    expect(() => requireServerPass(parseConfigText(JSON.stringify({ SERVER_PASS: PASS }), "/x.json", {}))).not.toThrow();
   });
 
   it("in a GOOGLE section, names the key path as the user wrote it", () => {

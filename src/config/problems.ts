@@ -34,10 +34,7 @@ function describeIssue(issue: v.BaseIssue<unknown>, context: IssueContext): stri
   const origin = context.origins.get(String(keys[0] ?? ""));
   const from = origin ? ` (from ${origin})` : "";
   const value = valueAt(context.raw, keys);
-  if (value === undefined) {
-    const hint = path === "SERVER_PASS" ? " Run 'autoscan config upgrade' to add a random one." : "";
-    return `${shown}: this key is required and missing.${hint}`;
-  }
+  if (value === undefined) return `${shown}: this key is required and missing.`;
   const found = SECRET_PATHS.has(path) ? `a ${describeType(value)} (value hidden)` : formatValue(value);
   return `${shown || "(the whole file)"}${from}: ${tidy(issue.message)}, found ${found}.`;
 }

@@ -155,9 +155,9 @@ function notRunnable(binary: string, resolved: ResolvedLayout, where: string, re
     );
   }
   const how = resolved.preset === "none" ? "PLEX_DOCKER_PRESET none" : `preset ${resolved.preset} (${resolved.reason})`;
+  const fix = resolved.fix ?? `Tried the path from ${how}; set PLEX_SCANNER to the scanner's path there, or PLEX_DOCKER_PRESET to the image's layout.`;
   return new ScannerNotFoundError(
     `Could not run "${binary}" (${where}${resolved.layout.user ? `, user ${resolved.layout.user}` : ""}, ` +
-      `exit ${result.exitCode}${said ? `: ${said}` : ""}). Tried the path from ${how}; ` +
-      "set PLEX_SCANNER to the scanner's path there, or PLEX_DOCKER_PRESET to the image's layout.",
+      `exit ${result.exitCode}${said ? `: ${said}` : ""}). ${fix}`,
   );
 }

@@ -104,7 +104,8 @@ describe("resolveLayout", () => {
     expect(error).toBeInstanceOf(ScannerNotFoundError);
     expect((error as Error).message).toBe(
       `No Plex Media Scanner in container "plex" (image me/jellyfin): looked for "${HOTIO_BIN}" and "${NATIVE_BIN}". ` +
-        "Set PLEX_SCANNER to its path in the container, or PLEX_DOCKER_PRESET to the image's layout.",
+        "Check that DOCKER_NAME names your Plex container; if it does, set PLEX_SCANNER to the scanner's path in it, " +
+        "or PLEX_DOCKER_PRESET to the image's layout.",
     );
   });
 });

@@ -100,6 +100,11 @@ export interface ResolvedLayout {
   readonly preset: PresetName | "none";
   /** How the preset was chosen, for the log. */
   readonly reason: string;
+  /**
+   * What to tell the user when the scanner cannot be started with this layout, when the setup knows better than the
+   * preset advice (on this host with USE_DOCKER false: "set USE_DOCKER and DOCKER_NAME", not a preset never chosen).
+   */
+  readonly fix?: string;
 }
 
 export async function resolveLayout(options: ResolveLayoutOptions): Promise<ResolvedLayout> {
@@ -132,7 +137,11 @@ async function detectPreset(options: ResolveLayoutOptions): Promise<ResolvedLayo
     throw new ScannerNotFoundError(
       `No Plex Media Scanner in container "${container}" (image ${info.image}${image ? `, preset ${image}` : ""}): ` +
         `looked for ${looked.map((path) => `"${path}"`).join(" and ")}. ` +
-        "Set PLEX_SCANNER to its path in the container, or PLEX_DOCKER_PRESET to the image's layout.",
+        // An image of no known Plex family is as likely the wrong container (DOCKER_NAME) as an unusual layout.
+        (image
+          ? "Set PLEX_SCANNER to its path in the container, or PLEX_DOCKER_PRESET to the image's layout."
+          : "Check that DOCKER_NAME names your Plex container; if it does, set PLEX_SCANNER to the scanner's path in it, " +
+            "or PLEX_DOCKER_PRESET to the image's layout."),
     );
   }
   const name = image ?? guessPreset(found, info);

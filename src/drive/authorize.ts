@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import { CodeChallengeMethod, OAuth2Client, type Credentials } from "google-auth-library";
-import type { Logger } from "../core/logger.ts";
 import type { GoogleEndpoints } from "./credentials.ts";
 import { classifyGoogleError, explainOAuthError, type OAuthErrorCode } from "./google-errors.ts";
 import { startLoopbackReceiver, type RedirectResult } from "./loopback-receiver.ts";
@@ -14,30 +13,38 @@ import type { TokenStore } from "./token-store.ts";
  * withdrew in 2022 (docs: ../shared/reference/integrations.md §2.2). PKCE (S256) and `state` protect the code;
  * `access_type=offline` and `prompt=consent` make Google return a refresh token every time. The user may paste the
  * code or the whole redirect URL; when the browser can reach our loopback port we catch the redirect ourselves.
+ * Everything it says is plain text for the person at the terminal (`output`), not log lines.
  */
 export interface AuthorizeOptions {
   readonly clientId: string;
   readonly clientSecret: string;
   readonly scopeNeeds: ScopeNeeds;
   readonly tokenStore: TokenStore;
-  readonly log: Logger;
-  /** Where the prompt goes (stderr); the link and messages go through `log`. */
+  /** Where the instructions, the prompt and the outcome go (stderr): plain text for a person. */
   readonly output: { write(text: string): unknown };
   readonly input: NodeJS.ReadableStream;
   /** Loopback port; rclone uses 53682 too, so `ssh -L 53682:127.0.0.1:53682` works for both. 0 = any. */
   readonly port?: number;
+  /**
+   * Whether to say that a browser reaching the loopback port makes pasting unnecessary. False inside a container:
+   * the receiver listens on the container's own 127.0.0.1, which no browser and no `ssh -L` to the host reaches.
+   */
+  readonly loopbackHint?: boolean;
   readonly endpoints?: GoogleEndpoints;
   readonly onSecret?: (value: string) => void;
   readonly signal?: AbortSignal;
 }
 
-export type AuthorizeResult = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly message: string };
+export type AuthorizeResult =
+  | { readonly ok: true; readonly path: string }
+  | { readonly ok: false; readonly message: string }
+  /** The signal aborted (Ctrl-C) while waiting for the answer: nothing more to say. */
+  | { readonly ok: false; readonly interrupted: true };
 
 export const DEFAULT_LOOPBACK_PORT = 53682;
 export const PROMPT = "Enter authorization code: ";
 
 export async function runAuthorize(options: AuthorizeOptions): Promise<AuthorizeResult> {
-  const { log } = options;
   const scope = requiredScope(options.scopeNeeds);
   const client = new OAuth2Client({
     clientId: options.clientId,
@@ -61,16 +68,31 @@ export async function runAuthorize(options: AuthorizeOptions): Promise<Authorize
       code_challenge: codeChallenge,
       code_challenge_method: CodeChallengeMethod.S256,
     });
-    log.info("Visit the link below, allow access, then paste the address your browser ends on (or just its code):");
-    log.info(url);
-    log.info(`(If this machine runs a browser, or you forwarded the port with ssh -L ${receiver.port}:127.0.0.1:${receiver.port}, autoscan catches the answer by itself.)`);
+    options.output.write(instructions(url, receiver.port, options.loopbackHint ?? true));
     const answer = await waitForAnswer(options, receiver.received, state);
+    if ("interrupted" in answer) return { ok: false, interrupted: true };
     if ("problem" in answer) return { ok: false, message: answer.problem };
     if ("error" in answer) return { ok: false, message: explainRedirectError(answer) };
     return await exchange(client, answer.code, codeVerifier, redirectUri, scope, options);
   } finally {
     await receiver.close();
   }
+}
+
+function instructions(url: string, port: number, loopbackHint: boolean): string {
+  return [
+    "Open this link in a browser and allow access:",
+    "",
+    `  ${url}`,
+    "",
+    `Your browser then goes to http://127.0.0.1:${port}/… and that page may fail to load; that is expected.`,
+    "Copy the whole address from the address bar (or just its code) and paste it here.",
+    ...(loopbackHint
+      ? [`(When the browser runs on this machine, or you forward the port with ssh -L ${port}:127.0.0.1:${port} <this server>, autoscan catches the answer by itself.)`]
+      : []),
+    "",
+    "",
+  ].join("\n");
 }
 
 async function exchange(
@@ -81,8 +103,8 @@ async function exchange(
   scope: string,
   options: AuthorizeOptions,
 ): Promise<AuthorizeResult> {
-  const { log } = options;
-  log.info(`Requesting access token for auth code ${code.slice(0, 8)}…`);
+  const say = (text: string): unknown => options.output.write(`${text}\n`);
+  say(`Requesting access token for auth code ${code.slice(0, 8)}…`);
   let tokens: Credentials;
   try {
     tokens = (await client.getToken({ code, codeVerifier, redirect_uri: redirectUri })).tokens;
@@ -96,7 +118,6 @@ async function exchange(
   if (!tokens.refresh_token) {
     return { ok: false, message: "Google returned no refresh token. Remove autoscan's access at https://myaccount.google.com/permissions and run `autoscan authorize` again." };
   }
-  log.info("Retrieved first access token!");
   const granted = tokens.scope ?? scope;
   await options.tokenStore.save({
     clientId: options.clientId,
@@ -107,9 +128,9 @@ async function exchange(
     tokenType: tokens.token_type ?? undefined,
   });
   const check = checkGrantedScope(granted, options.scopeNeeds);
-  if (!check.ok) log.warn(`Access was granted, but ${check.reason}. Run \`autoscan authorize\` again and tick every box on the consent screen.`);
-  log.info("Access tokens were successfully retrieved!");
-  log.info(`Saved them to ${options.tokenStore.path}. Restart autoscan (docker restart autoscan) to start Google Drive monitoring.`);
+  if (!check.ok) say(`Warning: access was granted, but ${check.reason}. Run 'autoscan authorize' again and tick every box on the consent screen.`);
+  say(`Access tokens were successfully retrieved and saved to ${options.tokenStore.path}.`);
+  say("Restart autoscan (docker restart autoscan) to start Google Drive monitoring.");
   return { ok: true, path: options.tokenStore.path };
 }
 
@@ -118,28 +139,28 @@ async function waitForAnswer(
   options: AuthorizeOptions,
   redirect: Promise<RedirectResult>,
   state: string,
-): Promise<RedirectResult | { problem: string }> {
+): Promise<RedirectResult | { problem: string } | { interrupted: true }> {
   const lines = createInterface({ input: options.input, terminal: false });
   const iterator = lines[Symbol.asyncIterator]();
-  const aborted = new Promise<{ problem: string }>((resolve) => {
-    if (options.signal?.aborted) resolve({ problem: "Interrupted." });
-    options.signal?.addEventListener("abort", () => resolve({ problem: "Interrupted." }), { once: true });
+  const aborted = new Promise<{ interrupted: true }>((resolve) => {
+    if (options.signal?.aborted) resolve({ interrupted: true });
+    options.signal?.addEventListener("abort", () => resolve({ interrupted: true }), { once: true });
   });
   const caught = redirect.then((result) => ({ result }));
   try {
     for (;;) {
       options.output.write(PROMPT);
       const next = await Promise.race([iterator.next().then((line) => ({ line })), caught, aborted]);
-      if ("problem" in next) return next;
+      if ("interrupted" in next) return next;
       if ("result" in next) {
-        options.output.write("\n");
-        options.log.info("Received the answer from the browser redirect.");
+        options.output.write("\nReceived the answer from the browser redirect.\n");
         return next.result;
       }
       if (next.line.done) return { problem: "No authorization code was entered." };
       const answer = parsePastedAnswer(next.line.value, state);
       if (!("problem" in answer)) return answer;
-      options.log.warn(answer.problem);
+      // Refused here, not sent to Google; the person tries again.
+      options.output.write(`${answer.problem}\n`);
     }
   } finally {
     lines.close();

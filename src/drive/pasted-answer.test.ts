@@ -17,6 +17,12 @@ describe("what a person pastes at 'Enter authorization code:'", () => {
     ["nothing", "", /Nothing was entered/],
     ["another attempt's URL", "http://127.0.0.1:53682/?state=OTHER&code=4%2F0A", /another authorization attempt/],
     ["a URL without a code", "http://127.0.0.1:53682/?state=S", /no code= parameter/],
+    ["a word", "yes", /neither an authorization code .* nor the address/],
+    ["a sentence", "I allowed it", /neither an authorization code/],
+    ["the client secret", "GOCSPX-abcdefghijklmnop", /neither an authorization code/],
+    ["a refresh token", "1//0gAbCdEf-ghijk", /neither an authorization code/],
+    ["an access token", "ya29.a0AfB_byC", /neither an authorization code/],
+    ["a code with a space in it", "4/0AfJ x", /neither an authorization code/],
   ])("refuses %s", (_, text, problem) => {
     const answer = parsePastedAnswer(text, "S");
     expect("problem" in answer && answer.problem).toMatch(problem);

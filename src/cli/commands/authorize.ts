@@ -1,12 +1,14 @@
+import { existsSync, fstatSync } from "node:fs";
 import { ConfigError } from "../../core/errors.ts";
 import { DEFAULT_LOOPBACK_PORT, runAuthorize } from "../../drive/authorize.ts";
-import { stringFlag, type Command } from "../command.ts";
+import { stringFlag, type Command, type CommandIO } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 import { googleEndpointsFromEnv, tokenStoreFor } from "../wiring/drive.ts";
 
 /**
  * `autoscan authorize` (in Docker: `docker exec -it autoscan autoscan authorize`): obtains the Google tokens for the
- * Drive monitor with the loopback flow and stores them in the data dir. Exit 0 on success, 1 otherwise.
+ * Drive monitor with the loopback flow and stores them in the data dir. Exit 0 on success, 1 when it failed, 2 when
+ * there is no input to paste into (no `-i`), 130 on Ctrl-C. It talks to a person: plain text on stderr, no log lines.
  */
 export const authorizeCommand: Command = {
   name: "authorize",
@@ -15,8 +17,9 @@ export const authorizeCommand: Command = {
   description:
     "Needs CLOUD.ENABLED and a \"Desktop app\" OAuth client in CLOUD.CLIENT_ID / CLOUD.CLIENT_SECRET. Open the link, " +
     "allow access, then paste the address your browser ends on (the page may fail to load on a headless server; " +
-    "the address bar still holds the code). When the browser can reach the port (same machine, or " +
-    `ssh -L ${DEFAULT_LOOPBACK_PORT}:127.0.0.1:${DEFAULT_LOOPBACK_PORT}), autoscan catches the answer by itself. ` +
+    "the address bar still holds the code). Outside a container, when the browser can reach the port (same machine, " +
+    `or ssh -L ${DEFAULT_LOOPBACK_PORT}:127.0.0.1:${DEFAULT_LOOPBACK_PORT}), autoscan catches the answer by itself; in ` +
+    "Docker, paste the address. It needs a terminal: docker exec -it autoscan autoscan authorize. " +
     "The tokens go to google-token.json in the data dir (mode 0600); restart autoscan afterwards.",
   options: { port: { type: "string" } },
   optionHelp: { port: `N  loopback port for Google's redirect (default ${DEFAULT_LOOPBACK_PORT}; 0 = any free port)` },
@@ -41,29 +44,60 @@ export const authorizeCommand: Command = {
           `create an OAuth client of type "Desktop app" in Google Cloud Console (APIs & Services → Credentials) and copy its id and secret into ${settings.configPath}`,
         ]);
       }
+      const port = parsePort(stringFlag(input.values, "port"));
+      if (!canAnswer(input.io.stdin)) {
+        stderr.write(
+          "autoscan authorize needs a terminal to paste Google's answer into, and its input is closed.\n" +
+            "In Docker, add -it: docker exec -it autoscan autoscan authorize\n",
+        );
+        return 2;
+      }
       const result = await runAuthorize({
         clientId: cloud.CLIENT_ID,
         clientSecret: cloud.CLIENT_SECRET,
         scopeNeeds: { sharedDrives: cloud.TEAMDRIVE && cloud.TEAMDRIVES.length > 0 },
         tokenStore: tokenStoreFor(settings),
-        log: runtime.log.child({ component: "GOOGLE" }),
         output: stderr,
         input: input.io.stdin,
-        port: parsePort(stringFlag(input.values, "port")),
+        port,
+        loopbackHint: !inContainer(),
         endpoints: googleEndpointsFromEnv(input.io.env, runtime.log),
         onSecret: (value) => logs.scrubber.add(value),
         signal: input.io.shutdownSignal,
       });
-      if (!result.ok) {
-        runtime.log.child({ component: "GOOGLE" }).error(result.message);
-        return 1;
+      if (result.ok) return 0;
+      if ("interrupted" in result) {
+        // Ctrl-C at the prompt: end the line the prompt left open, nothing else (the shell knows what ^C means).
+        stderr.write("\n");
+        return input.io.shutdownSignal.reason === "SIGTERM" ? 143 : 130;
       }
-      return 0;
+      stderr.write(`autoscan authorize: ${result.message}\n`);
+      return 1;
     } finally {
       logs.close();
     }
   },
 };
+
+/**
+ * False when nothing can ever be read: stdin is /dev/null, as with `docker exec` without `-i` (or `< /dev/null`).
+ * A terminal, a pipe and a file all can answer (scripts and tests pipe the answer in).
+ */
+function canAnswer(stdin: CommandIO["stdin"]): boolean {
+  if (stdin.isTTY) return true;
+  const fd = (stdin as { fd?: unknown }).fd;
+  if (typeof fd !== "number") return true;
+  try {
+    return !fstatSync(fd).isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
+
+/** Docker writes /.dockerenv, Podman /run/.containerenv. */
+function inContainer(): boolean {
+  return existsSync("/.dockerenv") || existsSync("/run/.containerenv");
+}
 
 function parsePort(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_LOOPBACK_PORT;

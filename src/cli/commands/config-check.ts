@@ -1,4 +1,4 @@
-import { loadConfig } from "../../config/load.ts";
+import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
@@ -14,7 +14,10 @@ export const configCheckCommand: Command = {
     const loaded = await loadConfig(settings.configPath, io.env, false);
     if (loaded.kind !== "loaded") return 2;
     io.stdout.write(renderSummary(settings, loaded.config));
-    const warnings = [...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
+    // A missing SERVER_PASS is a warning, not a failure: scan, sections, authorize … run without it; only the server
+    // refuses to start (and says so the same way).
+    const serverPass = loaded.config.SERVER_PASS === "" ? [SERVER_PASS_MISSING] : [];
+    const warnings = [...serverPass, ...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
     for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
     io.stderr.write(`${settings.configPath} is valid${warnings.length ? ` (${warnings.length} warning(s))` : ""}.\n`);
     return 0;
@@ -32,7 +35,9 @@ function renderSummary(settings: Settings, config: Config): string {
     `Queue file:      ${settings.queueFile}`,
     `Log file:        ${settings.logFile ?? "(none)"}`,
     "",
-    `Listening on:    http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>  (manual page: ${yes(config.SERVER_ALLOW_MANUAL_SCAN)})`,
+    config.SERVER_PASS === ""
+      ? `Listening on:    (none: the server does not start until SERVER_PASS is set)`
+      : `Listening on:    http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>  (manual page: ${yes(config.SERVER_ALLOW_MANUAL_SCAN)})`,
     `Plex:            ${config.PLEX_LOCAL_URL}  (token set: ${yes(config.PLEX_TOKEN !== "")}, scan method: ${config.PLEX_SCAN_METHOD})`,
     `Scan delay:      ${config.SERVER_SCAN_DELAY} s, file checks: ${config.SERVER_MAX_FILE_CHECKS} × ${config.SERVER_FILE_CHECK_DELAY} s`,
     `Docker exec:     ${config.USE_DOCKER || config.PLEX_SCAN_METHOD === "scanner" ? `container '${config.DOCKER_NAME}'` : "not used"}`,

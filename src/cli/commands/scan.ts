@@ -19,21 +19,21 @@ import { createFolderSections, createScannerFromConfig } from "../wiring/docker.
 export const scanCommand: Command = {
   name: "scan",
   summary: "Run Plex Media Scanner on one folder now, in the Plex container or on this host (exits with its code)",
-  usage: "autoscan scan --directory PATH [--section ID] [--dry-run] [--config PATH]",
+  usage: "autoscan scan [--directory] PATH [--section ID] [--dry-run] [--config PATH]",
   description:
     "PATH may be a movie, show or season folder, in the server's form or any form listed in SERVER_PATH_MAPPINGS. " +
     "Without --section the section is found from the path (Plex's API with PLEX_TOKEN; else the library database " +
     "through Plex SQLite, or `Plex Media Scanner --list`). Exit codes: the scanner's; 1 when nothing ran; " +
     "124 when PLEX_SCANNER_TIMEOUT passed; 127 when the scanner could not be started.",
   options: { directory: { type: "string", short: "d" }, section: { type: "string", short: "c" }, "dry-run": { type: "boolean" } },
+  allowPositionals: true,
   optionHelp: {
-    directory: "PATH  the folder to scan (required)",
+    directory: "PATH  the folder to scan (required; may also be given without the flag)",
     section: "ID  the Plex library section (default: found from the path)",
     "dry-run": "print the container, user, environment and argv that would run, and stop",
   },
   async run(input) {
-    const raw = stringFlag(input.values, "directory");
-    if (raw === undefined || raw.trim() === "") throw new UsageError("--directory is required");
+    const raw = folderArgument(stringFlag(input.values, "directory"), input.positionals);
     const section = stringFlag(input.values, "section");
     if (section !== undefined && !/^\d+$/.test(section)) {
       throw new UsageError(`--section expects a section number, as \`autoscan sections\` lists them (got "${section}")`);
@@ -42,11 +42,25 @@ export const scanCommand: Command = {
     if ("exitCode" in runtime) return runtime.exitCode;
     try {
       return await scan(runtime, input.io, toServerForm(runtime, raw), section, booleanFlag(input.values, "dry-run"));
+    } catch (error) {
+      // Also when finding the section needed the scanner (`--list`, Plex SQLite): 127, as for the scan itself.
+      if (error instanceof ScannerNotFoundError) return fail(input.io, error, 127);
+      throw error;
     } finally {
       runtime.logs.close();
     }
   },
 };
+
+/** The folder: `--directory PATH` or the one positional `PATH` (what people type first), not both. */
+function folderArgument(flag: string | undefined, positionals: readonly string[]): string {
+  if (positionals.length > (flag === undefined ? 1 : 0)) {
+    throw new UsageError(`expected one folder, got ${[...(flag === undefined ? [] : [flag]), ...positionals].map((p) => `"${p}"`).join(" and ")}`);
+  }
+  const raw = flag ?? positionals[0];
+  if (raw === undefined || raw.trim() === "") throw new UsageError("the folder to scan is required (--directory PATH)");
+  return raw;
+}
 
 async function scan(runtime: Runtime, io: CommandIO, folder: string, section: string | undefined, dryRun: boolean) {
   const { config } = runtime;

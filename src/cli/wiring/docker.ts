@@ -42,6 +42,7 @@ export function createScannerFromConfig(input: ScannerWiringInput): ScannerWirin
       layout: { ...NATIVE_LAYOUT, ...explicit },
       preset: "none",
       reason: "USE_DOCKER is false (this host)",
+      fix: NATIVE_FIX,
     };
     return { runner, scanner: createPlexScanner({ runner, layout: async () => layout }) };
   }
@@ -67,6 +68,11 @@ export function createScannerFromConfig(input: ScannerWiringInput): ScannerWirin
   });
   return { runner, scanner, executor };
 }
+
+/** USE_DOCKER is false (the default) and the scanner is not on this host: most often Plex runs in a container. */
+const NATIVE_FIX =
+  "USE_DOCKER is false, so autoscan ran it on this host. If Plex runs in Docker, set USE_DOCKER to true and DOCKER_NAME " +
+  "to the Plex container's name; if Plex is installed on this host, set PLEX_SCANNER to the scanner's path.";
 
 /**
  * The layout keys the user changed from plex_autoscan's defaults, unescaped (`Plex\ Media\ Scanner` → a plain path).
