@@ -88,9 +88,11 @@ export async function syncFolder(dir: string, log?: Logger): Promise<void> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "";
     if (!FOLDER_SYNC_UNSUPPORTED.has(code)) throw error;
-    if (!warnedFolders.has(dir)) {
+    // Said once per folder, by the first caller that has a log (a silent caller, such as doctor's probe, does not
+    // use up the warning).
+    if (log && !warnedFolders.has(dir)) {
       warnedFolders.add(dir);
-      log?.warn(
+      log.warn(
         { folder: dir, code },
         `The filesystem of '${dir}' does not support fsync on a folder (${code}); renames there rely on the filesystem's own ordering`,
       );

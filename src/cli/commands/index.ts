@@ -8,6 +8,7 @@ import { healthCommand } from "./health.ts";
 import { serverCommand } from "./server.ts";
 import { authorizeCommand } from "./authorize.ts";
 import { rcloneCheckCommand } from "./rclone-check.ts";
+import { doctorCommand } from "./doctor.ts";
 
 /** The command table: one line per command (later issues add sections, scan, authorize, rclone check …). */
 export const COMMANDS: readonly Command[] = [
@@ -20,4 +21,5 @@ export const COMMANDS: readonly Command[] = [
   healthCommand,
   authorizeCommand,
   rcloneCheckCommand,
+  doctorCommand,
 ];

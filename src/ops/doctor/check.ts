@@ -1,0 +1,51 @@
+/**
+ * One finding of `autoscan doctor`: what was checked, what was found, and what to do about it. A check that cannot run
+ * because an earlier one failed is `skip`ped with the reason, so one broken thing reads as one error, not a cascade.
+ * The JSON form (`--json`) is this shape, with `fix: null` when there is nothing to do.
+ */
+export type CheckStatus = "ok" | "warn" | "error" | "skip";
+
+export interface CheckResult {
+  /** Stable, for scripts: `plex.token`, `mapping:/data/Movies/`, `disk:1:/data/Movies` … */
+  readonly id: string;
+  readonly status: CheckStatus;
+  /** Short name shown in the first column (`Plex token`). */
+  readonly title: string;
+  /** What was found, one sentence. */
+  readonly detail: string;
+  /** What to do; absent when nothing needs doing. */
+  readonly fix?: string;
+}
+
+export const ok = (id: string, title: string, detail: string): CheckResult => ({ id, status: "ok", title, detail });
+
+export const warn = (id: string, title: string, detail: string, fix: string): CheckResult => ({
+  id,
+  status: "warn",
+  title,
+  detail,
+  fix,
+});
+
+export const fail = (id: string, title: string, detail: string, fix: string): CheckResult => ({
+  id,
+  status: "error",
+  title,
+  detail,
+  fix,
+});
+
+export const skip = (id: string, title: string, reason: string): CheckResult => ({ id, status: "skip", title, detail: reason });
+
+/** The error codes along an error's `cause` chain (fetch hides `ECONNREFUSED` under "fetch failed"). */
+export function causeCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current; depth++) {
+    const { code, name } = current as { code?: unknown; name?: unknown };
+    if (typeof code === "string") codes.push(code);
+    if (name === "TimeoutError") codes.push("TIMEOUT");
+    current = (current as { cause?: unknown }).cause;
+  }
+  return codes;
+}

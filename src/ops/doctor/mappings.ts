@@ -1,0 +1,128 @@
+import type { DiskEntry } from "../../paths/disk-probe.ts";
+import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
+import { isWindowsPath, normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
+import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
+import type { CheckFamily, DoctorSection, Findings } from "./run-checks.ts";
+
+/**
+ * SERVER_PATH_MAPPINGS against Plex's library folders:
+ * - each key (the server form) must lie inside a library folder, or hold one: else scans mapped there reach no library;
+ * - each library folder should be reached by some key (a path no form matches passes unchanged, so without any
+ *   mapping at all, paths must already arrive in Plex's form);
+ * - autoscan must see each library folder on its own disk (SERVER_FILE_EXIST_PATH_MAPPINGS, then the mapping's
+ *   forms, as the file checks look), within a timeout: a hung mount is a warning, never a hang.
+ */
+export interface MappingCheckOptions {
+  readonly mappings: PathMappings;
+  readonly existMappings: PathMappings;
+  /** The disk probe's look (bounded in time: `unanswered` when the disk does not answer). */
+  readonly stat: (localPath: string) => Promise<DiskEntry>;
+  /** For the message about a disk that did not answer. */
+  readonly timeoutSeconds: number;
+}
+
+export function mappingFamily(options: MappingCheckOptions): CheckFamily {
+  return { name: "mappings", run: (findings) => mappingChecks(options, findings) };
+}
+
+export async function mappingChecks(options: MappingCheckOptions, findings: Findings): Promise<CheckResult[]> {
+  const sections = findings.sections;
+  if (!sections) {
+    const reason = `Needs Plex's library list: ${findings.sectionsUnknown ?? "Plex was not asked."}`;
+    return [skip("mappings", "Mappings", reason), skip("disk", "Library on disk", reason)];
+  }
+  const folders = sections.flatMap((section) => section.locations.map((location) => ({ section, location })));
+  const keys = Object.keys(options.mappings);
+  const out: CheckResult[] = [];
+  const known = folders.map((f) => f.location).join(", ") || "(none)";
+  for (const key of keys) {
+    const holding = folders.filter((f) => contains(f.location, key)).map((f) => f.section.title);
+    const held = folders.filter((f) => contains(key, f.location)).map((f) => f.section.title);
+    const id = `mapping:${key}`;
+    if (holding.length > 0) out.push(ok(id, "Mapping", `'${key}' is in library ${unique(holding).join(", ")}.`));
+    else if (held.length > 0) out.push(ok(id, "Mapping", `'${key}' holds library ${unique(held).join(", ")}.`));
+    else {
+      out.push(
+        fail(
+          id,
+          "Mapping",
+          `SERVER_PATH_MAPPINGS key '${key}' is in no Plex library: scans mapped there are skipped by Plex.`,
+          `The key is the folder as Plex sees it: use one of Plex's library folders (${known}; 'autoscan sections' lists them), and put '${key}' in its list of other forms if that is how your apps see it.`,
+        ),
+      );
+    }
+  }
+  for (const { section, location } of folders) {
+    const id = `library:${section.id}:${location}`;
+    if (keys.length === 0) {
+      out.push(ok(id, "Library mapping", `'${location}' (${section.title}): no SERVER_PATH_MAPPINGS, paths are sent as they arrive; fine when your apps see the same path.`));
+      continue;
+    }
+    const reached = keys.some((key) => contains(key, location) || contains(location, key));
+    out.push(
+      reached
+        ? ok(id, "Library mapping", `'${location}' (${section.title}) is reached by a mapping.`)
+        : warn(
+            id,
+            "Library mapping",
+            `No SERVER_PATH_MAPPINGS key reaches '${location}' (${section.title}): only paths that already arrive in that form reach it.`,
+            `If your apps see it elsewhere, add "${withTrailingSlash(location)}": ["<the folder as they see it>/"] to SERVER_PATH_MAPPINGS.`,
+          ),
+    );
+  }
+  out.push(...(await diskChecks(options, folders)));
+  return out;
+}
+
+async function diskChecks(
+  options: MappingCheckOptions,
+  folders: readonly { section: DoctorSection; location: string }[],
+): Promise<CheckResult[]> {
+  const mapper = createPathMapper({ mappings: options.mappings, existMappings: options.existMappings });
+  return Promise.all(
+    folders.map(async ({ section, location }) => {
+      const id = `disk:${section.id}:${location}`;
+      const forms = mapper.localForms(location);
+      const looks = await Promise.all(forms.map(async (form) => ({ form, entry: await options.stat(form) })));
+      const seen = looks.find((look) => look.entry === "directory");
+      if (seen) {
+        const where = seen.form === location ? "at the same path" : `at '${seen.form}'`;
+        return ok(id, "Library on disk", `autoscan sees '${location}' (${section.title}) ${where}.`);
+      }
+      const hung = looks.filter((look) => look.entry === "unanswered");
+      if (hung.length > 0) {
+        return warn(
+          id,
+          "Library on disk",
+          `The disk did not answer a look at '${hung[0]?.form ?? location}' (${section.title}) within ${options.timeoutSeconds} s: a hung mount?`,
+          "Check that mount (rclone, NFS, SMB) on autoscan's side; scans there wait until it answers.",
+        );
+      }
+      const looked = forms.map((form) => `'${form}'`).join(", ");
+      return fail(
+        id,
+        "Library on disk",
+        `autoscan cannot see '${location}' (${section.title}): nothing at ${looked}. Scans there wait for files it never finds.`,
+        `Mount the media into autoscan at the path Plex uses (e.g. -v ${guessMount(location)}:${guessMount(location)}:ro), or add {"<where autoscan sees it>/": ["${withTrailingSlash(location)}"]} to SERVER_FILE_EXIST_PATH_MAPPINGS.`,
+      );
+    }),
+  );
+}
+
+/** `outer` is `inner` or holds it, on whole segments (Windows folders without regard to case). */
+function contains(outer: string, inner: string): boolean {
+  const fold = isWindowsPath(outer) || isWindowsPath(inner);
+  const a = withTrailingSlash(normalizePath(outer));
+  const b = withTrailingSlash(normalizePath(inner));
+  return fold ? b.toLowerCase().startsWith(a.toLowerCase()) : b.startsWith(a);
+}
+
+/** `/data/Movies` → `/data`: the usual shape of a media volume. */
+function guessMount(location: string): string {
+  const parts = normalizePath(location).split("/").filter(Boolean);
+  return parts.length > 1 ? `/${parts[0]}` : normalizePath(location);
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
