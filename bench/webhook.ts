@@ -13,6 +13,7 @@
  *   node bench/webhook.ts
  *   BENCH_SECONDS=30 BENCH_CONNECTIONS=50 node bench/webhook.ts
  *   BENCH_ONLY=end BENCH_NODE_OPTIONS= node bench/webhook.ts   # end to end only, without the image's Node options
+ *   BENCH_METRICS=1 node bench/webhook.ts                    # with SERVER_METRICS on (requests and store writes counted)
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { shippedEnv, shippedNodeOptions } from "./shipped.ts";
@@ -23,6 +24,7 @@ import { join } from "node:path";
 import { systemClock } from "../src/core/clock.ts";
 import { createLogger } from "../src/logging/create-logger.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
+import { createMetrics } from "../src/ops/metrics/create-metrics.ts";
 import { createScanQueue } from "../src/queue/scan-queue.ts";
 import { createApp } from "../src/web/app.ts";
 import { startWebServer } from "../src/web/server.ts";
@@ -64,7 +66,8 @@ function serveBare(): void {
 /** The child: queue file in `dir`, app, server on a free port; reports the port to the parent. */
 async function serve(dir: string): Promise<void> {
   const { log } = createLogger({ level: (process.env.BENCH_LOG_LEVEL ?? "info") as "info", format: "classic", stream: { write: () => undefined } });
-  const queue = await createScanQueue({ file: join(dir, "queue.db"), clock: systemClock, log, scanDelayMs: 600_000 });
+  const metrics = process.env.BENCH_METRICS === "1" ? createMetrics() : undefined;
+  const queue = await createScanQueue({ file: join(dir, "queue.db"), clock: systemClock, log, scanDelayMs: 600_000, metrics });
   // "--memory": the HTTP side alone (parse, map, log, answer) with an in-memory sink, to show where the time goes.
   const memory = process.argv[4] === "--memory";
   const app = createApp({
@@ -76,6 +79,7 @@ async function serve(dir: string): Promise<void> {
     serverPass: PASS,
     allowManualScan: false,
     ignoreList: [],
+    ...(metrics ? { metrics } : {}),
   });
   const server = await startWebServer({ app, hostname: "127.0.0.1", port: 0 });
   process.send?.({ port: server.port });

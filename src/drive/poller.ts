@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { ConfigError, describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
+import type { DriveMetrics } from "../core/metrics.ts";
 import type { ScanSink } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import { createChangeProcessor, type IsInLibrary, type PageStats } from "./change-processor.ts";
@@ -39,6 +40,8 @@ export interface DriveMonitorOptions {
   readonly clock?: Clock;
   /** Longest wait after repeated failures. */
   readonly maxFailureWaitMs?: number;
+  /** `SERVER_METRICS`: polls by result. */
+  readonly metrics?: Pick<DriveMetrics, "drivePolled">;
 }
 
 export type MonitorState = "idle" | "starting" | "running" | "stopped" | "failed";
@@ -134,6 +137,7 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
       let wait = options.pollIntervalMs;
       try {
         await exclusive(pollFeeds);
+        options.metrics?.drivePolled(true);
         if (state === "starting") {
           state = "running";
           log.info("Google Drive changes monitor started.");
@@ -141,6 +145,7 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
         failures = 0;
       } catch (error) {
         if (abort.signal.aborted) break;
+        options.metrics?.drivePolled(false);
         const reason = fatalReason(error);
         if (reason) {
           state = "failed";

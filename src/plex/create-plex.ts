@@ -1,11 +1,13 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
+import type { TargetCallMetrics } from "../core/metrics.ts";
 import type { Target } from "../core/target.ts";
 import { createAfterScan, type AfterScan } from "./after-scan.ts";
 import { createAnalyzer, type AnalyzeType, type RunScanner } from "./analyze.ts";
 import { createPlexApiTarget } from "./api-target.ts";
 import { createPlexClient, type PlexClient } from "./client.ts";
 import { createTrashEmptier } from "./empty-trash.ts";
+import { timedPlexClient } from "./timed-client.ts";
 import { createLibraryDb, type IsInLibrary, type LibraryDb } from "./library-db.ts";
 import { createSectionActivity, type SectionActivity } from "./section-activity.ts";
 import { createSectionResolver, type SectionResolver } from "./sections.ts";
@@ -39,6 +41,8 @@ export interface PlexOptions {
   /** The scanner executor, when configured (deep analysis). */
   readonly runScanner?: RunScanner;
   readonly timing?: Partial<PlexTiming>;
+  /** `SERVER_METRICS`: every Plex API call is timed. */
+  readonly metrics?: TargetCallMetrics;
 }
 
 /** Every wait, bounded; the defaults suit a real server. */
@@ -88,7 +92,7 @@ export interface Plex {
 export function createPlex(options: PlexOptions): Plex {
   const { clock, log } = options;
   const t: PlexTiming = { ...DEFAULT_TIMING, ...options.timing };
-  const client = createPlexClient({ url: options.url, token: options.token, timeoutMs: options.timeoutMs });
+  const client = timedPlexClient(createPlexClient({ url: options.url, token: options.token, timeoutMs: options.timeoutMs }), options.metrics);
   const sections = createSectionResolver({ client, clock, log, refreshMs: t.sectionsRefreshMs });
   const activity = createSectionActivity({ client, clock, log });
   const library = options.databasePath

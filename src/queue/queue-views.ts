@@ -70,6 +70,15 @@ export function countHistory(rows: RowAccess): number {
   return rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE state <> 'pending'")?.n ?? 0;
 }
 
+/** Folders per state, for the metrics' queue gauge. */
+export function countByState(rows: RowAccess): Record<ItemState, number> {
+  const counts: Record<ItemState, number> = { pending: 0, done: 0, failed: 0 };
+  for (const row of rows.all<{ state: ItemState; n: number }>("SELECT state, COUNT(*) AS n FROM items GROUP BY state")) {
+    counts[row.state] = row.n;
+  }
+  return counts;
+}
+
 export function findItem(rows: RowAccess, id: number): QueueItemView | undefined {
   const item = rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
   return item ? toView(rows, item) : undefined;

@@ -165,6 +165,7 @@ export function toWorkItem(rows: RowReader, item: ItemRow): WorkItem {
     ...(item.scan_folder === null ? {} : { scanFolder: item.scan_folder }),
     files: item.files ? (JSON.parse(item.files) as string[]) : [],
     priority: item.priority,
+    firstAt: item.first_at,
     checks: item.checks,
     attempts: item.attempts,
     requests: requests.map((r) => ({

@@ -107,7 +107,7 @@ export interface QueueModel {
   open(settings: ModelSettings): void;
   /** Time passes; history is pruned at every maintenance tick on the way. */
   advance(ms: number): void;
-  enqueue(requests: readonly ScanRequest[]): { folder: string; merged: boolean }[];
+  enqueue(requests: readonly ScanRequest[]): { id: number; folder: string; merged: boolean }[];
   dueForCheck(limit: number, skip: ReadonlySet<number>): WorkItem[];
   dueForTarget(target: string, limit: number, skip: ReadonlySet<number>): WorkItem[];
   /** The earliest time after now at which a pending item becomes ready. */
@@ -213,8 +213,9 @@ function modelOver(state: ModelState): QueueModel {
         };
         const item = pendingFolder(folder);
         if (!item) {
+          const id = state.nextId++;
           state.items.push({
-            id: state.nextId++,
+            id,
             folder,
             state: "pending",
             priority: priorityOf(folder),
@@ -231,7 +232,7 @@ function modelOver(state: ModelState): QueueModel {
             requestsDropped: 0,
             targets: {},
           });
-          return { folder, merged: false };
+          return { id, folder, merged: false };
         }
         item.priority = Math.min(item.priority, priorityOf(folder));
         item.lastAt = state.now;
@@ -249,7 +250,7 @@ function modelOver(state: ModelState): QueueModel {
           item.targets = {};
           newWork(item, row.deleted);
         }
-        return { folder, merged: true };
+        return { id: item.id, folder, merged: true };
       });
     },
 
@@ -391,6 +392,7 @@ function toWorkItem(item: ModelItem): WorkItem {
     ...(item.scanFolder === undefined ? {} : { scanFolder: item.scanFolder }),
     files: item.files,
     priority: item.priority,
+    firstAt: item.firstAt,
     checks: item.checks,
     attempts: item.attempts,
     requests: item.requests.map((r) => ({

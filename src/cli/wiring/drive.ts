@@ -4,11 +4,14 @@ import type { Settings } from "../../config/settings.ts";
 import type { Clock } from "../../core/clock.ts";
 import { ConfigError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { DriveMetrics, RequestMetrics } from "../../core/metrics.ts";
 import type { ScanSink } from "../../core/scan.ts";
+import { countedDriveApi } from "../../drive/counted-api.ts";
 import { connectDrive, type DriveCredentials, type GoogleEndpoints } from "../../drive/credentials.ts";
 import { openDriveStateStore } from "../../drive/drive-store.ts";
 import { createDriveMonitor, type DriveMonitor } from "../../drive/poller.ts";
 import { createTokenStore, type TokenStore } from "../../drive/token-store.ts";
+import { countedSink } from "../../ops/metrics/counted-sink.ts";
 import type { PathMapper } from "../../paths/mapping.ts";
 import { RCLONE_SHARED_CLIENT_ID, rcloneSharedClientSecret } from "../../rclone/obscure.ts";
 import { loadRcloneRemote, type RemoteCheck } from "../../rclone/remote.ts";
@@ -31,6 +34,8 @@ export interface DriveWiringInput {
   readonly log: Logger;
   /** The log scrubber's `add`. */
   readonly onSecret?: (value: string) => void;
+  /** `SERVER_METRICS`: polls, API calls, and the requests the monitor queues. */
+  readonly metrics?: DriveMetrics & RequestMetrics;
 }
 
 export const TOKEN_FILE = "google-token.json";
@@ -49,9 +54,10 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
   if (cloud.TEAMDRIVE && sharedDrives.length === 0) log.warn("CLOUD.TEAMDRIVE is on but CLOUD.TEAMDRIVES is empty: list the shared drives to watch (names or ids).");
   if (cloud.ALLOWED.FILE_PATHS.length === 0) log.warn("CLOUD.ALLOWED.FILE_PATHS is empty: no Google Drive file will be scanned (list drive folders such as \"My Drive/Media/\").");
   const endpoints = googleEndpointsFromEnv(input.env, log);
+  const { metrics } = input;
   return createDriveMonitor({
-    connect: async (signal) =>
-      connectDrive(
+    connect: async (signal) => {
+      const connection = await connectDrive(
         {
           credentials: await driveCredentialsFromConfig(config, settings, log),
           endpoints,
@@ -61,9 +67,11 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
           onSecret: input.onSecret,
         },
         signal,
-      ),
+      );
+      return metrics ? { ...connection, api: countedDriveApi(connection.api, metrics) } : connection;
+    },
     openStore: () => openDriveStateStore({ path: settings.cacheFile, log }),
-    sink: input.sink,
+    sink: metrics ? countedSink(input.sink, metrics) : input.sink,
     // plex_autoscan compared Plex's size with the file as autoscan sees it (SERVER_FILE_EXIST_PATH_MAPPINGS).
     isInLibrary: (serverPath) => input.isInLibrary(serverPath, input.mapper.localForms(serverPath)[0]),
     mapper: input.mapper,
@@ -79,6 +87,7 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
     showCacheLogs: cloud.SHOW_CACHE_LOGS,
     clock: input.clock,
     log,
+    ...(metrics ? { metrics } : {}),
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { PlexScanner } from "../../docker/plex-scanner.ts";
 import type { RunScanner } from "../../plex/analyze.ts";
@@ -22,6 +23,8 @@ export interface PlexWiringInput {
   readonly dockerHost: string | undefined;
   readonly clock: Clock;
   readonly log: Logger;
+  /** `SERVER_METRICS`: Plex API calls are timed. */
+  readonly metrics?: TargetCallMetrics;
 }
 
 export interface PlexWiring {
@@ -76,6 +79,7 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
     databasePath: config.PLEX_DATABASE_PATH.trim(),
     disableSizeCheck: config.CLOUD.DISABLE_DISK_FILE_SIZE_CHECK,
     runScanner,
+    ...(input.metrics ? { metrics: input.metrics } : {}),
   });
 
   const target =

@@ -24,6 +24,8 @@ export interface WorkItem {
   /** Requested files found on disk (server form). */
   readonly files: readonly string[];
   readonly priority: number;
+  /** When the folder's first request arrived (ms since the epoch), for the request-to-scan time. */
+  readonly firstAt?: number;
   readonly checks: number;
   readonly attempts: number;
   readonly requests: readonly WorkRequest[];

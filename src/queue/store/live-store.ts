@@ -98,14 +98,17 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     if (changes.length === 0) return settle();
 
     const record = encodeRecord({ seq: seq + 1, changes });
+    const started = options.metrics ? performance.now() : 0;
     try {
       await appendDurably(record);
     } catch (error) {
+      options.metrics?.storeWrite((performance.now() - started) / 1000, false);
       enterFailure(error);
       const refused = new StoreUnavailableError(`Nothing was stored: ${describeStoreFault(error, dir)}`, { cause: error });
       batch.forEach((entry, i) => entry.reject(outcomes[i]?.ok ? refused : outcomes[i]?.error));
       return;
     }
+    options.metrics?.storeWrite((performance.now() - started) / 1000, true);
     seq += 1;
     bytes += record.length;
     applyDurable(changes);

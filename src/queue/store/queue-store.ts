@@ -2,6 +2,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { removeStaleTempFiles, syncFolder } from "../../core/durable-file.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { StoreMetrics } from "../../core/metrics.ts";
 import type { ScanRequest } from "../../core/scan.ts";
 import { createDueIndex, type DueIndex } from "./due-index.ts";
 import { isLegacyQueue, readLegacyRequests } from "./legacy-import.ts";
@@ -39,6 +40,8 @@ export interface QueueStoreOptions {
   readonly probeIntervalMs?: number;
   /** A write the disk has not confirmed for this long makes the store report itself stalled (default 10 s). */
   readonly stallMs?: number;
+  /** `SERVER_METRICS`: how long each record took to be durable, and the records the disk refused. */
+  readonly metrics?: StoreMetrics;
 }
 
 export interface StoreTransaction {

@@ -3,6 +3,7 @@ import { describeError } from "../../core/errors.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { readBody } from "../read-body.ts";
+import { noteRequest } from "../request-count.ts";
 import { bodyProblem } from "../responses.ts";
 
 /**
@@ -22,6 +23,7 @@ export function createApiHandler(deps: RouteDeps) {
     if (typeof params !== "function") return params;
     const raw = params("cmd");
     const cmd = raw?.trim().toLowerCase() ?? "";
+    noteRequest(c, "api", cmd);
     deps.log.info(`Client ${c.req.method} API call from '${clientAddress(c)}', type: ${/^[a-z_]{1,40}$/.test(cmd) ? cmd : "<invalid>"}`);
     c.header("cache-control", "no-store");
     try {

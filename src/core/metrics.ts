@@ -1,0 +1,74 @@
+/**
+ * What the modules count, as small ports. `ops/metrics` implements them with prom-client when `SERVER_METRICS` is on;
+ * when it is off the composition root passes nothing, and every counting point is one `metrics?.…` that does nothing.
+ *
+ * Callers pass what they know (the source as users read it, the raw event name, the target's name); the
+ * implementation bounds every label to a fixed set, so nothing a sender controls (a path, a label, an event name)
+ * can grow the number of series.
+ */
+
+/** One request received over HTTP (or from the Drive monitor): who sent it, which event, and how it was answered. */
+export interface RequestMetrics {
+  /** `source` as in `ScanRequest.source` (`Sonarr (4k)`, `Manual` …) or a route's name (`trigger`, `api`);
+   *  `status`: the HTTP status answered (Drive: 200 once stored, 503 when the queue refused). */
+  requestReceived(source: string, event: string, status: number): void;
+}
+
+/** What the dispatcher and its targets did. */
+export interface DispatchMetrics {
+  /** A scan ended: `scanned`, `skipped`, `failed`, `unavailable` (the target is down). `waitedSeconds`: from the
+   *  folder's first request to the target's answer, for a scan that was done. */
+  scanFinished(target: string, result: ScanResult, waitedSeconds?: number): void;
+  /** One folder's file check ended: all there (`found`), some missing and checked again later (`waiting`), given up
+   *  (`not_found`). */
+  fileChecked(result: FileCheckResult): void;
+  /** A look at the disk that did not answer in time (counts as "not there yet"). */
+  fileCheckTimedOut(): void;
+}
+
+/** A call to a target or to Plex's API: how long it took and whether it answered. */
+export interface TargetCallMetrics {
+  targetCall(target: string, operation: string, seconds: number, ok: boolean): void;
+}
+
+export interface DriveMetrics {
+  /** One poll of every feed: `ok` or `error`. */
+  drivePolled(ok: boolean): void;
+  /** One Drive API call (after its own retries): `error` is the failure's kind (`rate-limit`, `transient` …). */
+  driveApiCall(method: string, error?: string): void;
+}
+
+export interface StoreMetrics {
+  /** One record appended to the queue's log (fdatasync included), or refused by the disk. */
+  storeWrite(seconds: number, ok: boolean): void;
+}
+
+export type ScanResult = "scanned" | "skipped" | "failed" | "unavailable";
+export type FileCheckResult = "found" | "waiting" | "not_found";
+
+export type Metrics = RequestMetrics & DispatchMetrics & TargetCallMetrics & DriveMetrics & StoreMetrics;
+
+/** The scrape: the text Prometheus reads, with its content type (`GET /<SERVER_PASS>/metrics`). */
+export interface MetricsExposition {
+  readonly contentType: string;
+  render(): Promise<string>;
+}
+
+/** Runs `call` and tells `metrics` how long it took and whether it answered; without metrics, just runs it. */
+export async function timedCall<T>(
+  metrics: TargetCallMetrics | undefined,
+  target: string,
+  operation: string,
+  call: () => Promise<T>,
+): Promise<T> {
+  if (!metrics) return call();
+  const started = performance.now();
+  let ok = false;
+  try {
+    const value = await call();
+    ok = true;
+    return value;
+  } finally {
+    metrics.targetCall(target, operation, (performance.now() - started) / 1000, ok);
+  }
+}

@@ -1,0 +1,20 @@
+import { timedCall, type TargetCallMetrics } from "../core/metrics.ts";
+import type { PlexClient } from "./client.ts";
+
+/**
+ * The Plex client with each call timed (`SERVER_METRICS`): target `plex`, the operation named after the call
+ * (`refresh_section`, `activities` …). Without metrics the client is returned as it is.
+ */
+export function timedPlexClient(client: PlexClient, metrics: TargetCallMetrics | undefined): PlexClient {
+  if (!metrics) return client;
+  const timed = <T>(operation: string, call: () => Promise<T>): Promise<T> => timedCall(metrics, "plex", operation, call);
+  return {
+    url: client.url,
+    serverInfo: (signal) => timed("server_info", () => client.serverInfo(signal)),
+    listSections: (signal) => timed("list_sections", () => client.listSections(signal)),
+    activities: (signal) => timed("activities", () => client.activities(signal)),
+    refreshSection: (sectionId, folder, signal) => timed("refresh_section", () => client.refreshSection(sectionId, folder, signal)),
+    emptyTrash: (sectionId, signal) => timed("empty_trash", () => client.emptyTrash(sectionId, signal)),
+    analyzeItem: (ratingKey, signal) => timed("analyze_item", () => client.analyzeItem(ratingKey, signal)),
+  };
+}
