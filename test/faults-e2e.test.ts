@@ -73,7 +73,8 @@ describeFaults("faults: end to end through a full disk and kill -9 (fake Plex)",
       plexToken: plex.token,
       scanDelaySeconds: 1,
       // JSON lines: the folder of each dispatch line is a field (see `scansInFlight`).
-      env: { AUTOSCAN_LOG_FORMAT: "json" },
+      // DEBUG: the "now being processed" line marks a scan that was about to be sent (see `scansInFlight`).
+      env: { AUTOSCAN_LOG_FORMAT: "json", AUTOSCAN_LOGLEVEL: "DEBUG" },
     };
     const ledger = new Ledger();
     const send = async (server: AutoscanServer, count: number): Promise<void> => {
@@ -202,7 +203,8 @@ describeFaults("faults: end to end through a full disk and kill -9 (fake Plex)",
     const dataDir = join(base.root, "data");
     mountTmpfs(dataDir, 400 * 1024);
     // Due 3 s after they arrive: the disk is full before their first file check.
-    const setup: ServerSetup = { ...base, dataDir, scanDelaySeconds: 3, logFile: join(base.root, "autoscan.log") };
+    // At DEBUG, where each file check is a line: a check loop would show as thousands of them.
+    const setup: ServerSetup = { ...base, dataDir, scanDelaySeconds: 3, logFile: join(base.root, "autoscan.log"), env: { AUTOSCAN_LOGLEVEL: "DEBUG" } };
     const server = await start(setup);
     const ledger = new Ledger();
     for (let n = 0; n < 4; n++) {
@@ -238,7 +240,7 @@ describeFaults("faults: end to end through a full disk and kill -9 (fake Plex)",
 
 /**
  * Folders whose scan a process started ("now being processed") before it was killed. Their outcome may not have
- * reached the queue ("Finished scan!" is logged before the outcome is stored), so the next process scans them again:
+ * reached the queue (the scan is sent before its outcome is stored), so the next process scans them again:
  * at least once across a crash, by design.
  */
 function scansInFlight(output: string): string[] {

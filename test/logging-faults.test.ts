@@ -82,6 +82,18 @@ async function waitForHealth(child: RunningCli, port: number): Promise<void> {
 
 let episode = 0;
 /** A Sonarr import for a fresh folder each time (no merging), and its answer. */
+/** A webhook autoscan cannot read: answered 400, one WARNING line each. */
+async function badWebhook(port: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/${PASS}`, {
+    method: "POST",
+    body: JSON.stringify({ eventType: "Download", note: "no series, no file" }),
+    headers: { "content-type": "application/json" },
+    signal: AbortSignal.timeout(10_000),
+  });
+  await response.text();
+  return response.status;
+}
+
 async function webhook(port: number): Promise<{ status: number; body: string }> {
   episode++;
   const body = JSON.stringify({
@@ -129,19 +141,24 @@ describe.skipIf(mountRefusal !== undefined)("autoscan server while its log file 
     const statuses: number[] = [];
     while (statuses.length < 300 && !(statuses.includes(503) && FAILING(logFile, "").test(child.stdout()))) {
       statuses.push((await webhook(port)).status);
+      // A refused webhook is a DEBUG line (the store says why once): a bad one is a WARNING each, so the log keeps
+      // writing after the queue has stopped.
+      expect(await badWebhook(port)).toBe(400);
     }
     // Nothing can be stored: "try again" (503), never an internal error (500) from a log line that failed.
     expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
     expect(statuses.slice(statuses.indexOf(503))).toEqual(statuses.slice(statuses.indexOf(503)).map(() => 503));
     for (let n = 0; n < 3; n++) {
       expect((await webhook(port)).status).toBe(503);
+      expect(await badWebhook(port)).toBe(400);
       // /health keeps answering, and says what is wrong: the queue, not the log.
       expect(await healthReport(port)).toMatchObject({ status: 503, body: { status: "error", queue: expect.stringMatching(/ENOSPC|space|full/i) } });
     }
     expect(child.process.exitCode).toBeNull();
     expect(count(child.stdout(), FAILING(logFile, "disk full (ENOSPC)"))).toBe(1);
     // The console still got every line the file lost.
-    expect(count(child.stdout(), /Client '127\.0\.0\.1' scan request for series/)).toBe(statuses.length + 4);
+    expect(count(child.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/)).toBe(statuses.filter((s) => s === 200).length + 1);
+    expect(count(child.stdout(), /Unknown scan request from client '127\.0\.0\.1'/)).toBe(statuses.length + 3);
 
     rmSync(filler);
     // The queue retries its disk on its own schedule; the log file at the next line.
@@ -171,7 +188,7 @@ describe.skipIf(mountRefusal !== undefined)("autoscan server while its log file 
     for (let n = 0; n < 5; n++, sent++) expect(await webhook(port)).toMatchObject({ status: 200, body: "OK" });
     expect(await health(port)).toBe(200);
     expect(count(child.stdout(), FAILING(logFile, "disk full (ENOSPC)"))).toBe(1);
-    expect(count(child.stdout(), /Client '127\.0\.0\.1' scan request for series/)).toBe(sent);
+    expect(count(child.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/)).toBe(sent);
     rmSync(filler);
     await webhook(port);
     expect(await stop(child)).toMatchObject({ code: 0, signal: null });
@@ -227,7 +244,7 @@ describe("autoscan server whose stdout cannot be written", () => {
       server.child.kill("SIGTERM");
       expect(await within(server.exited, 10_000, "exit after SIGTERM")).toMatchObject({ code: 0, signal: null });
       expect(count(server.stderr(), /the log is written to stdout again; no line was lost/)).toBe(1);
-      expect(count(server.stdout(), /Client '127\.0\.0\.1' scan request for series/)).toBe(sent + 1);
+      expect(count(server.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/)).toBe(sent + 1);
       expect(server.stdout()).toMatch(/Server stopped\n$/);
       expect(server.stderr()).not.toMatch(NO_CRASH);
     } finally {

@@ -216,7 +216,7 @@ function describeHungMount(): void {
       expect(hung.value).toEqual({ kind: "wait", checks: 1, nextAt: 60_000 });
       expect(hung.ms).toBeLessThan(1_500);
       expect(logs.messages()).toContain(
-        `File '${join(mount.dir, "tv/Show1/e1.mkv")}' could not be looked at on check 1 of 10 (the disk did not answer). Checking again in 60 seconds...`,
+        `File '${join(mount.dir, "tv/Show1/e1.mkv")}' could not be looked at (the disk did not answer) on check 1 of 10. Checking again in 60 seconds...`,
       );
       // The hung mount now answers at once, without a stat; one slot is still free for the other disk.
       const again = await timed(checkItemFiles(item(1, "/tv/Show", "/tv/Show/e2.mkv"), 0, settings));
@@ -316,7 +316,8 @@ function describeHungMount(): void {
 
       const log = running.stdout();
       expect(log.split("\n").filter((line) => line.includes(`Mount '${mount.dir}' does not answer`))).toHaveLength(1);
-      expect(log).toContain("could not be looked at");
+      // Each file's look is a DEBUG line; at INFO the mount's one warning above says it.
+      expect(log).not.toContain("could not be looked at");
 
       await mount.release();
       await within(

@@ -50,8 +50,9 @@ describe("delay and merging", () => {
     expect(h.queue.listHistory()[0]).toMatchObject({ folder: season, state: "done", targets: [{ target: "plex" }] });
     const messages = h.logs.messages();
     expect(messages).toContain("Scan request is now being processed...");
-    expect(messages).toContain("Finished scan!");
-    expect(messages).toContain("There are 0 queued item(s) remaining.");
+    expect(messages).toContain(`Finished scan of '${season}' by 'plex'; 0 folder(s) left in the queue.`);
+    // The burst is one folder: one INFO line when it arrived (per webhook), one per scan, one per result.
+    expect(h.logs.records.filter((r) => r.level >= 30 && r.msg.startsWith("Finished scan"))).toHaveLength(1);
     expect(messages).toContain(`File '${h.dir}/media${episode(24)}' exists on check 1 of 10.`);
   });
 
@@ -153,7 +154,7 @@ describe("file checks", () => {
     await h.advance(SCAN_DELAY_MS + 3 * CHECK_DELAY_MS);
     expect(plex.calls).toHaveLength(0);
     const local = `${h.dir}/media${episode(1)}`;
-    expect(h.logs.messages()).toContain(`File '${local}' exhausted all available checks. Aborting scan request.`);
+    expect(h.logs.messages()).toContain(`File '${local}' not found after 3 check(s); not scanning '${season}'.`);
     const [failed] = h.queue.listHistory();
     expect(failed).toMatchObject({ state: "failed", fileChecks: 3 });
     expect(failed?.lastError).toContain(local);

@@ -129,8 +129,14 @@ describe.concurrent("autoscan server", () => {
     const child = start(["--config", configPath, "--log-format", "json"], cwd);
     await waitForHealth(child, port);
     await stopWith(child, "SIGTERM");
-    const records = child.stdout().trimEnd().split("\n").map((line) => JSON.parse(line) as { msg: string; level: number });
-    expect(records.some((record) => record.msg === "Server stopped")).toBe(true);
+    const records = child.stdout().trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    // What Loki and Elastic expect: the level as a word, ISO 8601 time, the component as a field.
+    expect(records.find((record) => record.msg === "Server stopped")).toMatchObject({ level: "info", component: "AUTOSCAN" });
+    for (const record of records) {
+      expect(["debug", "info", "warn", "error", "fatal"]).toContain(record.level);
+      expect(String(record.time)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(typeof record.component).toBe("string");
+    }
     const fileLines = readFileSync(join(configDir, "autoscan.log"), "utf8").trimEnd().split("\n");
     for (const line of fileLines) expect(line).toMatch(CLASSIC);
   });
@@ -155,7 +161,7 @@ describe.concurrent("autoscan server", () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nOK$/);
     await stopWith(child, "SIGTERM");
-    expect(child.stdout()).toMatch(/Scan request from Sonarr for '\/tv\/Show\/Season 01\/x\.mkv'/);
+    expect(child.stdout()).toMatch(/Queued Sonarr 'Download' from client '127\.0\.0\.1': '\/tv\/Show\/Season 01\/x\.mkv'/);
   });
 
   it("autoscan health asks the running server and exits 0", async () => {

@@ -102,11 +102,16 @@ describe("autoscan server, end to end", () => {
     expect(await response.text()).toBe("OK");
     await waitFor(() => plex.scans.length > 0, `a scan reached Plex (log: ${child.stdout()})`);
     expect(plex.scans).toEqual([expect.objectContaining({ sectionId: "2", path: "/data/TV/Show (2020)/Season 01" })]);
-    await waitFor(() => child.stdout().includes("Finished scan!"), "the scan finished");
+    await waitFor(() => child.stdout().includes("Finished scan of"), "the scan finished");
     child.process.kill("SIGTERM");
     const exit = await within(child.exited, 10_000, "exit after SIGTERM");
     expect(exit.code).toBe(0);
-    expect(child.stdout()).toContain("Scan request from Sonarr for '/data/TV/Show (2020)/Season 01/Show - S01E01.mkv'.");
+    // One scan followed by its id, from the intake line to Plex's answer.
+    const out = child.stdout();
+    const id = /- INFO - QUEUE \[(\d+)\]: Queued Sonarr 'Download' from client '[^']+': '\/data\/TV\/Show \(2020\)\/Season 01\/Show - S01E01\.mkv'; scan in \d+ s\./.exec(out)?.[1];
+    expect(id, out).toBeDefined();
+    expect(out).toContain(`- INFO - PLEX [${id}]: Scan requested for '/data/TV/Show (2020)/Season 01' in section 'TV Shows'`);
+    expect(out).toMatch(new RegExp(`- INFO - DISPATCH \\[${id}\\]: Finished scan of '/data/TV/Show \\(2020\\)/Season 01' by 'plex'`));
     expect(child.stdout()).not.toContain(SERVER_PASS);
     expect(child.stdout()).not.toContain(plex.token);
   });

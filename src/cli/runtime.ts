@@ -1,4 +1,5 @@
-import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { loadConfig, requireServerPass, type LoadedConfig } from "../config/load.ts";
+import { effectiveLogLevel } from "../config/reload.ts";
 import { resolveSettings, type Settings } from "../config/settings.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/logger.ts";
@@ -15,7 +16,10 @@ export interface Runtime {
 }
 
 export interface RuntimeOptions {
-  /** The server logs to stdout and its log file; other commands log to stderr only. */
+  /**
+   * The server logs to stdout and its log file, and needs SERVER_PASS (a ConfigError without it); other commands log
+   * to stderr only and run without SERVER_PASS.
+   */
   readonly server?: boolean;
 }
 
@@ -40,9 +44,10 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
     );
     return { exitCode: 0 };
   }
+  if (options.server) requireServerPass(loaded);
   const config = loaded.config;
   const logs = createLogger({
-    level: settings.logLevel,
+    level: effectiveLogLevel(settings, config),
     format: settings.logFormat,
     stream: options.server ? "stdout" : "stderr",
     file: options.server && settings.logFile ? { path: settings.logFile, maxBytes: 2 * 1024 * 1024, maxFiles: 5 } : undefined,

@@ -1,11 +1,17 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
 import { startMemoryTrim, type MemoryTrim } from "../core/memory-trim.ts";
-import { createPathMapper, type PathMapper } from "../paths/mapping.ts";
+import type { Hono } from "hono";
+import { effectiveLogLevel } from "../config/reload.ts";
+import type { Config } from "../config/schema.ts";
+import { createLivePathMapper } from "../paths/live-mapper.ts";
+import type { PathMapper } from "../paths/mapping.ts";
 import { createDispatcher, type Dispatcher } from "../queue/dispatch/dispatcher.ts";
 import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
+import { createRejectionLog, type RejectionLog } from "../web/rejections.ts";
 import { startWebServer, type WebServer } from "../web/server.ts";
+import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
@@ -16,6 +22,12 @@ import type { DriveMonitor } from "../drive/poller.ts";
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
   readonly url: string;
+  /**
+   * Applies a new config's live keys (see config/reload.ts) without dropping a request or a connection: the path
+   * mappings, merge delay and priorities, file checks, commands, web settings and the log level. The caller has
+   * validated it and names the keys that need a restart.
+   */
+  reload(next: Config): void;
   /** Stops taking requests, lets scans in progress finish (bounded), saves the queue, releases everything. */
   stop(budgetMs: number): Promise<void>;
 }
@@ -32,13 +44,19 @@ export interface ServiceOptions {
 export async function startService(runtime: Runtime, options: ServiceOptions): Promise<Service> {
   const { config, settings, log } = runtime;
   const clock = options.clock ?? systemClock;
-  const mapper = createPathMapper({
+  // SERVER_METRICS: one registry for the service's life (reloads keep counting into it); off → nothing is counted,
+  // and prom-client is never loaded (it costs ~20 MB of memory).
+  const metrics = config.SERVER_METRICS ? (await import("../ops/metrics/create-metrics.ts")).createMetrics() : undefined;
+  const mapper = createLivePathMapper({
     mappings: config.SERVER_PATH_MAPPINGS,
     existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
     log: log.child({ component: "PATHS" }),
   });
-  const queue = await openQueue(runtime, clock);
-  const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log });
+  const queue = await openQueue(runtime, clock, mapper, metrics);
+  metrics?.countQueueWith(() => queue.countByState());
+  // Refused requests are summarised per client across config reloads (each reload makes a new web app).
+  const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
+  const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics });
   // The Google clients are loaded only when Drive monitoring is on (they cost ~20 MB of memory).
   const drive = config.CLOUD.ENABLED
     ? (await import("./wiring/drive.ts")).createDriveMonitorFromConfig({
@@ -51,20 +69,36 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
         clock,
         log,
         onSecret: (value) => runtime.logs.scrubber.add(value),
+        metrics,
       })
     : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state = { ready: false };
-  const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready }).catch(async (error: unknown) => {
+  const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready, rejections, metrics }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     throw error;
   });
-  const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env);
+  const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env, metrics);
   state.ready = true;
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
-  return { url: web.url, stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime }) };
+  let current = config;
+  return {
+    url: web.url,
+    reload(next) {
+      const pathsLog = log.child({ component: "PATHS" });
+      mapper.replace({ mappings: next.SERVER_PATH_MAPPINGS, existMappings: next.SERVER_FILE_EXIST_PATH_MAPPINGS, log: pathsLog });
+      queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
+      dispatcher.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
+      if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
+      if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
+      web.replaceApp(buildApp({ ...runtime, config: next }, { queue, mapper, drive, isReady: () => state.ready, rejections, metrics }));
+      runtime.logs.setLevel(effectiveLogLevel(settings, next));
+      current = next;
+    },
+    stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections }),
+  };
 }
 
 interface WebParts {
@@ -72,12 +106,37 @@ interface WebParts {
   readonly mapper: PathMapper;
   readonly drive: DriveMonitor | undefined;
   readonly isReady: () => boolean;
+  readonly rejections: RejectionLog;
+  readonly metrics: ServiceMetrics | undefined;
 }
 
-async function startWeb(runtime: Runtime, parts: WebParts): Promise<WebServer> {
+/** The web server with a replaceable app: a reload builds a new app; requests in flight finish on the old one. */
+interface LiveWebServer extends WebServer {
+  replaceApp(app: Hono): void;
+}
+
+async function startWeb(runtime: Runtime, parts: WebParts): Promise<LiveWebServer> {
+  const { config, log } = runtime;
+  let app = buildApp(runtime, parts);
+  try {
+    const server = await startWebServer({
+      app: { fetch: (request, env, context) => app.fetch(request, env, context) },
+      hostname: config.SERVER_IP,
+      port: config.SERVER_PORT,
+      log,
+    });
+    return { ...server, replaceApp: (next) => void (app = next) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
+    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${describeError(error)}.${hint}`, { cause: error });
+  }
+}
+
+function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Hono {
   const { config, log } = runtime;
   const { queue, drive } = parts;
-  const app = createApp(
+  return createApp(
     webOptionsFromConfig({
       config,
       log,
@@ -93,20 +152,16 @@ async function startWeb(runtime: Runtime, parts: WebParts): Promise<WebServer> {
           }
         : {}),
       health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
+      rejections: parts.rejections,
+      metrics: parts.metrics,
     }),
   );
-  try {
-    return await startWebServer({ app, hostname: config.SERVER_IP, port: config.SERVER_PORT, log });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const hint = code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
-    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${describeError(error)}.${hint}`, { cause: error });
-  }
 }
 
-async function openQueue(runtime: Runtime, clock: Clock): Promise<ScanQueue> {
+async function openQueue(runtime: Runtime, clock: Clock, mapper: PathMapper, metrics: ServiceMetrics | undefined): Promise<ScanQueue> {
   const { config, settings, log } = runtime;
-  return createScanQueue(scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log }));
+  const queueOptions = scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms });
+  return createScanQueue({ ...queueOptions, metrics });
 }
 
 function startDispatcher(
@@ -116,6 +171,7 @@ function startDispatcher(
   localForms: (serverPath: string) => readonly string[],
   clock: Clock,
   env: ServiceOptions["env"],
+  metrics: ServiceMetrics | undefined,
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
@@ -128,6 +184,7 @@ function startDispatcher(
       clock,
       log,
       env,
+      metrics,
       ...(refresh ? { refreshMissing: refresh } : {}),
     }),
   );
@@ -144,6 +201,7 @@ interface Parts {
   readonly memory: MemoryTrim;
   readonly budgetMs: number;
   readonly runtime: Runtime;
+  readonly rejections: RejectionLog;
 }
 
 async function stopAll(parts: Parts): Promise<void> {
@@ -156,4 +214,5 @@ async function stopAll(parts: Parts): Promise<void> {
   if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
   await parts.queue.close();
   parts.plex.close();
+  parts.rejections.close();
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { autoscanPath, EXAMPLE_CONFIG, leafKeys, readFixture, valueAt } from "../../test/support/config-fixtures.ts";
 import { buildDefaultConfig, EXAMPLE_PASS, generateServerPass, renderConfig } from "./defaults.ts";
+import { ignoredKeyNotes } from "./features.ts";
 import { parseConfigText } from "./load.ts";
 
 // plex_autoscan's table of keys and defaults (shared/reference/plex_autoscan.md §1), written down by hand: the
@@ -39,6 +40,12 @@ describe("config/config.example.json", () => {
     const defaults = buildDefaultConfig(EXAMPLE_PASS) as unknown as Record<string, unknown>;
     expect(Object.keys(example).sort()).toEqual(Object.keys(defaults).sort());
     expect(Object.keys(example.CLOUD as object).sort()).toEqual(Object.keys(defaults.CLOUD as object).sort());
+  });
+
+  it("a freshly written default file starts with no note that one of its own keys is ignored", () => {
+    const loaded = parseConfigText(renderConfig(buildDefaultConfig(generateServerPass())), "/x/config.json", {});
+    expect(ignoredKeyNotes(loaded.config, loaded.explicitKeys)).toEqual([]);
+    expect(loaded.warnings).toEqual([]);
   });
 
   it("loads as it is, with one warning: the placeholder SERVER_PASS", () => {

@@ -15,8 +15,9 @@ export const EXAMPLE_PASS = "change-me-to-a-long-random-secret";
  * file carried (a mapping, an ignore list, drive filters) so the shapes are visible. config/config.example.json
  * holds exactly this (with EXAMPLE_PASS); a test keeps the two equal.
  */
-export function buildDefaultConfig(serverPass: string): Config {
-  const config = v.parse(ConfigSchema, { SERVER_PASS: serverPass });
+export function buildDefaultConfig(serverPass: string): Omit<Config, "SERVER_USE_SQLITE"> {
+  // SERVER_USE_SQLITE is only read from plex_autoscan's files (and said to be ignored there): a fresh file leaves it out.
+  const { SERVER_USE_SQLITE: _ignored, ...config } = v.parse(ConfigSchema, { SERVER_PASS: serverPass });
   return {
     ...config,
     SERVER_PATH_MAPPINGS: {

@@ -80,11 +80,16 @@ export const ConfigSchema = v.strictObject({
   // Server (intake)
   SERVER_IP: str("0.0.0.0"),
   SERVER_PORT: int(3467, 1, 65535),
-  /** Required: the secret in every webhook URL (`config init` and first start generate one). */
-  SERVER_PASS: v.pipe(
-    v.string("expected a string (the secret in every webhook URL; `autoscan config upgrade` adds a random one)"),
-    v.minLength(1, "expected a non-empty secret"),
-    v.regex(/^[^/?#%\s]+$/, "expected no spaces and none of / ? # % (it is one segment of a URL path)"),
+  /**
+   * The secret in every webhook URL (`config init` and first start generate one). "" (or absent) means unset: only
+   * the server needs it and refuses to start without it (`requireServerPass` in load.ts); other commands run.
+   */
+  SERVER_PASS: v.optional(
+    v.pipe(
+      v.string("expected a string (the secret in every webhook URL; `autoscan config upgrade` adds a random one)"),
+      v.regex(/^[^/?#%\s]*$/, "expected no spaces and none of / ? # % (it is one segment of a URL path)"),
+    ),
+    "",
   ),
   SERVER_ALLOW_MANUAL_SCAN: bool(false),
   SERVER_IGNORE_LIST: strList(),
@@ -93,6 +98,10 @@ export const ConfigSchema = v.strictObject({
   SERVER_AUTH_PASSWORD: str(""),
   /** new: request body cap in bytes. */
   SERVER_MAX_REQUEST_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
+  /** new: Prometheus metrics at GET /<SERVER_PASS>/metrics (off: that URL answers 404). */
+  SERVER_METRICS: bool(false),
+  /** new: the log level ("" = from --loglevel / AUTOSCAN_LOGLEVEL, else INFO; those win when set). Reloadable. */
+  SERVER_LOG_LEVEL: oneOf(["", "debug", "info", "warning", "warn", "error"], ""),
   // Paths
   SERVER_PATH_MAPPINGS: pathMap(),
   SERVER_FILE_EXIST_PATH_MAPPINGS: pathMap(),

@@ -49,7 +49,8 @@ export async function upgradeConfigFile(path: string): Promise<UpgradeResult> {
 function mergeMissing(target: Raw, defaults: Raw, prefix: string, added: string[]): Raw {
   const out: Raw = { ...target };
   for (const [key, fallback] of Object.entries(defaults)) {
-    if (key === "SERVER_PASS") continue;
+    // SERVER_USE_SQLITE is only read from old files (and ignored): it is never added.
+    if (key === "SERVER_PASS" || key === "SERVER_USE_SQLITE") continue;
     const current = out[key];
     if (current === undefined) {
       out[key] = fallback;

@@ -31,6 +31,8 @@ export interface EnqueueResult {
 }
 
 export interface EnqueuedItem {
+  /** The queue item's id: the `[<id>]` of every log line about this folder, from intake to the target's answer. */
+  readonly id?: number;
   /** The folder the request waits under: its merge key, in NFC (what is scanned is spelled as found on disk, or as
    *  first received). */
   readonly folder: string;
@@ -52,4 +54,6 @@ export interface ScanSinkOptions {
    * stored). Requests already on their way to the disk are not dropped; the promise tells how that ended.
    */
   readonly signal?: AbortSignal;
+  /** Who sent the requests, for the intake log line (`client '192.168.1.20'`). */
+  readonly origin?: string;
 }

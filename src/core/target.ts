@@ -16,6 +16,8 @@ export interface Target {
 }
 
 export interface ScanContext {
+  /** The queue item's id: log lines about this scan carry it as `id` (the `[<id>]` of the classic line). */
+  readonly id?: number;
   /** Everyone who asked for this folder (merged requests). */
   readonly sources: readonly { source: string; event: string; path: string }[];
   /** The files that were requested inside the folder (server form), for analysis after the scan. */

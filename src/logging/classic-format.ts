@@ -27,7 +27,7 @@ export function formatClassicLine(record: Record<string, unknown>, withFields = 
   let line = `${time} - ${level} - ${component} [${String(id)}]: ${message}`;
   const extras = withFields ? Object.entries(record).filter(([key, value]) => !SKIPPED.has(key) && value !== undefined) : [];
   if (extras.length) line += ` ${extras.map(([key, value]) => `${key}=${formatValue(value)}`).join(" ")}`;
-  line += formatErr(record.err, Number(record.level) <= 20);
+  line += formatErr(record.err, Number(record.level) <= 20, message);
   return `${line}\n`;
 }
 
@@ -57,9 +57,13 @@ function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function formatErr(err: unknown, withStack: boolean): string {
+/** The error after the line, unless the line already says it (its message, then the stack at debug). */
+function formatErr(err: unknown, withStack: boolean, said: string): string {
   if (!err || typeof err !== "object") return "";
   const { message, stack, type } = err as { message?: unknown; stack?: unknown; type?: unknown };
-  const head = ` - ${typeof type === "string" ? `${type}: ` : ""}${String(message ?? "")}`;
+  const text = String(message ?? "");
+  const already = text !== "" && said.includes(text);
+  if (already && !withStack) return "";
+  const head = already ? "" : ` - ${typeof type === "string" ? `${type}: ` : ""}${text}`;
   return withStack && typeof stack === "string" ? `${head}\n${stack}` : head;
 }

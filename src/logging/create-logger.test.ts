@@ -50,6 +50,13 @@ describe("createLogger, classic format (the default users' tooling greps)", () =
     log.error({ err: new TypeError("boom") }, "Scan failed");
     expect(lines()[0]).toMatch(/ - ERROR - AUTOSCAN \[\d+\]: Scan failed - TypeError: boom$/);
   });
+
+  it("states an error's message once when the line already says it", async () => {
+    const { log, lines } = capture("info", "classic");
+    const error = new TypeError("No Google Drive token yet: run `autoscan authorize`, then restart autoscan.");
+    log.error({ err: error }, `Google Drive monitoring stopped: ${error.message}`);
+    expect(lines()[0]).toMatch(/: Google Drive monitoring stopped: No Google Drive token yet: run `autoscan authorize`, then restart autoscan\.$/);
+  });
 });
 
 describe("createLogger, JSON lines (--log-format json)", () => {
@@ -59,9 +66,11 @@ describe("createLogger, JSON lines (--log-format json)", () => {
     log.info("second");
     const records = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(2);
-    expect(records[0]).toMatchObject({ level: 40, component: "PLEX", id: "r-1", folder: "/data/Movies", msg: "Plex is busy" });
-    expect(typeof records[0]?.time).toBe("number");
-    expect(records[1]).toMatchObject({ level: 30, msg: "second" });
+    expect(records[0]).toMatchObject({ level: "warn", component: "PLEX", id: "r-1", folder: "/data/Movies", msg: "Plex is busy" });
+    // ISO 8601 in UTC, what Loki and Elastic parse without a custom pattern.
+    expect(String(records[0]?.time)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(String(records[0]?.time)) - Date.now())).toBeLessThan(60_000);
+    expect(records[1]).toMatchObject({ level: "info", msg: "second" });
   });
 
   it("keeps errors as objects with type, message and stack", async () => {
@@ -91,6 +100,20 @@ describe("level filtering (--loglevel)", () => {
     const { log, lines } = capture("silent", "classic");
     log.error("e");
     expect(lines()).toEqual([]);
+  });
+
+  it("a new level reaches the root and every child made before it (config reload)", async () => {
+    const handle = capture("info", "json");
+    const child = handle.log.child({ component: "DRIVE" });
+    const grandchild = child.child({ id: 7 });
+    grandchild.debug("hidden");
+    handle.setLevel("debug");
+    grandchild.debug("shown");
+    child.debug("shown too");
+    handle.setLevel("warn");
+    child.info("hidden again");
+    handle.log.warn("last");
+    expect(handle.lines().map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(["shown", "shown too", "last"]);
   });
 
   it("child loggers follow the root level", async () => {
@@ -174,7 +197,7 @@ describe("a log that cannot be written never fails the log call", () => {
     log.info("x");
     await settle();
     const records = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(records[1]).toMatchObject({ level: 40, component: "AUTOSCAN", logFile: path });
+    expect(records[1]).toMatchObject({ level: "warn", component: "AUTOSCAN", logFile: path });
     expect(String(records[1]?.msg)).toMatch(/^Log file .* cannot be written: .*\(EEXIST\)/);
   });
 

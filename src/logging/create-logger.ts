@@ -1,6 +1,7 @@
 import { writeSync } from "node:fs";
 import pino from "pino";
 import type { LogFormat, LogLevel, Logger } from "../core/logger.ts";
+import { logContextFields } from "../core/log-context.ts";
 import { formatClassicLine } from "./classic-format.ts";
 import { censorSecretFields, createScrubber, type Scrubber } from "./redact.ts";
 import { openConsoleStream } from "./console-stream.ts";
@@ -22,6 +23,8 @@ export interface LogHandle {
   readonly scrubber: Scrubber;
   /** Writes out anything buffered; call before exit. */
   flush(): void;
+  /** Changes the level of the root logger and of every child made from it (a live config reload). */
+  setLevel(level: LogLevel): void;
   /** Waits (at most `ms`) for the lines queued for the log file to be written. */
   settle(ms?: number): Promise<void>;
   close(): void;
@@ -34,7 +37,7 @@ export interface LogHandle {
  */
 export function createLogger(options: LoggerOptions): LogHandle {
   const scrubber = createScrubber(options.secrets ?? []);
-  const withFields = options.level === "debug" || options.level === "trace";
+  let withFields = options.level === "debug" || options.level === "trace";
   const out = openConsole(options.stream ?? "stdout");
   const fileEvents: RotatingFileEvent[] = [];
   // The file writes in the background: its news is told as soon as it happens, not at the next log call.
@@ -45,7 +48,7 @@ export function createLogger(options: LoggerOptions): LogHandle {
       })
     : undefined;
   const format = (record: Record<string, unknown>): string =>
-    options.format === "json" ? `${JSON.stringify(record)}\n` : formatClassicLine(record, withFields);
+    options.format === "json" ? toJsonLine(`${JSON.stringify(record)}\n`) : formatClassicLine(record, withFields);
 
   /** The file's own news, told once per episode: that it stopped taking lines (console only), that it takes them again. */
   const tellFileEvents = (): void => {
@@ -64,13 +67,26 @@ export function createLogger(options: LoggerOptions): LogHandle {
       // Scrub the classic line too: decoding the JSON turns an escaped secret back into its raw form.
       const classic = options.format === "classic" || file ? scrubber.scrub(toClassic(clean, withFields)) : "";
       // The console first: it is where the line must not be lost; the file is best effort.
-      out.write(options.format === "json" ? clean : classic);
+      out.write(options.format === "json" ? toJsonLine(clean) : classic);
       file?.write(classic);
     },
+  };
+  // Children keep the level they were made with (pino's rule): a reload reaches them through this list.
+  const children = new Set<WeakRef<Logger>>();
+  let sweepAt = 1024;
+  const remember = (child: Logger): void => {
+    children.add(new WeakRef(child));
+    // Children made per scan are collected with it; their entries are swept whenever the set has doubled.
+    if (children.size < sweepAt) return;
+    for (const ref of children) if (!ref.deref()) children.delete(ref);
+    sweepAt = Math.max(1024, children.size * 2);
   };
   const log = pino(
     {
       level: options.level,
+      onChild: remember,
+      // The id of the queue item whose work wrote the line (core/log-context.ts); a field of the call wins.
+      mixin: logContextFields,
       base: { pid: process.pid },
       formatters: { log: (object) => censorSecretFields(object) },
       serializers: { err: pino.stdSerializers.err },
@@ -81,6 +97,15 @@ export function createLogger(options: LoggerOptions): LogHandle {
     log,
     scrubber,
     flush: () => out.flush(),
+    setLevel(level) {
+      withFields = level === "debug" || level === "trace";
+      log.level = level;
+      for (const ref of children) {
+        const child = ref.deref();
+        if (child) child.level = level;
+        else children.delete(ref);
+      }
+    },
     async settle(ms = 1000) {
       if (!file) return;
       let timer: NodeJS.Timeout | undefined;
@@ -105,6 +130,21 @@ function describeFileEvent(event: RotatingFileEvent): { level: number; msg: stri
   }
   const lines = event.dropped === 1 ? "1 line was" : `${event.dropped} lines were`;
   return { level: 30, msg: `Log file ${event.path} is written again; ${lines} dropped while it could not be` };
+}
+
+const LEVEL_WORDS: Readonly<Record<string, string>> = { 10: "trace", 20: "debug", 30: "info", 40: "warn", 50: "error", 60: "fatal" };
+const PINO_HEAD = /^\{"level":(\d+),"time":(\d+),/;
+
+/**
+ * A JSON line as log shippers (Loki, Elastic) expect it: the level as a word and the time in ISO 8601 (UTC). pino
+ * writes `{"level":30,"time":<ms>,` first on every line; only that head is rewritten.
+ */
+export function toJsonLine(json: string): string {
+  const head = PINO_HEAD.exec(json);
+  if (!head) return json;
+  const level = LEVEL_WORDS[head[1] ?? ""] ?? head[1];
+  const time = new Date(Number(head[2])).toISOString();
+  return `{"level":"${level}","time":"${time}",${json.slice(head[0].length)}`;
 }
 
 function toClassic(json: string, withFields: boolean): string {

@@ -52,7 +52,10 @@ export function createAnalyzer(options: AnalyzerOptions): Analyzer {
     log.warn("PLEX_ANALYZE_TYPE 'deep' needs the Plex Media Scanner executor (Docker); using basic analysis instead");
   }
 
-  async function findItems(files: readonly string[], signal?: AbortSignal): Promise<LibraryItem[]> {
+  // The same failure at every scan (the database not mounted) is told once, then again only when it changes.
+  let lastFailure: string | undefined;
+
+  async function findItems(files: readonly string[], log: Logger, signal?: AbortSignal): Promise<LibraryItem[]> {
     let items: LibraryItem[] = [];
     for (let attempt = 1; attempt <= tries; attempt++) {
       items = (await library?.findItems(files)) ?? [];
@@ -83,18 +86,31 @@ export function createAnalyzer(options: AnalyzerOptions): Analyzer {
     enabled,
     async analyze(files, signal) {
       if (!enabled || !library || files.length === 0) return undefined;
+      let stage: "database" | "plex" = "database";
       try {
-        const items = await findItems(files, signal);
+        const items = await findItems(files, log, signal);
         if (items.length === 0) return "nothing to analyze";
         const deep = options.type === "deep" && options.runScanner !== undefined;
         const ids = await analysisTargets(items, options.directory, deep, library);
-        log.info({ items: ids }, `Starting ${deep ? "deep" : "basic"} analysis of ${ids.length} item(s)...`);
+        stage = "plex";
+        log.debug({ items: ids }, `Starting ${deep ? "deep" : "basic"} analysis of ${ids.length} item(s)...`);
         await run(ids, deep, signal);
-        log.info({ items: ids }, "Finished analysis");
+        log.info({ items: ids }, `Analyzed ${ids.length} item(s) (${deep ? "deep" : "basic"}).`);
+        lastFailure = undefined;
         return `analyzed ${ids.length} item(s)`;
       } catch (error) {
-        log.error({ err: error }, "Analysis after the scan failed");
-        return `analysis failed: ${describeError(error)}`;
+        const why = describeError(error);
+        if (why !== lastFailure) {
+          const fix =
+            stage === "database"
+              ? ` Mount Plex's database folder so autoscan can read PLEX_DATABASE_PATH, or set PLEX_ANALYZE_TYPE to "off".`
+              : "";
+          log.warn({ err: error }, `Analysis after the scan failed: ${why}.${fix} (Said once until the cause changes.)`);
+        } else {
+          log.debug({ err: error }, "Analysis after the scan failed again (same cause)");
+        }
+        lastFailure = why;
+        return `analysis failed: ${why}`;
       }
     },
   };

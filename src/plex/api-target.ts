@@ -37,8 +37,8 @@ export function createPlexApiTarget(options: PlexApiTargetOptions): Target {
   const log = options.log.child({ component: "PLEX" });
   let lastAvailability: "up" | "down" | "auth" | undefined;
 
-  async function scanSection(id: string, title: string, folder: string, context: ScanContext): Promise<void> {
-    log.info({ section: id, path: folder }, `Using Section ID '${id}' for '${folder}'`);
+  async function scanSection(id: string, title: string, folder: string, context: ScanContext, log: Logger): Promise<void> {
+    log.debug({ section: id, path: folder }, `Using Section ID '${id}' for '${folder}'`);
     if (options.waitForExternalScanners) {
       await activity.waitUntilIdle([id], {
         pollMs: options.busyPollMs ?? 10_000,
@@ -70,7 +70,7 @@ export function createPlexApiTarget(options: PlexApiTargetOptions): Target {
           signal: context.signal,
         });
       }
-      for (const section of matched) await scanSection(section.id, section.title, folder, context);
+      for (const section of matched) await scanSection(section.id, section.title, folder, context, log);
       const ids = matched.map((section) => section.id);
       const notes = options.afterScan ? await options.afterScan.run(ids, context) : [];
       const detail = [`section${ids.length > 1 ? "s" : ""} ${ids.join(", ")}`, ...notes].join("; ");

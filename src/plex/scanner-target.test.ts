@@ -67,11 +67,11 @@ describe("Plex scanner target (native runner, fake scanner)", () => {
         "Using Section ID '2' for '/data/TV/Show (2020)/Season 01'",
         "Running Plex Media Scanner for: /data/TV/Show (2020)/Season 01",
         "Scanning /data/TV/Show (2020)/Season 01",
-        "Finished scan!",
+        "Plex Media Scanner finished.",
       ]),
     );
     expect(lines.every((line) => line.component === "PLEX")).toBe(true);
-    expect(lines.find((line) => line.msg.includes("deprecated"))?.level).toBe(20);
+    expect(lines.find((line) => line.msg.includes("deprecated"))?.level).toBe("debug");
   });
 
   it("skips a folder in no section", async () => {
@@ -86,7 +86,7 @@ describe("Plex scanner target (native runner, fake scanner)", () => {
     const error = await target.scan("/data/TV/x", context()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ScannerFailedError);
     expect((error as Error).message).toBe("Plex Media Scanner exited with code 1 for '/data/TV/x' (section 2): Error: database is locked");
-    expect(lines.find((line) => line.msg === "Error: database is locked")?.level).toBe(40);
+    expect(lines.find((line) => line.msg === "Error: database is locked")?.level).toBe("warn");
   });
 
   it("keeps the work queued (TargetUnavailable) when shutdown interrupts a scan", async () => {

@@ -56,8 +56,8 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
     return run;
   };
 
-  async function scanSection(folder: string, section: string, context: ScanContext): Promise<void> {
-    log.info({ section, path: folder }, `Using Section ID '${section}' for '${folder}'`);
+  async function scanSection(folder: string, section: string, context: ScanContext, log: Logger): Promise<void> {
+    log.debug({ section, path: folder }, `Using Section ID '${section}' for '${folder}'`);
     log.info({ section, path: folder, attempt: context.attempt }, `Running Plex Media Scanner for: ${folder}`);
     const result = await scanner
       .run(scanArgs(section, folder), { timeoutMs: options.timeoutMs, signal: context.signal, onLine: (line) => logLine(log, line) })
@@ -89,10 +89,10 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
       }
       const ids = sections.map((section) => section.id);
       await exclusive(async () => {
-        if (options.waitForExternalScanners) await waitForOtherScanners(context.signal);
+        if (options.waitForExternalScanners) await waitForOtherScanners(context.signal, log);
         if (context.signal.aborted) throw new TargetUnavailableError("Shutting down before the scan started");
-        for (const id of ids) await scanSection(folder, id, context);
-        log.info({ path: folder }, "Finished scan!");
+        for (const id of ids) await scanSection(folder, id, context, log);
+        log.debug({ path: folder }, "Plex Media Scanner finished.");
       });
       const notes = options.afterScan ? await options.afterScan.run(ids, context) : [];
       const detail = [`section${ids.length > 1 ? "s" : ""} ${ids.join(", ")}`, ...notes].join("; ");
@@ -114,7 +114,7 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
   };
 
   /** plex_autoscan's wait: poll the process list until no `Plex Media Scanner` runs; bounded here, and logged. */
-  async function waitForOtherScanners(signal: AbortSignal): Promise<void> {
+  async function waitForOtherScanners(signal: AbortSignal, log: Logger): Promise<void> {
     const pollMs = options.externalScannerPollMs ?? 60_000;
     const maxWaitMs = options.externalScannerMaxWaitMs ?? options.timeoutMs;
     const started = clock.now();
@@ -126,14 +126,15 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
         log.warn({ err: error }, `Could not list the processes (${scanner.where}); not waiting for other scanners`);
         return;
       }
-      if (running.length === 0) return void log.info("No 'Plex Media Scanner' processes were found.");
+      if (running.length === 0) return void log.debug("No 'Plex Media Scanner' processes were found.");
       const pids = running.map((process) => process.pid);
       if (clock.now() - started >= maxWaitMs) {
         log.warn({ pids }, `'Plex Media Scanner' is still running after ${formatDuration(maxWaitMs)}; scanning anyway`);
         return;
       }
       if (signal.aborted) return;
-      log.info(
+      // The first wait is news; each further poll of the same wait is not.
+      log[clock.now() === started ? "info" : "debug"](
         { pids },
         `'Plex Media Scanner' is running, pid: ${pids.join(", ")}. Checking again in ${inSeconds(pollMs)}...`,
       );
@@ -148,7 +149,7 @@ function logLine(log: Logger, line: OutputLine): void {
   if (text.length < 8) return;
   if (DEPRECATION.test(text)) return void log.debug({ stream: line.stream }, text);
   if (TROUBLE.test(text)) return void log.warn({ stream: line.stream }, text);
-  log.info({ stream: line.stream }, text);
+  log.debug({ stream: line.stream }, text);
 }
 
 /** plex_autoscan's words: `Checking again in 60 seconds...`. */

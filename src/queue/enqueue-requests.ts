@@ -19,6 +19,7 @@ export interface MergePolicy {
 /** What happened to one request, for the log lines written once it is durable. */
 export interface EnqueueEvent {
   readonly request: ScanRequest;
+  readonly itemId: number;
   readonly folder: string;
   readonly merged: boolean;
   readonly dueAt: number;
@@ -45,8 +46,8 @@ export function applyRequests(
     const item = existing
       ? mergeInto(tx, existing, request, unit.path, now, policy)
       : createItem(tx, unit.folder, request, unit.path, now, policy);
-    items.push({ folder: unit.folder, merged: existing !== undefined });
-    events.push({ request, folder: unit.folder, merged: existing !== undefined, dueAt: item.due_at });
+    items.push({ id: item.id, folder: unit.folder, merged: existing !== undefined });
+    events.push({ request, itemId: item.id, folder: unit.folder, merged: existing !== undefined, dueAt: item.due_at });
     earliestDue = Math.min(earliestDue, Math.max(item.due_at, item.next_at));
   }
   return { items, events, earliestDue };

@@ -35,16 +35,40 @@ export function createQueueSink(options: QueueSinkOptions): ScanSink {
       : requests;
     const at = options.now();
     const outcome = await store.write((tx) => applyRequests(tx, resolved, at, options.policy), sinkOptions);
-    for (const event of outcome.events) logRequest(log, event, at);
+    logIntake(log, outcome.events, at, sinkOptions.origin);
     if (outcome.earliestDue < Number.POSITIVE_INFINITY) options.notify(outcome.earliestDue);
     return { items: outcome.items };
   };
 }
 
-function logRequest(log: Logger, event: EnqueueEvent, at: number): void {
-  const { request, folder } = event;
-  const fields = { path: request.path, folder, source: request.source, event: request.event };
-  log.info(fields, `Scan request from ${request.source} for '${request.path}'.`);
-  if (event.merged) log.debug(fields, `Merged with the queued scan of '${folder}'.`);
-  log.debug(fields, `Sleeping for ${String(Math.max(0, Math.round((event.dueAt - at) / 1000)))} seconds...`);
+/**
+ * One INFO line per folder a batch queued (a 12-track album is one line), with the item's id as `[<id>]`; each
+ * request on its own at DEBUG.
+ */
+function logIntake(log: Logger, events: readonly EnqueueEvent[], at: number, origin: string | undefined): void {
+  const byItem = new Map<number, EnqueueEvent[]>();
+  for (const event of events) {
+    const group = byItem.get(event.itemId);
+    if (group) group.push(event);
+    else byItem.set(event.itemId, [event]);
+  }
+  for (const [id, group] of byItem) {
+    const first = group[0] as EnqueueEvent;
+    const { request, folder } = first;
+    for (const event of group) {
+      const { path, kind, receivedPath } = event.request;
+      log.debug({ id, path, kind, ...(receivedPath && receivedPath !== path ? { receivedPath } : {}) }, `Request for '${path}'.`);
+    }
+    const due = Math.max(0, Math.round((Math.max(...group.map((e) => e.dueAt)) - at) / 1000));
+    const noun = group.every((e) => e.request.kind === "file") ? "files" : "paths";
+    const what = group.length === 1 ? `'${request.path}'` : `${group.length} ${noun} in '${folder}'`;
+    const deleted = group.every((e) => e.request.deleted) ? " (deleted)" : "";
+    const from = origin ? ` from ${origin}` : "";
+    // Merged when the folder was already waiting before this batch (the batch's own first request made it otherwise).
+    const merged = first.merged ? ", merged into the waiting scan" : "";
+    log.info(
+      { id, source: request.source, event: request.event, folder, requests: group.length },
+      `Queued ${request.source} '${request.event}'${from}: ${what}${deleted}${merged}; scan in ${due} s.`,
+    );
+  }
 }

@@ -58,7 +58,7 @@ describe("enqueue: merging by folder", () => {
   it("turns a file request into its folder, due one delay later", async () => {
     const start = clock.now();
     const result = await queue.enqueue([episode(1)]);
-    expect(result.items).toEqual([{ folder: "/tv/Show/Season 01", merged: false }]);
+    expect(result.items).toEqual([{ id: 1, folder: "/tv/Show/Season 01", merged: false }]);
     const [item] = queue.listPending();
     expect(item).toMatchObject({ folder: "/tv/Show/Season 01", state: "pending", dueAt: start + DELAY, priority: 1 });
     expect(item?.requests.map((r) => r.path)).toEqual([episode(1).path]);
@@ -123,8 +123,9 @@ describe("enqueue: merging by folder", () => {
 
   it("logs the classic lines once the request is stored", async () => {
     await queue.enqueue([episode(1)]);
-    expect(logs.messages()).toContain(`Scan request from Sonarr for '${episode(1).path}'.`);
-    expect(logs.messages()).toContain("Sleeping for 180 seconds...");
+    expect(logs.messages()).toContain(`Queued Sonarr 'Download': '${episode(1).path}'; scan in 180 s.`);
+    expect(logs.records.find((r) => r.msg.startsWith("Queued"))).toMatchObject({ id: 1, level: 30 });
+    expect(logs.messages()).toContain(`Request for '${episode(1).path}'.`);
   });
 });
 

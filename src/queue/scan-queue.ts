@@ -1,13 +1,14 @@
 import type { Clock } from "../core/clock.ts";
 import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
+import type { StoreMetrics } from "../core/metrics.ts";
 import { acquireDataDirLock } from "../core/data-dir-lock.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import type { MergePolicy } from "./enqueue-requests.ts";
 import { pruneHistory, removeItem, retryItem } from "./queue-admin.ts";
-import { countHistory, findItem, listHistoryItems, listPendingItems } from "./queue-views.ts";
+import { countByState, countHistory, findItem, listHistoryItems, listPendingItems } from "./queue-views.ts";
 import type { PageOptions, QueueItemView } from "./queue-views.ts";
 import { createQueueWork } from "./queue-work.ts";
 import { createQueueSink } from "./queue-sink.ts";
@@ -43,6 +44,8 @@ export interface ScanQueueOptions {
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
   /** Take the data directory's lock (default true; a second process on the same queue refuses to start). */
   readonly lock?: boolean;
+  /** `SERVER_METRICS`: the store's write latency and failures. */
+  readonly metrics?: StoreMetrics;
 }
 
 export interface ScanQueue extends DispatchQueue {
@@ -52,6 +55,8 @@ export interface ScanQueue extends DispatchQueue {
   listPending(page?: PageOptions): QueueItemView[];
   listHistory(page?: PageOptions): QueueItemView[];
   historyCount(): number;
+  /** Folders per state (`pending`, `done`, `failed`). */
+  countByState(): Record<string, number>;
   getItem(id: number): QueueItemView | undefined;
   /** Makes a pending, failed or finished folder due now. False when there is no such item. */
   retry(id: number): Promise<boolean>;
@@ -60,6 +65,9 @@ export interface ScanQueue extends DispatchQueue {
   isHealthy(): boolean;
   /** Whether a request would be stored right now, and why not; from memory, never waiting on the disk. */
   health(): StoreHealth;
+  /** New merge delay, priorities and history limits (a config reload): for requests from now on; waiting folders keep
+   *  the due time they were given. */
+  reconfigure(options: Pick<ScanQueueOptions, "scanDelayMs" | "priorities" | "historyMaxDays" | "historyMaxRows">): void;
   /** Stops maintenance, writes everything to the file and releases it. Further enqueues reject. */
   close(): Promise<void>;
 }
@@ -79,14 +87,19 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
       ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
       ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
   } catch (error) {
     await lock?.release();
     throw error;
   }
-  const policy: MergePolicy = { delayMs: Math.max(0, options.scanDelayMs), priorities: options.priorities ?? {} };
-  const maxDays = options.historyMaxDays ?? 7;
-  const maxRows = options.historyMaxRows ?? 10_000;
+  // Read at each use, so a config reload applies to the next request and the next prune.
+  const policy: { delayMs: number; priorities: MergePolicy["priorities"] } = {
+    delayMs: Math.max(0, options.scanDelayMs),
+    priorities: options.priorities ?? {},
+  };
+  let maxDays = options.historyMaxDays ?? 7;
+  let maxRows = options.historyMaxRows ?? 10_000;
   const listeners = new Set<(earliest: number) => void>();
   const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
   const work = createQueueWork(store, now);
@@ -147,6 +160,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     listPending: (page = {}) => listPendingItems(store.rows, page),
     listHistory: (page = {}) => listHistoryItems(store.rows, page),
     historyCount: () => countHistory(store.rows),
+    countByState: () => countByState(store.rows),
     getItem: (id) => findItem(store.rows, id),
     async retry(id) {
       const result = await store.write((tx) => retryItem(tx, id, now()));
@@ -154,6 +168,12 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       return result;
     },
     remove: (id) => store.write((tx) => removeItem(tx, id)),
+    reconfigure(next) {
+      policy.delayMs = Math.max(0, next.scanDelayMs);
+      policy.priorities = next.priorities ?? {};
+      maxDays = next.historyMaxDays ?? maxDays;
+      maxRows = next.historyMaxRows ?? maxRows;
+    },
     isHealthy: () => store.health().writable,
     health: () => store.health(),
     async close() {

@@ -6,9 +6,13 @@ import { byMethod, notFound, type Handler } from "./responses.ts";
 import { createApiHandler } from "./routes/api.ts";
 import { createHealthHandler } from "./routes/health.ts";
 import { createManualPageHandler } from "./routes/manual-page.ts";
+import { createMetricsHandler } from "./routes/metrics.ts";
+import { countRequests } from "./request-count.ts";
 import { createTriggerAuth, createTriggerHandler, logTriggerState } from "./routes/trigger.ts";
 import { createWebhookHandler } from "./routes/webhook.ts";
 import { createUrlSecret } from "./secret.ts";
+import { clientAddress } from "./client-address.ts";
+import { createRejectionLog } from "./rejections.ts";
 
 /**
  * The one HTTP app: plex_autoscan's URLs first (`/<SERVER_PASS>`, `/api/<SERVER_PASS>`), then autoscan's
@@ -18,9 +22,11 @@ import { createUrlSecret } from "./secret.ts";
 export function createApp(options: WebOptions): Hono {
   if (options.serverPass.length === 0) throw new ConfigError("SERVER_PASS must not be empty: it is the webhook URL's secret");
   const secret = createUrlSecret(options.serverPass);
+  const log = options.log.child({ component: "WEB" });
   const deps: RouteDeps = {
     options,
-    log: options.log.child({ component: "WEB" }),
+    log,
+    rejections: options.rejections ?? createRejectionLog({ log }),
     secret,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
@@ -28,17 +34,27 @@ export function createApp(options: WebOptions): Hono {
   const app = new Hono();
   // The secret is checked before anything else the route does (even the method), as a wrapper rather than a
   // middleware: one step less per request on the webhook path.
-  const guard = (handler: Handler): Handler => (c) => (secret.matches(c.req.param("pass")) ? handler(c) : notFound(c));
+  const guard =
+    (handler: Handler): Handler =>
+    (c) => {
+      if (secret.matches(c.req.param("pass"))) return handler(c);
+      // The attempted secret is never logged (it may be a near miss of the real one); a browser's own fetches are
+      // not attempts.
+      if (!BROWSER_FETCHES.has(c.req.param("pass") ?? "")) deps.rejections.refuse(clientAddress(c), "wrong secret", "wrong secret in the URL");
+      return notFound(c);
+    };
 
   // The level is fixed for the process: below debug the access log would only cost an extra async step per request.
   if (deps.log.isLevelEnabled("debug")) app.use(accessLog(deps));
   app.all("/health", byMethod({ GET: createHealthHandler(deps) }));
-  const trigger = createTriggerHandler(deps);
+  const trigger = countRequests(options.metrics, "trigger", createTriggerHandler(deps), "Manual");
   app.all("/triggers/manual", createTriggerAuth(deps), byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
-  const api = createApiHandler(deps);
+  const api = countRequests(options.metrics, "api", createApiHandler(deps));
   app.all("/api/:pass", guard(byMethod({ GET: api, POST: api })));
   app.all("/:pass/triggers/manual", guard(byMethod({ GET: trigger, POST: trigger, PUT: trigger })));
-  const webhook = createWebhookHandler(deps);
+  // GET only: a webhook labelled "metrics" (POST/PUT /<SERVER_PASS>/metrics) still reaches the webhook route below.
+  app.get("/:pass/metrics", guard(createMetricsHandler(deps)));
+  const webhook = countRequests(options.metrics, "unknown", createWebhookHandler(deps));
   app.all("/:pass/:label", guard(byMethod({ POST: webhook, PUT: webhook })));
   app.all("/:pass", guard(byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook })));
   app.notFound(notFound);
@@ -49,6 +65,8 @@ export function createApp(options: WebOptions): Hono {
   logTriggerState(deps);
   return app;
 }
+
+const BROWSER_FETCHES: ReadonlySet<string> = new Set(["favicon.ico", "robots.txt", "apple-touch-icon.png", "apple-touch-icon-precomposed.png"]);
 
 /** One debug line per request, with the secret replaced in the URL (the body is never logged). */
 function accessLog(deps: RouteDeps): MiddlewareHandler {

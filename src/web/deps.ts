@@ -1,5 +1,6 @@
 import type { Logger } from "../core/logger.ts";
 import type { WebOptions } from "./options.ts";
+import type { RejectionLog } from "./rejections.ts";
 import type { UrlSecret } from "./secret.ts";
 
 /** What every route handler receives: the options with defaults applied, the component logger, the URL secret. */
@@ -9,4 +10,5 @@ export interface RouteDeps {
   readonly secret: UrlSecret;
   readonly maxBodyBytes: number;
   readonly requestTimeoutMs: number;
+  readonly rejections: RejectionLog;
 }

@@ -1,6 +1,8 @@
 import type { Logger } from "../core/logger.ts";
+import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";
 import type { ScanSink } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
+import type { RejectionLog } from "./rejections.ts";
 
 /**
  * What the web layer is given. It owns no state: scans go to `sink` (durable when it resolves), queue commands to
@@ -29,6 +31,10 @@ export interface WebOptions {
   readonly maxBodyBytes?: number;
   /** How long a request may take to arrive and to be stored (default 30 s); past it, 408 or 503. */
   readonly requestTimeoutMs?: number;
+  /** `SERVER_METRICS`: requests are counted and `GET /<SERVER_PASS>/metrics` serves the scrape; absent → 404 there. */
+  readonly metrics?: RequestMetrics & MetricsExposition;
+  /** Where refused requests are told (summarised per client); shared across reloads. Default: the app's own. */
+  readonly rejections?: RejectionLog;
 }
 
 type Awaitable<T> = T | Promise<T>;

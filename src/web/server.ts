@@ -10,7 +10,8 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from "./options.ts";
  * (a slow-loris body gets 408 and the socket is closed); the handler's own wait for the queue uses the same bound.
  */
 export interface WebServerOptions {
-  readonly app: Hono;
+  /** The app (or anything that answers a fetch: the service swaps its app on a config reload). */
+  readonly app: Pick<Hono, "fetch">;
   readonly hostname: string;
   /** 0 picks a free port (tests). */
   readonly port: number;

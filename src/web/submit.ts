@@ -18,11 +18,12 @@ export async function submitScans(
   requests: readonly ScanRequest[],
   timeoutMs: number,
   log: Logger,
+  origin?: string,
 ): Promise<Submitted> {
   const giveUp = new AbortController();
   const timer = setTimeout(() => giveUp.abort(), timeoutMs);
   try {
-    return { ok: true, result: await sink(requests, { signal: giveUp.signal }) };
+    return { ok: true, result: await sink(requests, { signal: giveUp.signal, ...(origin ? { origin } : {}) }) };
   } catch (error) {
     if (giveUp.signal.aborted) {
       log.warn({ count: requests.length, timeoutMs }, "The queue did not take a scan request in time; nothing was queued");

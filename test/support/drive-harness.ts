@@ -17,6 +17,8 @@ import { startFakeGoogle, type FakeGoogle } from "./fake-google.ts";
  * Builds the Drive monitor the way the server does, against the fake Google, with a temp data dir, a recording
  * sink and captured JSON log lines. Time is a clock that records waits and returns at once (retries, backoff).
  */
+const LEVEL_NUMBERS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
 export const CLIENT_ID = "1234567890-test.apps.googleusercontent.com";
 export const CLIENT_SECRET = "GOCSPX-test-secret";
 
@@ -68,7 +70,13 @@ export async function createDriveHarness(options: HarnessOptions = {}): Promise<
   const { log } = createLogger({
     level: "debug",
     format: "json",
-    stream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+    // JSON lines say the level as a word; the tests compare pino's numbers.
+    stream: {
+      write: (line: string) => {
+        const record = JSON.parse(line) as Record<string, unknown>;
+        lines.push({ ...record, level: LEVEL_NUMBERS[String(record.level)] ?? record.level });
+      },
+    },
   });
   const sleeps: number[] = [];
   const instant: Clock = { now: () => Date.now(), sleep: async (ms) => void sleeps.push(ms) };

@@ -3,6 +3,7 @@ import type { Logger } from "../../core/logger.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Command } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
+import { createConfigReloader, type ConfigReloader } from "../reload.ts";
 import { startService } from "../service.ts";
 import { readVersion } from "../version.ts";
 
@@ -18,15 +19,37 @@ export const serverCommand: Command = {
     const runtime = await loadRuntime(input, { server: true });
     if ("exitCode" in runtime) return runtime.exitCode;
     const { log, config } = runtime;
-    log.info({ configPath: runtime.settings.configPath }, `Starting autoscan ${readVersion()}`);
-    for (const note of ignoredKeyNotes(config, runtime.loaded.explicitKeys)) log.info(note);
-    for (const warning of unbuiltFeatureWarnings(config, BUILT_FEATURES)) log.warn(warning);
-    const service = await startService(runtime, { env: input.io.env });
-    log.info(`Started server: http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>`);
+    // The server's own lines; `log` (the root) goes to the modules, which name their component.
+    const own = log.child({ component: "AUTOSCAN" });
+    // SIGHUP reloads the config. Taken from the start: Node's default for SIGHUP would end the process.
+    const reloading: { reloader?: ConfigReloader } = {};
+    const onHangup = (): void => {
+      if (reloading.reloader) void reloading.reloader.reload();
+      else own.warn("Config reload asked for while autoscan is still starting; send SIGHUP again once it has started.");
+    };
+    process.on("SIGHUP", onHangup);
+    own.info({ configPath: runtime.settings.configPath }, `Starting autoscan ${readVersion()}`);
+    // The doctor's checks, in the background: each problem logged once as a warning; the start never waits for them.
+    void import("../wiring/doctor.ts").then(({ runStartupChecks }) => runStartupChecks(runtime, log), () => undefined);
+    for (const note of ignoredKeyNotes(config, runtime.loaded.explicitKeys)) own.info(note);
+    for (const warning of unbuiltFeatureWarnings(config, BUILT_FEATURES)) own.warn(warning);
+    const service = await startService(runtime, { env: input.io.env }).catch((error: unknown) => {
+      process.off("SIGHUP", onHangup);
+      throw error;
+    });
+    reloading.reloader = createConfigReloader({
+      settings: runtime.settings,
+      env: input.io.env,
+      initial: config,
+      apply: (next) => service.reload(next),
+      log: own,
+    });
+    own.info(`Started server: http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>`);
     await waitForAbort(input.io.shutdownSignal);
-    log.info({ signal: String(input.io.shutdownSignal.reason) }, "Shutting down");
-    await withBudget(service.stop(SHUTDOWN_BUDGET_MS - 500), SHUTDOWN_BUDGET_MS, log);
-    log.info("Server stopped");
+    own.info({ signal: String(input.io.shutdownSignal.reason) }, "Shutting down");
+    process.off("SIGHUP", onHangup);
+    await withBudget(service.stop(SHUTDOWN_BUDGET_MS - 500), SHUTDOWN_BUDGET_MS, own);
+    own.info("Server stopped");
     await runtime.logs.settle();
     runtime.logs.close();
     return 0;

@@ -78,7 +78,7 @@ describe("Config → queue and dispatcher options", () => {
     });
     const queue = await createScanQueue(options);
     const result = await queue.enqueue([{ path: "/tv/Show/S01/e.mkv", kind: "file", source: "Sonarr", event: "Download" }]);
-    expect(result.items).toEqual([{ folder: "/tv/Show/S01", merged: false }]);
+    expect(result.items).toEqual([{ id: 1, folder: "/tv/Show/S01", merged: false }]);
     await queue.close();
     await temp.cleanup();
   });

@@ -1,6 +1,7 @@
 import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import { createDiskProbe, type DiskProbe } from "../../paths/disk-probe.ts";
 import { createPathMapper } from "../../paths/mapping.ts";
@@ -21,6 +22,8 @@ export interface QueueWiringInput {
   readonly log: Logger;
   /** The probe kind resolution looks at the disk through (default: the process's, shared with the file checks). */
   readonly disk?: DiskProbe;
+  /** The process's path mapper's `localForms` (it follows config reloads); default: a mapper made from the config. */
+  readonly localForms?: (serverPath: string) => readonly string[];
 }
 
 /** How long one look at a media disk may take before it counts as "not there yet". */
@@ -41,11 +44,10 @@ export function sharedDiskProbe(log: Logger): DiskProbe {
 
 export function scanQueueOptionsFromConfig(input: QueueWiringInput): ScanQueueOptions {
   const { config } = input;
-  // The same forms the dispatcher checks files under (service.ts builds its mapper from the same two keys).
-  const mapper = createPathMapper({
-    mappings: config.SERVER_PATH_MAPPINGS,
-    existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
-  });
+  // The same forms the dispatcher checks files under.
+  const localForms =
+    input.localForms ??
+    createPathMapper({ mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS }).localForms;
   const disk = input.disk ?? sharedDiskProbe(input.log);
   return {
     file: input.queueFile,
@@ -56,7 +58,7 @@ export function scanQueueOptionsFromConfig(input: QueueWiringInput): ScanQueueOp
     historyMaxDays: config.SERVER_HISTORY_MAX_DAYS,
     historyMaxRows: config.SERVER_HISTORY_MAX_ROWS,
     resolveKind: createKindResolver({
-      localForms: (path) => mapper.localForms(path),
+      localForms,
       statPath: disk.stat,
       log: input.log,
       timeoutMs: STAT_TIMEOUT_MS,
@@ -79,6 +81,8 @@ export interface DispatcherWiringInput {
   readonly log: Logger;
   /** The probe file checks look at the disk through (default: the process's, shared with kind resolution). */
   readonly disk?: DiskProbe;
+  /** `SERVER_METRICS`: scans, file checks and target calls. */
+  readonly metrics?: DispatchMetrics & TargetCallMetrics;
 }
 
 /** The source name the drive monitor gives its requests. */
@@ -97,6 +101,7 @@ export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): Dispa
     fileCheckDelayMs: config.SERVER_FILE_CHECK_DELAY * 1000,
     scanFolderOnFileExistsExhaustion: config.SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION,
     concurrency: config.SERVER_SCAN_CONCURRENCY,
+    ...(input.metrics ? { metrics: input.metrics } : {}),
     retryMaxMs: config.SERVER_RETRY_MAX_HOURS * 3_600_000,
     commands: {
       before: config.RUN_COMMAND_BEFORE_SCAN,

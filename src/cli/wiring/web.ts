@@ -1,8 +1,10 @@
 import type { Config } from "../../config/schema.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { MetricsExposition, RequestMetrics } from "../../core/metrics.ts";
 import type { ScanSink } from "../../core/scan.ts";
 import { createPathMapper, type PathMapper } from "../../paths/mapping.ts";
 import type { ScanQueue } from "../../queue/scan-queue.ts";
+import type { RejectionLog } from "../../web/rejections.ts";
 import type { DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
 
 /**
@@ -20,6 +22,10 @@ export interface WebWiringInput {
   readonly health: () => HealthReport;
   /** The process's one path mapper, if the server command already made it; else one is made from the config. */
   readonly mapper?: PathMapper;
+  /** Where refused requests are summarised (one per process, across reloads). */
+  readonly rejections?: RejectionLog;
+  /** `SERVER_METRICS`: the service's metrics (one per process, across reloads). */
+  readonly metrics?: RequestMetrics & MetricsExposition;
 }
 
 export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
@@ -44,6 +50,8 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     ignoreList: config.SERVER_IGNORE_LIST,
     ...(username !== "" && password !== "" ? { auth: { username, password } } : {}),
     maxBodyBytes: config.SERVER_MAX_REQUEST_BYTES,
+    ...(input.rejections ? { rejections: input.rejections } : {}),
+    ...(input.metrics ? { metrics: input.metrics } : {}),
   };
 }
 

@@ -54,7 +54,7 @@ export async function runCommandHook(
   const { log } = options;
   log.info({ command, stage, folder: context.folder }, `Running external command: '${command}'`);
   const outcome = await runShell(command, hookEnvironment(stage, context), options);
-  if (outcome.kind === "ok") return void log.info({ command, stage }, "Finished running external command.");
+  if (outcome.kind === "ok") return void log.debug({ command, stage }, "Finished running external command.");
   const why = describeOutcome(outcome, options.timeoutMs);
   log.error({ command, stage, folder: context.folder }, `External command '${command}' ${why}; the scan goes on.`);
 }

@@ -1,5 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
+import { withLogId } from "../../core/log-context.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { DispatchQueue } from "./dispatch-port.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
@@ -49,6 +51,8 @@ export interface DispatcherOptions {
   readonly checkConcurrency?: number;
   /** Jitter source in [0, 1), injected in tests. */
   readonly random?: () => number;
+  /** `SERVER_METRICS`: scans, file checks and target calls are counted here. */
+  readonly metrics?: DispatchMetrics & TargetCallMetrics;
 }
 
 export interface StopResult {
@@ -67,6 +71,10 @@ export interface Dispatcher {
    * use it to let a manual clock's step play out).
    */
   whenIdle(): Promise<void>;
+  /** New file-check settings and commands (a config reload): for the checks and rounds that start from now on. */
+  reconfigure(
+    options: Pick<DispatcherOptions, "maxFileChecks" | "fileCheckDelayMs" | "scanFolderOnFileExistsExhaustion" | "commands">,
+  ): void;
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
@@ -77,12 +85,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const checkConcurrency = Math.max(1, options.checkConcurrency ?? 4);
   const checking = new Set<number>();
   const abort = new AbortController();
-  const settings: FileCheckSettings = {
+  const { metrics } = options;
+  const statPath = options.statPath ?? createDiskProbe({ log }).stat;
+  let settings: FileCheckSettings = {
     maxChecks: options.maxFileChecks,
     delayMs: options.fileCheckDelayMs,
     folderOnExhaustion: options.scanFolderOnFileExistsExhaustion ?? false,
     localForms: options.localForms,
-    statPath: options.statPath ?? createDiskProbe({ log }).stat,
+    statPath: metrics ? countTimeouts(statPath, metrics) : statPath,
     log,
     ...(options.onFileMissing ? { onFileMissing: options.onFileMissing } : {}),
     ...(options.beforeFileCheck ? { beforeFileCheck: options.beforeFileCheck } : {}),
@@ -103,6 +113,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     retryMaxMs: options.retryMaxMs ?? 24 * 60 * 60_000,
     waitOutside: (answer) => engine.waitOutside(answer),
     ...(options.random ? { random: options.random } : {}),
+    ...(metrics ? { metrics } : {}),
   });
 
   function launchChecks(now: number): void {
@@ -110,14 +121,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (free <= 0) return;
     for (const item of queue.dueForCheck(now, free, checking)) {
       checking.add(item.id);
-      track(async () => {
+      track(() => withLogId(item.id, async () => {
         try {
           const result = await checkItemFiles(item, clock.now(), settings);
+          metrics?.fileChecked(CHECK_RESULTS[result.kind]);
           await untilStored(() => queue.recordCheck(item.id, item.rev, result), clock, abort.signal);
         } finally {
           checking.delete(item.id);
         }
-      });
+      }));
     }
   }
 
@@ -128,7 +140,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (free <= 0) return;
     for (const item of queue.dueForTarget(health.target.name, now, free, health.inFlight)) {
       health.inFlight.add(item.id);
-      track(() => tasks.scan(health, item));
+      track(() => withLogId(item.id, () => tasks.scan(health, item)));
     }
   }
 
@@ -163,5 +175,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return { drained: false, abandoned };
     },
     whenIdle: () => engine.whenIdle(),
+    reconfigure(next) {
+      settings = {
+        ...settings,
+        maxChecks: next.maxFileChecks,
+        delayMs: next.fileCheckDelayMs,
+        folderOnExhaustion: next.scanFolderOnFileExistsExhaustion ?? false,
+      };
+      hooks.setCommands(next.commands);
+    },
+  };
+}
+
+const CHECK_RESULTS = { ready: "found", wait: "waiting", failed: "not_found" } as const;
+
+/** A look at the disk that did not answer in time is a file check's "timeout". */
+function countTimeouts(statPath: (localPath: string) => Promise<DiskEntry>, metrics: DispatchMetrics) {
+  return async (localPath: string): Promise<DiskEntry> => {
+    const entry = await statPath(localPath);
+    if (entry === "unanswered") metrics.fileCheckTimedOut();
+    return entry;
   };
 }

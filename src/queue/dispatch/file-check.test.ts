@@ -80,7 +80,7 @@ describe("checkItemFiles", () => {
     const s = settings({});
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, s.value);
     expect(result).toMatchObject({ kind: "failed", checks: 3 });
-    expect(s.logs.messages()).toContain("File '/local/tv/S1/e1.mkv' exhausted all available checks. Aborting scan request.");
+    expect(s.logs.messages()).toContain("File '/local/tv/S1/e1.mkv' not found after 3 check(s); not scanning '/tv/S1'.");
   });
 
   it("checks once even when SERVER_MAX_FILE_CHECKS is 0, as plex_autoscan did", async () => {
@@ -225,7 +225,7 @@ describe("checkItemFiles on a real disk, names in either Unicode spelling", () =
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
     expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
     expect(s.logs.messages()).toContain(
-      `File '${join(temp.dir, "local")}/tv/S1/e1.mkv' could not be looked at on check 1 of 3 (the disk did not answer). Checking again in 60 seconds...`,
+      `File '${join(temp.dir, "local")}/tv/S1/e1.mkv' could not be looked at (the disk did not answer) on check 1 of 3. Checking again in 60 seconds...`,
     );
     expect(s.missingCalls).toEqual([]);
     const last = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, s.value);

@@ -61,29 +61,25 @@ export async function checkItemFiles(item: WorkItem, now: number, settings: File
   const found = await Promise.all(wanted.map((request) => locate(request, settings)));
   const present = found.filter((f) => isPresent(f.entry));
   const missing = found.filter((f) => !isPresent(f.entry));
-  for (const f of present) log.info({ path: f.local }, `File '${f.local}' exists on check ${check} of ${max}.`);
+  const id = item.id;
+  // Per-file news is DEBUG: a 12-track album is one folder, and its INFO lines are the intake, the scan and the result.
+  for (const f of present) log.debug({ id, path: f.local }, `File '${f.local}' exists on check ${check} of ${max}.`);
   if (missing.length === 0) return ready(item, present, check);
 
   if (check < max) {
     const seconds = Math.round(settings.delayMs / 1000);
     for (const f of missing) {
-      if (f.entry === "unanswered") {
-        const message = `File '${f.local}' could not be looked at on check ${check} of ${max} (the disk did not answer).`;
-        log.info({ path: f.local }, `${message} Checking again in ${seconds} seconds...`);
-        continue;
-      }
-      log.info(
-        { path: f.local },
-        `File '${f.local}' did not exist on check ${check} of ${max}. Checking again in ${seconds} seconds...`,
-      );
+      const why = f.entry === "unanswered" ? "could not be looked at (the disk did not answer)" : "did not exist";
+      log.debug({ id, path: f.local }, `File '${f.local}' ${why} on check ${check} of ${max}. Checking again in ${seconds} seconds...`);
+      if (f.entry === "unanswered") continue;
       await settings.onFileMissing?.(f.request.path, f.local).catch((error: unknown) => {
         const message = `Could not refresh the cache for '${f.local}': ${describeError(error)}`;
-        log.warn({ err: error, path: f.local }, message);
+        log.warn({ err: error, id, path: f.local }, message);
       });
     }
     if (settings.folderOnExhaustion && check === max - 1) {
       const first = missing[0]?.local ?? "";
-      log.warn(`File '${first}' reached the penultimate file check. The last check falls back to '${item.folder}'.`);
+      log.debug({ id }, `File '${first}' reached the penultimate file check. The last check falls back to '${item.folder}'.`);
     }
     return { kind: "wait", checks: check, nextAt: now + settings.delayMs };
   }
@@ -98,26 +94,31 @@ async function exhausted(
   settings: FileCheckSettings,
 ): Promise<CheckResult> {
   const { log } = settings;
+  const id = item.id;
+  const listed = listFiles(missing);
   if (present.length > 0) {
-    for (const f of missing) {
-      const message = `File '${f.local}' exhausted all available checks. Scanning for the file(s) that exist.`;
-      log.warn({ path: f.local }, message);
-    }
+    const message = `${listed} not found after ${check} check(s); scanning for the ${present.length} file(s) that exist.`;
+    log.warn({ id, missing: missing.map((f) => f.local) }, message);
     return ready(item, present, check);
   }
   if (settings.folderOnExhaustion) {
     const folder = await locateFolder(spelledFolder(item, []), settings);
     if (folder.entry === "directory") {
-      const first = missing[0]?.local ?? "";
-      log.warn(`File '${first}' exhausted all available checks. Scanning its folder '${folder.server}' instead.`);
+      log.warn({ id, missing: missing.map((f) => f.local) }, `${listed} not found after ${check} check(s); scanning the folder '${folder.server}' instead.`);
       return { kind: "ready", checks: check, scanFolder: folder.server, files: [] };
     }
   }
-  for (const f of missing) {
-    log.warn({ path: f.local }, `File '${f.local}' exhausted all available checks. Aborting scan request.`);
-  }
+  log.warn({ id, missing: missing.map((f) => f.local) }, `${listed} not found after ${check} check(s); not scanning '${item.folder}'.`);
   const names = missing.map((f) => `'${f.local}'${f.entry === "unanswered" ? " (the disk did not answer)" : ""}`).join(", ");
   return { kind: "failed", checks: check, reason: `Not found after ${check} file check(s): ${names}` };
+}
+
+/** `File '/a.mkv'`, or `3 files ('/a.mkv', '/b.mkv', …)`: one line names what is missing without flooding. */
+function listFiles(files: readonly Located[]): string {
+  const first = files[0]?.local ?? "";
+  if (files.length === 1) return `File '${first}'${files[0]?.entry === "unanswered" ? " (the disk did not answer)" : ""}`;
+  const shown = files.slice(0, 3).map((f) => `'${f.local}'`).join(", ");
+  return `${files.length} files (${shown}${files.length > 3 ? ", …" : ""})`;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface CommandHooks {
 export interface RoundHooks {
   enter(item: WorkItem): Promise<void>;
   leave(item: WorkItem): Promise<void>;
+  /** New commands (a config reload), for the rounds that start from now on. */
+  setCommands(commands: CommandHooks | undefined): void;
 }
 
 interface Round {
@@ -33,7 +35,7 @@ export function createRoundHooks(options: {
   readonly signal: AbortSignal;
 }): RoundHooks {
   const rounds = new Map<number, Round>();
-  const { commands } = options;
+  let { commands } = options;
   const run = async (command: string | undefined, stage: "before" | "after", item: WorkItem): Promise<void> => {
     if (!commands || !command || command.trim().length === 0 || options.signal.aborted) return;
     await runCommandHook(command, stage, contextOf(item), {
@@ -46,6 +48,9 @@ export function createRoundHooks(options: {
   };
 
   return {
+    setCommands(next) {
+      commands = next;
+    },
     enter(item) {
       const round = rounds.get(item.id);
       if (round) {

@@ -1,6 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { StoreUnavailableError, TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
+import { timedCall, type DispatchMetrics, type TargetCallMetrics } from "../../core/metrics.ts";
 import type { ScanContext, ScanOutcome } from "../../core/target.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
@@ -24,10 +25,11 @@ export interface ScanTaskOptions {
   readonly random?: () => number;
   /** Wraps a wait on the target (the dispatcher counts it as not its own work). */
   readonly waitOutside: <T>(answer: Promise<T>) => Promise<T>;
+  readonly metrics?: DispatchMetrics & TargetCallMetrics;
 }
 
 export function createScanTasks(options: ScanTaskOptions) {
-  const { queue, clock, log, hooks, signal } = options;
+  const { queue, clock, log, hooks, signal, metrics } = options;
   const jitter = options.random ? { random: options.random } : {};
   const seconds = (ms: number): number => Math.round(ms / 1000);
   const hours = (ms: number): string => `${Math.round((ms / 3_600_000) * 10) / 10} hour(s)`;
@@ -38,10 +40,10 @@ export function createScanTasks(options: ScanTaskOptions) {
     const record = (): ReturnType<DispatchQueue["recordScan"]> =>
       queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
     const result = await untilStored(record, clock, signal);
-    if (outcome.status === "scanned") log.info(fields, "Finished scan!");
-    else log.info({ ...fields, reason: outcome.reason }, `Skipped the scan of '${folder}': ${outcome.reason}`);
+    const left = result?.completed ? `; ${queue.pendingCount()} folder(s) left in the queue` : "";
+    if (outcome.status === "scanned") log.info(fields, `Finished scan of '${folder}' by '${health.target.name}'${left}.`);
+    else log.info({ ...fields, reason: outcome.reason }, `Skipped the scan of '${folder}' by '${health.target.name}': ${outcome.reason}${left}.`);
     if (result === undefined) log.debug(fields, "The folder got new requests (or was removed) during the scan");
-    if (result?.completed) log.info(`There are ${queue.pendingCount()} queued item(s) remaining.`);
   }
 
   async function failed(health: TargetHealth, item: WorkItem, attempt: number, error: unknown): Promise<void> {
@@ -53,6 +55,7 @@ export function createScanTasks(options: ScanTaskOptions) {
     // The folder's own backoff grows with its own failures, whatever the target's state: a target that answers its
     // availability probe but keeps failing this folder does not get it again every few seconds.
     const folderWait = backoffDelay(attempt, jitter);
+    metrics?.scanFinished(name, isTargetWideError(error) ? "unavailable" : "failed");
     if (isTargetWideError(error)) {
       const wait = markDown(health, error, now, options.random);
       const level = error instanceof TargetAuthError || error instanceof TargetConfigError ? "error" : "warn";
@@ -83,10 +86,12 @@ export function createScanTasks(options: ScanTaskOptions) {
         await hooks.enter(item);
         if (signal.aborted) return void (await queue.recordInterrupted(item.id));
         const folder = item.scanFolder ?? item.folder;
-        log.info({ id: item.id, folder, target: health.target.name }, "Scan request is now being processed...");
+        log.debug({ id: item.id, folder, target: health.target.name }, "Scan request is now being processed...");
         const context = contextOf(item, attempt, signal);
-        const outcome = await options.waitOutside(health.target.scan(folder, context));
+        const target = health.target;
+        const outcome = await timedCall(metrics, target.name, "scan", () => options.waitOutside(target.scan(folder, context)));
         markUp(health);
+        metrics?.scanFinished(target.name, outcome.status, outcome.status === "scanned" ? waitedSeconds(item, clock) : undefined);
         await recorded(health, item, outcome);
       } catch (error) {
         if (signal.aborted) {
@@ -107,7 +112,8 @@ export function createScanTasks(options: ScanTaskOptions) {
       health.probing = true;
       const name = health.target.name;
       try {
-        const available = await options.waitOutside(health.target.isAvailable()).catch(() => false);
+        const target = health.target;
+        const available = await timedCall(metrics, name, "probe", () => options.waitOutside(target.isAvailable())).catch(() => false);
         const now = clock.now();
         if (available) {
           markUp(health);
@@ -130,10 +136,16 @@ export function createScanTasks(options: ScanTaskOptions) {
 
 function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanContext {
   return {
+    id: item.id,
     sources: item.requests.map((r) => ({ source: r.source, event: r.event, path: r.path })),
     files: item.files,
     priority: item.priority,
     attempt,
     signal,
   };
+}
+
+/** From the folder's first request to now (the target's answer). */
+function waitedSeconds(item: WorkItem, clock: Clock): number | undefined {
+  return item.firstAt === undefined ? undefined : (clock.now() - item.firstAt) / 1000;
 }

@@ -4,6 +4,7 @@ import { parseManualPath } from "../../intake/manual.ts";
 import { sourceName } from "../../intake/to-scan-requests.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
+import { noteRequest } from "../request-count.ts";
 import { html, text } from "../responses.ts";
 import { submitScans } from "../submit.ts";
 import { renderManualPage, type PageResult } from "../views/manual-page.ts";
@@ -19,6 +20,7 @@ export async function handleManualScan(
   input: { readonly filepath: unknown; readonly label?: string; readonly asHtml: boolean },
 ): Promise<Response> {
   const ip = clientAddress(c);
+  noteRequest(c, "Manual", "Manual");
   const sent = typeof input.filepath === "string" ? input.filepath : "";
   const parsed = parseManualPath(input.filepath, "unknown", {
     mapper: deps.options.mapper,
@@ -32,14 +34,14 @@ export async function handleManualScan(
   }
   const { request } = parsed;
   const fields = { path: request.path, source: request.source };
-  deps.log.info(fields, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
+  deps.log.debug(fields, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
   if (parsed.ignoredBy !== undefined) {
     const words = ignoreText(parsed.ignoredBy);
-    deps.log.info(fields, words);
+    deps.log.info(fields, `Client '${ip}' asked for '${request.receivedPath}': ${words}`);
     const reason = `it matches '${parsed.ignoredBy}' in SERVER_IGNORE_LIST`;
     return answer(c, deps, input.asHtml, sent, 200, { kind: "ignored", path: request.path, reason }, words);
   }
-  const submitted = await submitScans(deps.options.sink, [request], deps.requestTimeoutMs, deps.log);
+  const submitted = await submitScans(deps.options.sink, [request], deps.requestTimeoutMs, deps.log, `client '${ip}'`);
   if (!submitted.ok) return answer(c, deps, input.asHtml, sent, 503, { kind: "refused", reason: submitted.reason });
   const item = submitted.result.items[0];
   const result = pageResult(request.path, request.receivedPath ?? sent, item, parsed.mappedFrom);

@@ -31,7 +31,7 @@ export function createTriggerAuth(deps: RouteDeps): MiddlewareHandler {
   return async (c, next) => {
     if (!credentials) return notFound(c);
     if (!isAuthorized(c.req.header("authorization"), credentials)) {
-      deps.log.warn(`Client '${clientAddress(c)}' sent wrong or no credentials to /triggers/manual`);
+      deps.rejections.refuse(clientAddress(c), "wrong credentials", "wrong or no credentials for /triggers/manual");
       return text(c, "Unauthorized", 401, { "www-authenticate": BASIC_CHALLENGE });
     }
     await next();
@@ -49,14 +49,14 @@ async function trigger(c: Context, deps: RouteDeps): Promise<Response> {
     return text(c, `Invalid manual trigger: ${parsed.reason}`, 400);
   }
   for (const request of parsed.accepted) {
-    deps.log.info({ path: request.path, kind: request.kind }, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
+    deps.log.debug({ path: request.path, kind: request.kind }, `Client '${ip}' made a manual scan request for: '${request.receivedPath}'`);
   }
   for (const entry of parsed.ignored) {
     deps.log.info({ path: entry.path }, `Ignoring scan request because ${entry.ignoredBy} was matched from your SERVER_IGNORE_LIST`);
   }
   const ignored = parsed.ignored.map((entry) => ({ path: entry.path, reason: `matches '${entry.ignoredBy}' in SERVER_IGNORE_LIST` }));
   if (parsed.accepted.length === 0) return c.json({ success: true, queued: [], ignored });
-  const submitted = await submitScans(deps.options.sink, parsed.accepted, deps.requestTimeoutMs, deps.log);
+  const submitted = await submitScans(deps.options.sink, parsed.accepted, deps.requestTimeoutMs, deps.log, `client '${ip}'`);
   if (!submitted.ok) return c.json({ success: false, msg: submitted.reason }, 503);
   const queued = parsed.accepted.map((request, index) => {
     const item = submitted.result.items[index];

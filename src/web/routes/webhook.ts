@@ -3,6 +3,7 @@ import { parseWebhook, type WebhookOutcome } from "../../intake/webhook.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { firstField, readBody, type FormFields } from "../read-body.ts";
+import { noteRequest } from "../request-count.ts";
 import { bodyProblem, text, wantsHtml } from "../responses.ts";
 import { submitScans } from "../submit.ts";
 import { handleManualScan } from "./manual-scan.ts";
@@ -33,6 +34,8 @@ export function createWebhookHandler(deps: RouteDeps) {
         return handleForm(c, deps, body.fields, label);
       case "json": {
         const outcome = parseWebhook(body.value, { mapper: deps.options.mapper, label, userAgent: c.req.header("user-agent") });
+        if (outcome.kind === "invalid") noteRequest(c, "unknown", "invalid");
+        else if (outcome.kind !== "manual") noteRequest(c, outcome.source, outcome.event);
         if (outcome.kind === "manual") return handleManualScan(c, deps, { filepath: outcome.filepath, label, asHtml: false });
         return handleOutcome(c, deps, outcome);
       }
@@ -56,7 +59,7 @@ async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<Webho
       break;
   }
   for (const request of outcome.requests) {
-    deps.log.info(
+    deps.log.debug(
       { source: outcome.source, path: request.path, ...(request.deleted ? { deleted: true } : {}) },
       `Client '${ip}' scan request for ${outcome.app.noun}: '${request.receivedPath ?? request.path}', event: '${outcome.event}'`,
     );
@@ -65,7 +68,7 @@ async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<Webho
     deps.log.info({ source: outcome.source }, `Client '${ip}' sent a '${outcome.event}' event with no files; nothing to scan`);
     return text(c, "OK");
   }
-  const submitted = await submitScans(deps.options.sink, outcome.requests, deps.requestTimeoutMs, deps.log);
+  const submitted = await submitScans(deps.options.sink, outcome.requests, deps.requestTimeoutMs, deps.log, `client '${ip}'`);
   return submitted.ok ? text(c, "OK") : text(c, submitted.reason, 503);
 }
 
@@ -75,6 +78,7 @@ function handleForm(c: Context, deps: RouteDeps, fields: FormFields, label: stri
   const asHtml = wantsHtml(c, firstField(fields, "source") === "page");
   if (event === "Manual") return handleManualScan(c, deps, { filepath: firstField(fields, "filepath"), label, asHtml });
   const ip = clientAddress(c);
+  noteRequest(c, "Manual", event ?? "invalid");
   if (event === "Test") {
     deps.log.info(`Client '${ip}' made a test request, event: 'Test'`);
     return text(c, "OK");
