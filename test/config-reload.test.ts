@@ -116,6 +116,8 @@ describe("live config reload (SIGHUP)", () => {
     const out = (): string => running.stdout();
     expect(out()).toMatch(/Config reloaded: now in force: (SERVER_SCAN_DELAY, SERVER_PATH_MAPPINGS|SERVER_PATH_MAPPINGS, SERVER_SCAN_DELAY)\./);
     expect(out()).toMatch(/Config changed SERVER_PORT, which only take\(s\) effect after a restart/);
+    // The new app does not repeat the start-up lines.
+    expect(out().split("\n").filter((line) => line.includes("/triggers/manual is off"))).toHaveLength(1);
 
     // The new mapping applies to the next request: /movies/… reaches Plex in its /data/Movies/… form.
     const trigger = await fetch(`http://127.0.0.1:${port}/${SERVER_PASS}/triggers/manual?dir=${encodeURIComponent("/movies/Film (2021)")}`, {

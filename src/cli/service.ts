@@ -93,7 +93,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       dispatcher.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
-      web.replaceApp(buildApp({ ...runtime, config: next }, { queue, mapper, drive, isReady: () => state.ready, rejections, metrics }));
+      const parts = { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, announce: false };
+      web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
       current = next;
     },
@@ -108,6 +109,8 @@ interface WebParts {
   readonly isReady: () => boolean;
   readonly rejections: RejectionLog;
   readonly metrics: ServiceMetrics | undefined;
+  /** False for the app a reload builds: the start-up lines are not repeated. */
+  readonly announce?: boolean;
 }
 
 /** The web server with a replaceable app: a reload builds a new app; requests in flight finish on the old one. */
@@ -136,26 +139,25 @@ async function startWeb(runtime: Runtime, parts: WebParts): Promise<LiveWebServe
 function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Hono {
   const { config, log } = runtime;
   const { queue, drive } = parts;
-  return createApp(
-    webOptionsFromConfig({
-      config,
-      log,
-      sink: queue.enqueue,
-      mapper: parts.mapper,
-      queue: queueAdminFromScanQueue(queue),
-      ...(drive
-        ? {
-            drive: {
-              resetPageToken: async () => void (await drive.resetPageTokens()),
-              clearCache: async () => void (await drive.clearCache()),
-            },
-          }
-        : {}),
-      health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
-      rejections: parts.rejections,
-      metrics: parts.metrics,
-    }),
-  );
+  const options = webOptionsFromConfig({
+    config,
+    log,
+    sink: queue.enqueue,
+    mapper: parts.mapper,
+    queue: queueAdminFromScanQueue(queue),
+    ...(drive
+      ? {
+          drive: {
+            resetPageToken: async () => void (await drive.resetPageTokens()),
+            clearCache: async () => void (await drive.clearCache()),
+          },
+        }
+      : {}),
+    health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
+    rejections: parts.rejections,
+    metrics: parts.metrics,
+  });
+  return createApp(parts.announce === false ? { ...options, announce: false } : options);
 }
 
 async function openQueue(runtime: Runtime, clock: Clock, mapper: PathMapper, metrics: ServiceMetrics | undefined): Promise<ScanQueue> {

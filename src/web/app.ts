@@ -62,7 +62,7 @@ export function createApp(options: WebOptions): Hono {
     deps.log.error({ err: error, method: c.req.method, url: secret.redact(c.req.path) }, "Unexpected error while answering a request");
     return c.text("Internal error; see the autoscan log", 500);
   });
-  logTriggerState(deps);
+  if (options.announce !== false) logTriggerState(deps);
   return app;
 }
 

@@ -33,6 +33,8 @@ export interface WebOptions {
   readonly requestTimeoutMs?: number;
   /** `SERVER_METRICS`: requests are counted and `GET /<SERVER_PASS>/metrics` serves the scrape; absent → 404 there. */
   readonly metrics?: RequestMetrics & MetricsExposition;
+  /** Log the start-up line about /triggers/manual (default true; a config reload's new app says nothing). */
+  readonly announce?: boolean;
   /** Where refused requests are told (summarised per client); shared across reloads. Default: the app's own. */
   readonly rejections?: RejectionLog;
 }
