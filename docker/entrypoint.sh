@@ -37,10 +37,14 @@ write_problem() {
     tail -n 1 | sed 's/^.*: //' | tr '[:upper:]' '[:lower:]'
 }
 
-# The first of the files that user cannot both read and write (empty when none).
+# The first of the files that user cannot both read and write (empty when none). The config file itself need only
+# be readable: the server never writes it (a `:ro` mount of config.json, a Docker config or a ConfigMap is fine).
 unusable_file() {
   # shellcheck disable=SC2016 # expanded by the inner shell
-  as_user sh -c 'for f do if ! [ -r "$f" ] || ! [ -w "$f" ]; then echo "$f"; break; fi; done' sh "$@"
+  as_user sh -c 'config=$1; shift; for f do
+      if ! [ -r "$f" ]; then echo "$f"; break; fi
+      if [ "$f" != "$config" ] && ! [ -w "$f" ]; then echo "$f"; break; fi
+    done' sh "$config" "$@"
 }
 
 explain() { # path, reason, what changing its owner said
@@ -69,7 +73,7 @@ config=${AUTOSCAN_CONFIG:-/config/config.json}
 config_dir=$(dirname "$config")
 config_name=$(basename "$config")
 
-prepare() { # the config's folder or the data directory
+prepare() { # the data directory (autoscan writes its queue, tokens and logs there)
   dir=$1
   changed=""
   if [ ! -d "$dir" ]; then
@@ -79,7 +83,7 @@ prepare() { # the config's folder or the data directory
   fi
   # Files autoscan writes there, e.g. left by an earlier PUID or created by `docker exec` as root.
   set --
-  for file in "$dir/$config_name"* "$dir"/queue.db* "$dir"/cache.db* "$dir"/google-token.json* "$dir"/autoscan.lock \
+  for file in "$dir/$config_name" "$dir/$config_name".* "$dir"/queue.db* "$dir"/cache.db* "$dir"/google-token.json* "$dir"/autoscan.lock \
     "$dir"/autoscan.log*; do
     if [ -f "$file" ] && [ ! -L "$file" ]; then
       [ "$(stat -c '%u' "$file")" = "$PUID" ] || chown "$PUID:$PGID" "$file" 2>/dev/null || true
@@ -94,6 +98,17 @@ prepare() { # the config's folder or the data directory
   fi
 }
 
-prepare "$config_dir"
-if [ -n "${AUTOSCAN_DATA_DIR:-}" ] && [ "$AUTOSCAN_DATA_DIR" != "$config_dir" ]; then prepare "$AUTOSCAN_DATA_DIR"; fi
+# The config's folder is the data directory unless AUTOSCAN_DATA_DIR says otherwise. A config folder of its own needs
+# only to be readable, or writable when there is no config yet (the first start writes the default one there).
+data_dir=${AUTOSCAN_DATA_DIR:-$config_dir}
+prepare "$data_dir"
+if [ "$data_dir" != "$config_dir" ]; then
+  if [ -e "$config" ]; then
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    if [ -n "$(as_user sh -c '[ -r "$1" ] || echo no' sh "$config")" ]; then explain "$config" "permission denied" ""; fi
+  else
+    problem=$(write_problem "$config_dir")
+    if [ -n "$problem" ]; then explain "$config_dir" "$problem" ""; fi
+  fi
+fi
 exec autoscan "$@"

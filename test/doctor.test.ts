@@ -376,13 +376,15 @@ describe("autoscan doctor: Google Drive and rclone (fake Google, fake rclone RC)
           [`${media.movies}/`]: ["My Drive/Media/Movies/"],
           [`${media.tv}/`]: ["/downloads/TV/"],
         },
-        CLOUD: { ENABLED: true, CLIENT_ID, CLIENT_SECRET, ALLOWED: { FILE_PATHS: ["My Drive/Media/Movies/", "My Drive/Other/"] } },
+        // "My Drive/Media/" holds a mapped form (Movies): watched and mapped. "My Drive/Other/" maps to nothing.
+        CLOUD: { ENABLED: true, CLIENT_ID, CLIENT_SECRET, ALLOWED: { FILE_PATHS: ["My Drive/Media/", "My Drive/Media/Movies/", "My Drive/Other/"] } },
         RCLONE: { RC_CACHE_REFRESH: { ENABLED: true, RC_URL: rc.url } },
       };
       const env = { AUTOSCAN_GOOGLE_API_URL: google.url, AUTOSCAN_GOOGLE_TOKEN_URL: google.tokenUrl, AUTOSCAN_GOOGLE_AUTH_URL: google.authUrl };
       const good = await doctor(config, { env, dataDir });
       expect(statuses(good.report)).toMatchObject({ "drive.credentials": "ok", "drive.token": "ok", "rclone.rc": "ok" });
       expect(good.check("drive.paths")).toMatchObject({ status: "warn", detail: expect.stringContaining("'My Drive/Other/'") });
+      expect(good.check("drive.paths")?.detail).not.toContain("'My Drive/Media/'");
       expect(JSON.stringify(good.report)).not.toContain(refreshToken);
       expect(JSON.stringify(good.report)).not.toContain(CLIENT_SECRET);
 

@@ -93,9 +93,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       dispatcher.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
+      // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
+      runtime.logs.setLevel(effectiveLogLevel(settings, next));
       const parts = { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
-      runtime.logs.setLevel(effectiveLogLevel(settings, next));
       current = next;
     },
     stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections }),

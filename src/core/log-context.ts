@@ -12,6 +12,11 @@ export function withLogId<T>(id: number, work: () => T): T {
   return current.run({ id }, work);
 }
 
+/** Runs work that serves every item (the store's write queue, its timers) outside any item's context. */
+export function outsideLogContext<T>(work: () => T): T {
+  return current.exit(work);
+}
+
 /** Fields to add to a log line written now: `{ id }` inside an item's work, else none. A new object each time: pino
  *  merges the call's fields into it. */
 export function logContextFields(): { id?: number } {

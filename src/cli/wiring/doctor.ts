@@ -1,3 +1,4 @@
+import { normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
 import { existsSync } from "node:fs";
 import { access, constants, readFile, stat } from "node:fs/promises";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
@@ -218,7 +219,9 @@ async function driveProbe(input: DoctorInput, config: Config, startup: boolean):
   const sharedDrives = cloud.TEAMDRIVE ? cloud.TEAMDRIVES : [];
   return {
     filePaths: cloud.ALLOWED.FILE_PATHS,
-    isMapped: (path) => mapper.toServer(path).from !== undefined,
+    // A watched folder is mapped when it is one of the forms, lies under one, or holds some (`My Drive/Media/` over
+    // `My Drive/Media/Movies/` and `My Drive/Media/TV/`).
+    isMapped: (path) => mapper.toServer(path).from !== undefined || holdsAForm(config.SERVER_PATH_MAPPINGS, path),
     async credentials() {
       const found = await credentials();
       if (found.kind === "service-account") {
@@ -304,4 +307,9 @@ export async function runStartupChecks(runtime: Pick<Runtime, "config" | "settin
 /** `Plex: Nothing listens at plex:32400 (connection refused). Fix: Start Plex, …` */
 function startupLine(check: CheckResult): string {
   return `${check.title}: ${check.detail}${check.fix ? ` Fix: ${check.fix}` : ""}`;
+}
+
+function holdsAForm(mappings: Readonly<Record<string, readonly string[]>>, folder: string): boolean {
+  const prefix = withTrailingSlash(normalizePath(folder));
+  return Object.entries(mappings).some(([key, forms]) => [key, ...forms].some((form) => normalizePath(form).startsWith(prefix)));
 }

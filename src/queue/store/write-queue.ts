@@ -1,3 +1,4 @@
+import { outsideLogContext } from "../../core/log-context.ts";
 import { WriteAbandonedError } from "./store-fault.ts";
 
 /**
@@ -53,7 +54,8 @@ export function createWriteQueue<C>(
           },
           { once: true },
         );
-        draining ??= drain();
+        // The drain serves every caller: its lines (a disk fault, a checkpoint) are not about the first caller's item.
+        draining ??= outsideLogContext(drain);
       });
     },
     async idle() {
