@@ -1,4 +1,5 @@
-import { existsSync, fstatSync } from "node:fs";
+import { fstatSync } from "node:fs";
+import { isInContainer } from "../in-container.ts";
 import { ConfigError } from "../../core/errors.ts";
 import { DEFAULT_LOOPBACK_PORT, runAuthorize } from "../../drive/authorize.ts";
 import { stringFlag, type Command, type CommandIO } from "../command.ts";
@@ -60,7 +61,7 @@ export const authorizeCommand: Command = {
         output: stderr,
         input: input.io.stdin,
         port,
-        loopbackHint: !inContainer(),
+        loopbackHint: !isInContainer(),
         endpoints: googleEndpointsFromEnv(input.io.env, runtime.log),
         onSecret: (value) => logs.scrubber.add(value),
         signal: input.io.shutdownSignal,
@@ -94,10 +95,6 @@ function canAnswer(stdin: CommandIO["stdin"]): boolean {
   }
 }
 
-/** Docker writes /.dockerenv, Podman /run/.containerenv. */
-function inContainer(): boolean {
-  return existsSync("/.dockerenv") || existsSync("/run/.containerenv");
-}
 
 function parsePort(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_LOOPBACK_PORT;

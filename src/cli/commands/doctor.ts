@@ -2,7 +2,8 @@ import { resolveSettings } from "../../config/settings.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { renderReport, reportJson } from "../../ops/doctor/report.ts";
 import { booleanFlag, type Command } from "../command.ts";
-import { isInContainer, loadDoctorConfig, runDoctor } from "../wiring/doctor.ts";
+import { isInContainer } from "../in-container.ts";
+import { loadDoctorConfig, runDoctor } from "../wiring/doctor.ts";
 
 /**
  * `autoscan doctor`: every check it can run — the config, the data directory, Plex, the path mappings against Plex's

@@ -1,32 +1,24 @@
-import { normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
-import { existsSync } from "node:fs";
-import { access, constants, readFile, stat } from "node:fs/promises";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
 import type { Settings } from "../../config/settings.ts";
-import { systemClock } from "../../core/clock.ts";
 import { ConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import { ContainerNotFoundError } from "../../docker/errors.ts";
-import { createDockerExecutor } from "../../docker/executor.ts";
-import { NATIVE_LAYOUT, resolveLayout } from "../../docker/presets.ts";
 import { skip, type CheckResult } from "../../ops/doctor/check.ts";
 import { configFamily, type ConfigOutcome } from "../../ops/doctor/config-checks.ts";
 import { dataDirFamily } from "../../ops/doctor/data-dir.ts";
-import { driveFamily, rcFamily, type DriveProbe } from "../../ops/doctor/drive.ts";
+import { driveFamily, rcFamily } from "../../ops/doctor/drive.ts";
 import { mappingFamily } from "../../ops/doctor/mappings.ts";
 import { plexFamily } from "../../ops/doctor/plex.ts";
 import { portFamily } from "../../ops/doctor/port.ts";
 import { runChecks, type CheckFamily, type DoctorReport } from "../../ops/doctor/run-checks.ts";
-import { scannerFamily, type ScannerProbe } from "../../ops/doctor/scanner.ts";
+import { scannerFamily } from "../../ops/doctor/scanner.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
-import { createPathMapper } from "../../paths/mapping.ts";
 import { createPlexClient } from "../../plex/client.ts";
-import { parseRcUrl } from "../../rclone/rc.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";
-import { explicitLayout } from "./docker.ts";
+import { isInContainer } from "../in-container.ts";
+import { driveProbe, rcProbe } from "./doctor-drive.ts";
 import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
 
 /**
@@ -88,10 +80,6 @@ function failed(path: string, error: unknown): DoctorConfig {
   };
 }
 
-export function isInContainer(): boolean {
-  return existsSync("/.dockerenv") || existsSync("/run/.containerenv");
-}
-
 export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promise<DoctorReport> {
   return runChecks(await buildFamilies(input), signal);
 }
@@ -136,147 +124,12 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
     }),
   );
   // Further targets (TARGETS) go here: one family each.
-  if (scannerMode) families.push(scannerFamily(scannerProbe(config, settings)));
+  // The Docker client (dockerode) is loaded only for the scanner mode, as the service itself does.
+  if (scannerMode) families.push(scannerFamily((await import("./doctor-scanner.ts")).scannerProbe(config, settings)));
   if (config.CLOUD.ENABLED) families.push(driveFamily(await driveProbe(input, config, startup)));
   if (config.RCLONE.RC_CACHE_REFRESH.ENABLED) families.push(rcFamily(rcProbe(config.RCLONE.RC_CACHE_REFRESH.RC_URL)));
   if (!startup) families.push(portFamily({ ip: config.SERVER_IP, port: config.SERVER_PORT }));
   return families;
-}
-
-function scannerProbe(config: Config, settings: Settings): ScannerProbe {
-  const explicit = explicitLayout(config);
-  if (!config.USE_DOCKER) {
-    const layout = { ...NATIVE_LAYOUT, ...explicit };
-    return {
-      kind: "host",
-      usesSudo: config.USE_SUDO,
-      async locateScanner() {
-        const info = await stat(layout.scanner).catch(() => undefined);
-        const runnable = info?.isFile() === true && (await access(layout.scanner, constants.X_OK).then(() => true, () => false));
-        if (!runnable) throw new Error(`No runnable Plex Media Scanner at "${layout.scanner}" on this host.`);
-        return { path: layout.scanner, user: layout.user, how: explicit.scanner ? "PLEX_SCANNER" : "the Plex package's path" };
-      },
-      userExists: (user) => hostUserExists(user),
-    };
-  }
-  const container = config.DOCKER_NAME;
-  const executor = createDockerExecutor({ dockerHost: settings.dockerHost, clock: systemClock });
-  return {
-    kind: "docker",
-    container,
-    endpoint: executor.endpoint,
-    ping: () => executor.ping(),
-    async inspect() {
-      try {
-        const info = await executor.inspect(container);
-        return { kind: "found", state: info.state, image: info.image };
-      } catch (error) {
-        if (error instanceof ContainerNotFoundError) return { kind: "missing", running: error.running };
-        throw error;
-      }
-    },
-    async locateScanner() {
-      const resolved = await resolveLayout({
-        preset: config.PLEX_DOCKER_PRESET,
-        container,
-        explicit,
-        fallback: { ...NATIVE_LAYOUT, supportDir: "" },
-        probe: executor,
-      });
-      const found = await executor.stat(container, resolved.layout.scanner);
-      if (!found || found.isDirectory) {
-        throw new Error(`No Plex Media Scanner at "${resolved.layout.scanner}" in container "${container}" (${resolved.reason}).`);
-      }
-      return { path: resolved.layout.scanner, user: resolved.layout.user, how: `preset ${resolved.preset}, ${resolved.reason}` };
-    },
-    async userExists(user) {
-      // runc refuses an exec whose User is not in the container's /etc/passwd (exit 126, "unable to find user").
-      const result = await executor.exec(container, ["id", "-u"], { user, timeoutMs: 10_000 });
-      if (result.exitCode === 0) return true;
-      const said = `${result.stdout}${result.stderr}`;
-      if (/unable to find user|no matching entries in passwd/i.test(said)) return false;
-      return `'id' exited with ${result.exitCode}${said.trim() ? `: ${said.trim().split("\n")[0]}` : ""}`;
-    },
-  };
-}
-
-async function hostUserExists(user: string): Promise<boolean | string> {
-  const name = user.split(":")[0] ?? user;
-  if (/^\d+$/.test(name)) return true;
-  const passwd = await readFile("/etc/passwd", "utf8").catch(() => undefined);
-  if (passwd === undefined) return "/etc/passwd cannot be read";
-  return passwd.split("\n").some((line) => line.startsWith(`${name}:`));
-}
-
-async function driveProbe(input: DoctorInput, config: Config, startup: boolean): Promise<DriveProbe> {
-  // The Google clients are large: loaded only when Drive monitoring is on.
-  const drive = await import("./drive.ts");
-  const { connectDrive } = await import("../../drive/credentials.ts");
-  const { loadServiceAccountKey } = await import("../../drive/service-account.ts");
-  const mapper = createPathMapper({ mappings: config.SERVER_PATH_MAPPINGS });
-  const cloud = config.CLOUD;
-  const credentials = () => drive.driveCredentialsFromConfig(config, input.settings, input.log);
-  const sharedDrives = cloud.TEAMDRIVE ? cloud.TEAMDRIVES : [];
-  return {
-    filePaths: cloud.ALLOWED.FILE_PATHS,
-    // A watched folder is mapped when it is one of the forms, lies under one, or holds some (`My Drive/Media/` over
-    // `My Drive/Media/Movies/` and `My Drive/Media/TV/`).
-    isMapped: (path) => mapper.toServer(path).from !== undefined || holdsAForm(config.SERVER_PATH_MAPPINGS, path),
-    async credentials() {
-      const found = await credentials();
-      if (found.kind === "service-account") {
-        const key = await loadServiceAccountKey(found.key);
-        return `Service account ${key.clientEmail}`;
-      }
-      if (found.kind === "token") return found.description;
-      if (!found.clientId || !found.clientSecret) {
-        throw new ConfigError("CLOUD.CLIENT_ID and CLOUD.CLIENT_SECRET are empty (or set CLOUD.SERVICE_ACCOUNT_FILE, or CLOUD.RCLONE_CONFIG and CLOUD.RCLONE_REMOTE).");
-      }
-      const stored = await found.tokenStore.load();
-      if (!stored) throw new ConfigError(`No Google Drive token yet (${found.tokenStore.path}): run 'autoscan authorize'.`);
-      if (stored.clientId !== found.clientId) {
-        throw new ConfigError(`The stored Google token belongs to OAuth client ${stored.clientId}, not CLOUD.CLIENT_ID: run 'autoscan authorize' again.`);
-      }
-      return `OAuth client ${found.clientId}, token stored in ${found.tokenStore.path}`;
-    },
-    ...(startup
-      ? {}
-      : {
-          async connect() {
-            const signal = AbortSignal.timeout(20_000);
-            const connection = await connectDrive(
-              {
-                credentials: await credentials(),
-                endpoints: drive.googleEndpointsFromEnv(input.env, input.log),
-                scopeNeeds: { sharedDrives: sharedDrives.length > 0 },
-                clock: systemClock,
-                log: input.log,
-                retry: { maxAttempts: 1, baseMs: 0, capMs: 0, jitterMs: 0 },
-              },
-              signal,
-            );
-            await connection.api.getStartPageToken();
-          },
-        }),
-  };
-}
-
-function rcProbe(rcUrl: string) {
-  const { endpoint, authorization } = parseRcUrl(rcUrl);
-  return {
-    url: endpoint,
-    async ping() {
-      // vfs/list: answered by any rclone serving --rc (and it is the call the cache refresh itself makes first).
-      const response = await fetch(new URL("vfs/list", endpoint), {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
-        body: "{}",
-        signal: AbortSignal.timeout(3000),
-      });
-      await response.body?.cancel();
-      if (!response.ok) throw new Error(`it answered ${response.status}${response.status === 401 ? " (check the user and password in RC_URL)" : ""}`);
-    },
-  };
 }
 
 /**
@@ -307,9 +160,4 @@ export async function runStartupChecks(runtime: Pick<Runtime, "config" | "settin
 /** `Plex: Nothing listens at plex:32400 (connection refused). Fix: Start Plex, …` */
 function startupLine(check: CheckResult): string {
   return `${check.title}: ${check.detail}${check.fix ? ` Fix: ${check.fix}` : ""}`;
-}
-
-function holdsAForm(mappings: Readonly<Record<string, readonly string[]>>, folder: string): boolean {
-  const prefix = withTrailingSlash(normalizePath(folder));
-  return Object.entries(mappings).some(([key, forms]) => [key, ...forms].some((form) => normalizePath(form).startsWith(prefix)));
 }

@@ -1,3 +1,4 @@
+import { createDiskWatch } from "./disk-watch.ts";
 import { stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { buildChanges } from "./build-changes.ts";
@@ -39,7 +40,7 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
   const minimum = options.checkpointBytes ?? 8 * 1024 * 1024;
   const ratio = options.checkpointRatio ?? 0.5;
   const probeIntervalMs = options.probeIntervalMs ?? 2_000;
-  const stallMs = options.stallMs ?? 10_000;
+  const disk = createDiskWatch({ stallMs: options.stallMs ?? 10_000, now: options.now, log, file, dir, metrics: options.metrics });
 
   let seq = parts.seq;
   const ids = { item: nextItemId(rows), request: nextRequestId(rows) };
@@ -58,7 +59,6 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
   let failure: Failure | undefined;
   /** The next checkpoint writes the previous snapshot too, and drops every older log: see `runCheckpoint`. */
   let freshChain = parts.legacy !== undefined;
-  let stalledSince: number | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -98,17 +98,14 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     if (changes.length === 0) return settle();
 
     const record = encodeRecord({ seq: seq + 1, changes });
-    const started = options.metrics ? performance.now() : 0;
     try {
       await appendDurably(record);
     } catch (error) {
-      options.metrics?.storeWrite((performance.now() - started) / 1000, false);
       enterFailure(error);
       const refused = new StoreUnavailableError(`Nothing was stored: ${describeStoreFault(error, dir)}`, { cause: error });
       batch.forEach((entry, i) => entry.reject(outcomes[i]?.ok ? refused : outcomes[i]?.error));
       return;
     }
-    options.metrics?.storeWrite((performance.now() - started) / 1000, true);
     seq += 1;
     bytes += record.length;
     applyDurable(changes);
@@ -116,20 +113,12 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     if (bytes >= threshold) void checkpoint();
   }
 
-  /** Appends one record to the current generation; says so when the disk takes longer than `stallMs`. */
-  async function appendDurably(record: Uint8Array): Promise<void> {
-    const stall = setTimeout(() => {
-      stalledSince = options.now() - stallMs;
-      log.error({ file, ms: stallMs }, `The disk under ${dir} has not confirmed a queue write for ${String(stallMs / 1000)} s; webhooks wait for it`);
-    }, stallMs);
-    try {
+  /** Appends one record to the current generation, under the disk watch (stall warning, write metrics). */
+  function appendDurably(record: Uint8Array): Promise<void> {
+    return disk.watch(async () => {
       current ??= await openLogFile(file, generation, log);
       await current.append(record);
-    } finally {
-      clearTimeout(stall);
-      if (stalledSince !== undefined) log.info({ file }, `The disk under ${dir} answered again`);
-      stalledSince = undefined;
-    }
+    });
   }
 
   /** The one place a durable change reaches memory (and the schedule). */
@@ -296,6 +285,7 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     health() {
       if (closed) return { writable: false, problem: "the queue is closed" };
       if (failure) return { writable: false, problem: failure.problem, since: failure.since };
+      const stalledSince = disk.stalledSince();
       if (stalledSince !== undefined) {
         return { writable: false, problem: `the disk under ${dir} has not confirmed a write for a while`, since: stalledSince };
       }
