@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "../src/web/server.ts";
-import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
+import { TEST_PASS, buildWebApp, itemView } from "./support/web-builders.ts";
 
 /**
  * The manual scan page in real headless Chromium (Debian's `chromium`, driven by playwright-core), with JavaScript
@@ -41,7 +41,7 @@ function describeBrowser(binary: string): void {
 
     beforeAll(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
-      harness.queue.items.push({ id: 1, folder: "/data/TV/Show/Season 01" }, { id: 2, folder: "/data/Movies/Alien (1979)" });
+      harness.queue.items.push(itemView({ id: 1, folder: "/data/TV/Show/Season 01" }), itemView({ id: 2, folder: "/data/Movies/Alien (1979)" }));
       server = await startWebServer({ app: harness.app, hostname: "127.0.0.1", port: 0 });
       browser = await chromium.launch({ executablePath: binary, args: ["--no-sandbox", "--disable-gpu"] });
     });

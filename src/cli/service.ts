@@ -18,6 +18,7 @@ import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
+import type { ConsoleSources } from "../web/console/sources.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -73,13 +74,22 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       })
     : undefined;
   // /health says 503 "starting" until the dispatcher runs.
-  const state = { ready: false };
-  const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready, rejections, metrics }).catch(async (error: unknown) => {
+  const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
+  // The console: live changes, what the dispatcher works on, and the open event streams' end at stop.
+  const closing = new AbortController();
+  const consoleSources: ConsoleSources = {
+    changes: { subscribe: (listener) => queue.onChange(listener) },
+    activity: () => state.dispatcher?.activity() ?? { checking: [], scanning: [] },
+    targets: () => [plex.target.name],
+    closing: closing.signal,
+  };
+  const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     throw error;
   });
   const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env, metrics);
+  state.dispatcher = dispatcher;
   state.ready = true;
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
@@ -95,11 +105,14 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, announce: false };
+      const parts = { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
-    stop: (budgetMs) => stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections }),
+    stop: (budgetMs) => {
+      closing.abort();
+      return stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections });
+    },
   };
 }
 
@@ -110,6 +123,7 @@ interface WebParts {
   readonly isReady: () => boolean;
   readonly rejections: RejectionLog;
   readonly metrics: ServiceMetrics | undefined;
+  readonly console: ConsoleSources;
   /** False for the app a reload builds: the start-up lines are not repeated. */
   readonly announce?: boolean;
 }
@@ -157,6 +171,7 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
     health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
     rejections: parts.rejections,
     metrics: parts.metrics,
+    console: parts.console,
   });
   return createApp(parts.announce === false ? { ...options, announce: false } : options);
 }

@@ -30,6 +30,13 @@ export function retryItem(tx: StoreTransaction, id: number, now: number): boolea
   return true;
 }
 
+/** Retries every failed folder (see `retryItem`); returns how many. */
+export function retryFailedItems(tx: StoreTransaction, now: number): number {
+  const ids = tx.rows.all<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id");
+  for (const { id } of ids) retryItem(tx, id, now);
+  return ids.length;
+}
+
 export function removeItem(tx: StoreTransaction, id: number): boolean {
   const item = tx.rows.get<{ id: number }>("SELECT id FROM items WHERE id = ?", [id]);
   if (!item) return false;

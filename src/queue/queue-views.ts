@@ -47,6 +47,15 @@ export interface PageOptions {
   readonly offset?: number;
 }
 
+/** The history's filters (the console's History page, `cmd=history`). */
+export interface HistoryQuery extends PageOptions {
+  readonly state?: "done" | "failed";
+  /** A request's source, exactly as stored (`Sonarr`, `Radarr (4k)`, `Manual`, `Google Drive`). */
+  readonly source?: string;
+  /** Part of the folder or of a request's path (ASCII letters match either case). */
+  readonly search?: string;
+}
+
 const MAX_PAGE = 1000;
 
 export function listPendingItems(rows: RowAccess, page: PageOptions): QueueItemView[] {
@@ -57,17 +66,47 @@ export function listPendingItems(rows: RowAccess, page: PageOptions): QueueItemV
   return items.map((item) => toView(rows, item));
 }
 
-/** Finished and failed folders, newest first. */
-export function listHistoryItems(rows: RowAccess, page: PageOptions): QueueItemView[] {
+/** Finished and failed folders, newest first, that match `query`. */
+export function listHistoryItems(rows: RowAccess, query: HistoryQuery): QueueItemView[] {
+  const filter = historyFilter(query);
   const items = rows.all<ItemRow>(
-    "SELECT * FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?",
-    pageParams(page),
+    `SELECT * FROM items WHERE ${filter.where} ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?`,
+    [...filter.params, ...pageParams(query)],
   );
   return items.map((item) => toView(rows, item));
 }
 
-export function countHistory(rows: RowAccess): number {
-  return rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE state <> 'pending'")?.n ?? 0;
+/** How many history folders match `query` (all of them without filters). */
+export function countHistory(rows: RowAccess, query: HistoryQuery = {}): number {
+  const filter = historyFilter(query);
+  return rows.get<{ n: number }>(`SELECT COUNT(*) AS n FROM items WHERE ${filter.where}`, filter.params)?.n ?? 0;
+}
+
+/** The sources that sent the requests still kept, for the history's filter. */
+export function listSources(rows: RowAccess): string[] {
+  return rows.all<{ source: string }>("SELECT DISTINCT source FROM requests ORDER BY source").map((r) => r.source);
+}
+
+function historyFilter(query: HistoryQuery): { where: string; params: (string | number)[] } {
+  const clauses = ["state <> 'pending'"];
+  const params: (string | number)[] = [];
+  if (query.state) {
+    clauses.push("state = ?");
+    params.push(query.state);
+  }
+  if (query.source) {
+    clauses.push("EXISTS (SELECT 1 FROM requests r WHERE r.item_id = items.id AND r.source = ?)");
+    params.push(query.source);
+  }
+  const search = query.search?.trim();
+  if (search) {
+    const pattern = `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+    clauses.push(
+      "(folder LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM requests r WHERE r.item_id = items.id AND r.path LIKE ? ESCAPE '\\'))",
+    );
+    params.push(pattern, pattern);
+  }
+  return { where: clauses.join(" AND "), params };
 }
 
 /** Folders per state, for the metrics' queue gauge. */

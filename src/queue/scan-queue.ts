@@ -7,9 +7,9 @@ import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import type { MergePolicy } from "./enqueue-requests.ts";
-import { pruneHistory, removeItem, retryItem } from "./queue-admin.ts";
-import { countByState, countHistory, findItem, listHistoryItems, listPendingItems } from "./queue-views.ts";
-import type { PageOptions, QueueItemView } from "./queue-views.ts";
+import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./queue-admin.ts";
+import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
+import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { createQueueWork } from "./queue-work.ts";
 import { createQueueSink } from "./queue-sink.ts";
 import { openQueueStore, type QueueStore, type StoreHealth } from "./store/queue-store.ts";
@@ -53,8 +53,11 @@ export interface ScanQueue extends DispatchQueue {
   readonly enqueue: ScanSink;
   readonly file: string;
   listPending(page?: PageOptions): QueueItemView[];
-  listHistory(page?: PageOptions): QueueItemView[];
-  historyCount(): number;
+  listHistory(query?: HistoryQuery): QueueItemView[];
+  /** History folders matching `query` (all without one). */
+  historyCount(query?: HistoryQuery): number;
+  /** The sources of the requests kept (pending and history), for filters. */
+  sources(): string[];
   /** Folders per state (`pending`, `done`, `failed`). */
   countByState(): Record<string, number>;
   getItem(id: number): QueueItemView | undefined;
@@ -62,6 +65,11 @@ export interface ScanQueue extends DispatchQueue {
   retry(id: number): Promise<boolean>;
   /** Deletes a pending or finished folder. False when there is no such item. */
   remove(id: number): Promise<boolean>;
+  /** Retries every failed folder; resolves with how many. */
+  retryFailed(): Promise<number>;
+  /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action);
+   *  returns the unsubscribe function. Nothing is read for a listener: it only learns that something changed. */
+  onChange(listener: () => void): () => void;
   isHealthy(): boolean;
   /** Whether a request would be stored right now, and why not; from memory, never waiting on the disk. */
   health(): StoreHealth;
@@ -100,12 +108,25 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   };
   let maxDays = options.historyMaxDays ?? 7;
   let maxRows = options.historyMaxRows ?? 10_000;
+  // Every write goes through `observed`, so a change listener (the console, while a page is open) hears of each one.
+  const changeListeners = new Set<() => void>();
+  const changed = (): void => {
+    for (const listener of changeListeners) listener();
+  };
+  const observed: QueueStore = {
+    ...store,
+    write: async (build, writeOptions) => {
+      const result = await store.write(build, writeOptions);
+      if (changeListeners.size > 0) changed();
+      return result;
+    },
+  };
   const listeners = new Set<(earliest: number) => void>();
   const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
-  const work = createQueueWork(store, now);
+  const work = createQueueWork(observed, now);
 
   const enqueue = createQueueSink({
-    store,
+    store: observed,
     now,
     policy,
     log,
@@ -114,7 +135,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   });
 
   await importLegacy(store, log, enqueue);
-  const prune = async (): Promise<void> => void (await store.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)));
+  const prune = async (): Promise<void> => void (await observed.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)));
   // On a disk that refuses writes the queue still opens (503 until it can write, see the store); pruning waits.
   await prune().catch((error: unknown) => {
     if (!(error instanceof StoreUnavailableError)) throw error;
@@ -158,16 +179,26 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       return () => listeners.delete(listener);
     },
     listPending: (page = {}) => listPendingItems(store.rows, page),
-    listHistory: (page = {}) => listHistoryItems(store.rows, page),
-    historyCount: () => countHistory(store.rows),
+    listHistory: (query = {}) => listHistoryItems(store.rows, query),
+    historyCount: (query = {}) => countHistory(store.rows, query),
+    sources: () => listSources(store.rows),
     countByState: () => countByState(store.rows),
     getItem: (id) => findItem(store.rows, id),
     async retry(id) {
-      const result = await store.write((tx) => retryItem(tx, id, now()));
+      const result = await observed.write((tx) => retryItem(tx, id, now()));
       if (result) notify(now());
       return result;
     },
-    remove: (id) => store.write((tx) => removeItem(tx, id)),
+    remove: (id) => observed.write((tx) => removeItem(tx, id)),
+    async retryFailed() {
+      const count = await observed.write((tx) => retryFailedItems(tx, now()));
+      if (count > 0) notify(now());
+      return count;
+    },
+    onChange(listener) {
+      changeListeners.add(listener);
+      return () => changeListeners.delete(listener);
+    },
     reconfigure(next) {
       policy.delayMs = Math.max(0, next.scanDelayMs);
       policy.priorities = next.priorities ?? {};
@@ -181,6 +212,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       clearInterval(verify);
       await store.close();
       listeners.clear();
+      changeListeners.clear();
       await lock?.release();
     },
   };

@@ -13,6 +13,7 @@ import { createWebhookHandler } from "./routes/webhook.ts";
 import { createUrlSecret } from "./secret.ts";
 import { clientAddress } from "./client-address.ts";
 import { createRejectionLog } from "./rejections.ts";
+import { registerConsole } from "./console/routes.ts";
 
 /**
  * The one HTTP app: plex_autoscan's URLs first (`/<SERVER_PASS>`, `/api/<SERVER_PASS>`), then autoscan's
@@ -54,6 +55,7 @@ export function createApp(options: WebOptions): Hono {
   app.all("/:pass/triggers/manual", guard(byMethod({ GET: trigger, POST: trigger, PUT: trigger })));
   // GET only: a webhook labelled "metrics" (POST/PUT /<SERVER_PASS>/metrics) still reaches the webhook route below.
   app.get("/:pass/metrics", guard(createMetricsHandler(deps)));
+  registerConsole(app, deps, guard);
   const webhook = countRequests(options.metrics, "unknown", createWebhookHandler(deps));
   app.all("/:pass/:label", guard(byMethod({ POST: webhook, PUT: webhook })));
   app.all("/:pass", guard(byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook })));

@@ -2,7 +2,9 @@ import type { Logger } from "../core/logger.ts";
 import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";
 import type { ScanSink } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
+import type { HistoryQuery, PageOptions, QueueItemView } from "../queue/queue-views.ts";
 import type { RejectionLog } from "./rejections.ts";
+import type { ConsoleSources, ItemPage } from "./console/sources.ts";
 
 /**
  * What the web layer is given. It owns no state: scans go to `sink` (durable when it resolves), queue commands to
@@ -37,30 +39,34 @@ export interface WebOptions {
   readonly announce?: boolean;
   /** Where refused requests are told (summarised per client); shared across reloads. Default: the app's own. */
   readonly rejections?: RejectionLog;
+  /** What the console pages show beyond the queue (live changes, activity, preview, libraries, Drive). */
+  readonly console?: ConsoleSources;
 }
 
 type Awaitable<T> = T | Promise<T>;
 
 /**
- * The queue functions of `/api/<SERVER_PASS>`. Items are passed through to the JSON answer as they are; the queue
- * adapter should give at least `id` and `folder`, and ideally `status`, `priority`, `sources`, `attempts`,
- * `lastError` and ISO timestamps.
+ * The queue functions of `/api/<SERVER_PASS>` and of the console. Ids arrive as URL text; an id that names no item
+ * answers `false`/`undefined`.
  */
 export interface QueueAdmin {
   pendingCount(): Awaitable<number>;
-  listPending(): Awaitable<readonly QueueItemView[]>;
-  listHistory(limit: number): Awaitable<readonly QueueItemView[]>;
-  /** Puts a failed or finished item back in the queue; false when there is no such item. */
+  /** Waiting folders in dispatch order (priority, then oldest first). */
+  listPending(page?: PageOptions): Awaitable<ItemPage>;
+  /** Finished and failed folders, newest first. */
+  listHistory(query?: HistoryQuery): Awaitable<ItemPage>;
+  getItem(id: string): Awaitable<QueueItemView | undefined>;
+  /** The request sources kept, for the history's filter. */
+  sources(): Awaitable<readonly string[]>;
+  /** Puts a failed or finished item back in the queue (a waiting one is made due now); false when there is none. */
   retry(id: string): Awaitable<boolean>;
-  /** Drops a waiting item; false when there is no such item. */
+  /** Drops an item; false when there is no such item. */
   remove(id: string): Awaitable<boolean>;
+  /** Retries every failed item; how many. */
+  retryFailed(): Awaitable<number>;
 }
 
-/** What the API needs of a queue item; every other field of the queue's own view is passed through as it is. */
-export interface QueueItemView {
-  readonly id: string | number;
-  readonly folder: string;
-}
+export type { HistoryQuery, PageOptions, QueueItemView } from "../queue/queue-views.ts";
 
 export interface DriveAdmin {
   /** Forgets every drive's page token (the next poll starts from "now"). */

@@ -62,15 +62,38 @@ export function createRecordingSink(): RecordingSink {
   };
 }
 
-type Item = QueueItemView & Record<string, unknown>;
+type Item = QueueItemView;
 
+/** A full queue item view from the fields a test cares about. */
+export function itemView(fields: Partial<QueueItemView> & Pick<QueueItemView, "id" | "folder">): QueueItemView {
+  const at = Date.UTC(2026, 10, 25, 8, 0, 0);
+  return {
+    state: "pending",
+    priority: 0,
+    firstRequestAt: at,
+    lastRequestAt: at,
+    dueAt: at,
+    fileChecks: 0,
+    attempts: 0,
+    requests: [],
+    requestsDropped: 0,
+    targets: [],
+    ...fields,
+  };
+}
+
+/** An in-memory queue port for tests of the HTTP surface alone (the real queue is tested through the service). */
 export function createMemoryQueue(items: Item[] = []): QueueAdmin & { items: Item[] } {
+  const page = (list: Item[], offset = 0, limit = 100) => ({ items: list.slice(offset, offset + limit), total: list.length });
   return {
     items,
     pendingCount: () => items.length,
-    listPending: () => items,
-    listHistory: (limit) => items.slice(0, limit),
+    listPending: (query = {}) => page(items, query.offset, query.limit),
+    listHistory: (query = {}) => page(items, query.offset, query.limit),
+    getItem: (id) => items.find((item) => String(item.id) === id),
+    sources: () => [...new Set(items.flatMap((item) => item.requests.map((r) => r.source)))],
     retry: (id) => items.some((item) => String(item.id) === id),
+    retryFailed: () => items.filter((item) => item.state === "failed").length,
     remove(id) {
       const index = items.findIndex((item) => String(item.id) === id);
       if (index >= 0) items.splice(index, 1);

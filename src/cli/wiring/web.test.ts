@@ -4,7 +4,17 @@ import { parseConfigText } from "../../config/load.ts";
 import { createApp } from "../../web/app.ts";
 import { webOptionsFromConfig } from "./web.ts";
 
-const queue = { pendingCount: () => 3, listPending: () => [], listHistory: () => [], retry: () => false, remove: () => false };
+const empty = { items: [], total: 0 };
+const queue = {
+  pendingCount: () => 3,
+  listPending: () => empty,
+  listHistory: () => empty,
+  getItem: () => undefined,
+  sources: () => [],
+  retry: () => false,
+  remove: () => false,
+  retryFailed: () => 0,
+};
 
 function wire(keys: Record<string, unknown>) {
   const text = JSON.stringify({ SERVER_PASS: "0123456789abcdef", ...keys });

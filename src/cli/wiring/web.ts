@@ -5,6 +5,7 @@ import type { ScanSink } from "../../core/scan.ts";
 import { createPathMapper, type PathMapper } from "../../paths/mapping.ts";
 import type { ScanQueue } from "../../queue/scan-queue.ts";
 import type { RejectionLog } from "../../web/rejections.ts";
+import type { ConsoleSources } from "../../web/console/sources.ts";
 import type { DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
 
 /**
@@ -26,6 +27,8 @@ export interface WebWiringInput {
   readonly rejections?: RejectionLog;
   /** `SERVER_METRICS`: the service's metrics (one per process, across reloads). */
   readonly metrics?: RequestMetrics & MetricsExposition;
+  /** What the console shows beyond the queue. */
+  readonly console?: ConsoleSources;
 }
 
 export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
@@ -52,6 +55,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     maxBodyBytes: config.SERVER_MAX_REQUEST_BYTES,
     ...(input.rejections ? { rejections: input.rejections } : {}),
     ...(input.metrics ? { metrics: input.metrics } : {}),
+    ...(input.console ? { console: input.console } : {}),
   };
 }
 
@@ -60,8 +64,14 @@ export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
   const toId = (id: string): number | undefined => (/^\d{1,15}$/.test(id) ? Number(id) : undefined);
   return {
     pendingCount: () => queue.pendingCount(),
-    listPending: () => queue.listPending({ limit: 1000 }),
-    listHistory: (limit) => queue.listHistory({ limit }),
+    listPending: (page = {}) => ({ items: queue.listPending(page), total: queue.pendingCount() }),
+    listHistory: (query = {}) => ({ items: queue.listHistory(query), total: queue.historyCount(query) }),
+    getItem: (id) => {
+      const n = toId(id);
+      return n === undefined ? undefined : queue.getItem(n);
+    },
+    sources: () => queue.sources(),
+    retryFailed: () => queue.retryFailed(),
     retry: (id) => {
       const n = toId(id);
       return n === undefined ? false : queue.retry(n);

@@ -71,6 +71,8 @@ export interface Dispatcher {
    * use it to let a manual clock's step play out).
    */
   whenIdle(): Promise<void>;
+  /** The items whose files are being checked, and those being sent to each target, right now (from memory). */
+  activity(): { checking: number[]; scanning: { id: number; target: string }[] };
   /** New file-check settings and commands (a config reload): for the checks and rounds that start from now on. */
   reconfigure(
     options: Pick<DispatcherOptions, "maxFileChecks" | "fileCheckDelayMs" | "scanFolderOnFileExistsExhaustion" | "commands">,
@@ -175,6 +177,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return { drained: false, abandoned };
     },
     whenIdle: () => engine.whenIdle(),
+    activity: () => ({
+      checking: [...checking],
+      scanning: healths.flatMap((health) => [...health.inFlight].map((id) => ({ id, target: health.target.name }))),
+    }),
     reconfigure(next) {
       settings = {
         ...settings,

@@ -5,6 +5,9 @@ import type { RouteDeps } from "../deps.ts";
 import { readBody } from "../read-body.ts";
 import { noteRequest } from "../request-count.ts";
 import { bodyProblem } from "../responses.ts";
+import type { PathPreview } from "../console/sources.ts";
+import { itemJson } from "../item-json.ts";
+import type { HistoryQuery } from "../options.ts";
 
 /**
  * `GET|POST /api/<SERVER_PASS>` with `cmd` (and `id`, `limit`) from a JSON body, a form, or the query, lower-cased.
@@ -15,7 +18,7 @@ import { bodyProblem } from "../responses.ts";
 type Params = (name: string) => string | undefined;
 type ApiAnswer = { readonly success: boolean } & Readonly<Record<string, unknown>>;
 
-const MAX_HISTORY = 1000;
+const MAX_PAGE = 1000;
 
 export function createApiHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
@@ -42,12 +45,27 @@ async function run(cmd: string, params: Params, deps: RouteDeps): Promise<ApiAns
       return { success: false, msg: "No cmd parameter was supplied" };
     case "queue_count":
       return { success: true, queue_count: await queue.pendingCount() };
-    case "queue":
-      return { success: true, queue: await queue.listPending() };
-    case "history": {
-      const limit = Math.min(MAX_HISTORY, Math.max(1, Number.parseInt(params("limit") ?? "", 10) || 100));
-      return { success: true, history: await queue.listHistory(limit) };
+    case "queue": {
+      const page = pageParams(params, 1000);
+      if (typeof page === "string") return { success: false, msg: page };
+      const found = await queue.listPending(page);
+      return { success: true, total: found.total, offset: page.offset, queue: found.items.map(itemJson) };
     }
+    case "history": {
+      const query = historyParams(params);
+      if (typeof query === "string") return { success: false, msg: query };
+      const found = await queue.listHistory(query);
+      return { success: true, total: found.total, offset: query.offset, history: found.items.map(itemJson) };
+    }
+    case "preview": {
+      const path = params("path")?.trim();
+      if (!path) return { success: false, msg: "The preview command needs a path parameter" };
+      const preview = deps.options.console?.preview;
+      if (!preview) return { success: false, msg: "The preview is not available in this setup" };
+      return { success: true, ...previewJson(await preview(path)) };
+    }
+    case "retry_failed":
+      return { success: true, retried: await queue.retryFailed() };
     case "retry":
     case "delete": {
       const id = params("id")?.trim();
@@ -86,4 +104,43 @@ async function readParams(c: Context, deps: RouteDeps): Promise<Params | Respons
 
 function scalar(value: unknown): string | undefined {
   return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
+}
+
+/** `limit` (1…1000, default 100 or `defaultLimit`) and `offset` (≥ 0); a problem in words for anything else. */
+function pageParams(params: Params, defaultLimit = 100): { limit: number; offset: number } | string {
+  const limit = whole(params("limit"), defaultLimit);
+  const offset = whole(params("offset"), 0);
+  if (limit === undefined || limit < 1) return `limit must be a whole number from 1 to ${MAX_PAGE}`;
+  if (offset === undefined) return "offset must be a whole number (0 or more)";
+  return { limit: Math.min(MAX_PAGE, limit), offset };
+}
+
+function historyParams(params: Params): (HistoryQuery & { offset: number }) | string {
+  const page = pageParams(params);
+  if (typeof page === "string") return page;
+  const state = params("state")?.trim().toLowerCase() || undefined;
+  if (state !== undefined && state !== "done" && state !== "failed") return "state must be done or failed";
+  const source = params("source")?.trim() || undefined;
+  const search = (params("q") ?? params("search"))?.trim() || undefined;
+  return { ...page, ...(state ? { state } : {}), ...(source ? { source } : {}), ...(search ? { search: search.slice(0, 500) } : {}) };
+}
+
+function whole(raw: string | undefined, fallback: number): number | undefined {
+  const value = raw?.trim();
+  if (!value) return fallback;
+  return /^\d{1,9}$/.test(value) ? Number(value) : undefined;
+}
+
+/** The preview in the API's words (snake_case, as the issue's scripts expect). */
+function previewJson(preview: PathPreview): Record<string, unknown> {
+  return {
+    path: preview.input,
+    matched_form: preview.matchedForm ?? null,
+    server_path: preview.serverPath,
+    sections: preview.sections ?? null,
+    ...(preview.sectionsError ? { sections_error: preview.sectionsError } : {}),
+    on_disk: preview.onDisk,
+    scan_folder: preview.scanFolder,
+    problems: preview.problems,
+  };
 }

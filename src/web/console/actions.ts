@@ -1,0 +1,94 @@
+import type { Context } from "hono";
+import { clientAddress } from "../client-address.ts";
+import { readBody } from "../read-body.ts";
+import { bodyProblem, type Handler } from "../responses.ts";
+import type { ConsoleDeps } from "./console-deps.ts";
+import { crossSiteProblem } from "./csrf.ts";
+import { noticeText, type ActionAnswer, type NoticeCode } from "./notice.ts";
+
+/**
+ * The console's actions: `POST /<SERVER_PASS>/items/<id>/(scan|retry|delete)` and
+ * `POST /<SERVER_PASS>/history/retry-failed`. Each is checked against cross-site use (`csrf.ts`), logged with the
+ * item's id, and answered with what happened: JSON `{ok,title,message}` to the page script, or a redirect back to
+ * the page with a notice code when the form was posted without it.
+ */
+const ACTIONS: ReadonlySet<string> = new Set(["scan", "retry", "delete"]);
+
+export function createItemActionHandler(deps: ConsoleDeps): Handler {
+  return async (c) => {
+    const action = c.req.param("action") ?? "";
+    const id = c.req.param("id") ?? "";
+    if (!ACTIONS.has(action) || !/^\d{1,15}$/.test(id)) return c.text("Not Found", 404);
+    const form = await readForm(c, deps);
+    if (form instanceof Response) return form;
+    const refused = refusal(c, deps, form, `${action} of item ${id}`);
+    if (refused) return refused;
+    const { queue } = deps.options;
+    const item = await queue.getItem(id);
+    const subject = item?.folder ?? `Folder #${id}`;
+    const done = item ? (action === "delete" ? await queue.remove(id) : await queue.retry(id)) : false;
+    const code: NoticeCode = done ? (action as NoticeCode) : "missing";
+    // The item's id in `id`, as every other line about this folder has it.
+    if (done) deps.log.info({ id: Number(id), action, client: clientAddress(c) }, `Console: ${LOG_WORDS[action] ?? action} '${subject}'`);
+    else deps.log.info({ id: Number(id), action, client: clientAddress(c) }, `Console: ${action} of item ${id} found no such item`);
+    return answer(c, deps, form, noticeText(code, subject), { notice: code, item: id });
+  };
+}
+
+export function createRetryFailedHandler(deps: ConsoleDeps): Handler {
+  return async (c) => {
+    const form = await readForm(c, deps);
+    if (form instanceof Response) return form;
+    const refused = refusal(c, deps, form, "retry of every failed folder");
+    if (refused) return refused;
+    const count = await deps.options.queue.retryFailed();
+    deps.log.info({ action: "retry-failed", count, client: clientAddress(c) }, `Console: retried ${count} failed folder(s)`);
+    return answer(c, deps, form, noticeText("retry-failed", "", count), { notice: "retry-failed", n: String(count) });
+  };
+}
+
+const LOG_WORDS: Readonly<Record<string, string>> = { scan: "scan now of", retry: "retry of", delete: "deleted" };
+
+type Form = (name: string) => string | undefined;
+
+async function readForm(c: Context, deps: ConsoleDeps): Promise<Form | Response> {
+  const body = await readBody(c, deps.maxBodyBytes);
+  switch (body.kind) {
+    case "problem":
+      return bodyProblem(c, body.status, body.reason);
+    case "empty":
+      return () => undefined;
+    case "form":
+      return (name) => body.fields.get(name)?.[0];
+    case "json": {
+      const fields = typeof body.value === "object" && body.value !== null ? (body.value as Record<string, unknown>) : {};
+      return (name) => (typeof fields[name] === "string" ? fields[name] : undefined);
+    }
+  }
+}
+
+function refusal(c: Context, deps: ConsoleDeps, form: Form, what: string): Response | undefined {
+  const problem = crossSiteProblem(c, deps.shell.csrf, form("token"));
+  if (!problem) return undefined;
+  deps.log.warn({ client: clientAddress(c), reason: problem }, `Console: refused the ${what}: ${problem}`);
+  const refused: ActionAnswer = { ok: false, title: "Refused", message: `Not done: ${problem}.` };
+  return c.json(refused, 403, { "cache-control": "no-store" });
+}
+
+function wantsJson(c: Context): boolean {
+  return (c.req.header("accept") ?? "").includes("application/json");
+}
+
+function answer(c: Context, deps: ConsoleDeps, form: Form, result: ActionAnswer, notice: Record<string, string>): Response {
+  if (wantsJson(c)) return c.json(result, result.ok ? 200 : 404, { "cache-control": "no-store" });
+  const back = safeBack(form("back"), deps.shell.base);
+  const url = new URL(back, "http://console.invalid");
+  for (const [name, value] of Object.entries(notice)) url.searchParams.set(name, value);
+  return c.redirect(`${url.pathname}${url.search}`, 303);
+}
+
+/** Only a page of this console: anything else (another site, a scheme, `//host`) goes back to the queue. */
+function safeBack(raw: string | undefined, base: string): string {
+  if (raw && (raw === base || raw.startsWith(`${base}/`) || raw.startsWith(`${base}?`)) && !/[\\\s]|\/\//.test(raw)) return raw;
+  return `${base}/queue`;
+}

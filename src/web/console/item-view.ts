@@ -1,0 +1,60 @@
+import type { QueueItemView, RequestView, TargetView } from "../../queue/queue-views.ts";
+import { escapeHtml } from "../views/escape.ts";
+import { csrfField, type ConsoleShell } from "./layout.ts";
+import { pathHtml, plural, timeTag } from "./format.ts";
+
+/**
+ * The parts of an item both the Queue and the History pages show: the requests merged into it, the result per
+ * target, and the action buttons (each a small form that works without the script).
+ */
+export function requestsHtml(item: QueueItemView, now: number): string {
+  const count = item.requests.length + item.requestsDropped;
+  if (count === 0) return "";
+  const rows = item.requests.map((request) => `<li>${requestLine(request, now)}</li>`).join("");
+  const dropped = item.requestsDropped > 0 ? `<li class="muted">and ${plural(item.requestsDropped, "more request")} (not kept)</li>` : "";
+  return `<details data-key="req-${item.id}"><summary>${plural(count, "request")} behind it</summary>
+<ul class="requests">${rows}${dropped}</ul></details>`;
+}
+
+function requestLine(request: RequestView, now: number): string {
+  const received = request.receivedPath && request.receivedPath !== request.path ? request.receivedPath : undefined;
+  const flags = request.deleted ? ' <span class="badge muted">deleted</span>' : "";
+  return `<b>${escapeHtml(request.source)}</b> · ${escapeHtml(request.event)}${flags} · ${timeTag(request.at, now)}<br>${pathHtml(request.path)}${
+    received ? `<br><span class="muted small">received as </span>${pathHtml(received)}` : ""
+  }`;
+}
+
+/** Each target's result: scanned (with Plex's detail), skipped (with the reason), or still to do. */
+export function targetsHtml(item: QueueItemView, allTargets: readonly string[], now: number): string {
+  const done = new Map(item.targets.map((t) => [t.target, t]));
+  const names = [...new Set([...allTargets, ...done.keys()])];
+  if (names.length === 0) return "";
+  const rows = names.map((name) => `<li>${targetLine(name, done.get(name), item, now)}</li>`).join("");
+  return `<ul class="targets" aria-label="Targets">${rows}</ul>`;
+}
+
+function targetLine(name: string, result: TargetView | undefined, item: QueueItemView, now: number): string {
+  const label = `<b>${escapeHtml(name)}</b>`;
+  if (result?.status === "scanned") {
+    return `${label} <span class="badge ok">scanned</span> ${timeTag(result.at, now)}${result.detail ? ` <span class="muted small">${escapeHtml(result.detail)}</span>` : ""}`;
+  }
+  if (result?.status === "skipped") {
+    return `${label} <span class="badge warn">skipped</span> <span class="small">${escapeHtml(result.detail ?? "")}</span>`;
+  }
+  if (item.state === "failed") return `${label} <span class="badge err">not scanned</span>`;
+  if (item.state === "done") return `${label} <span class="badge muted">not asked</span>`;
+  return `${label} <span class="badge muted">to do</span>`;
+}
+
+export type ItemAction = "scan" | "retry" | "delete";
+
+const ACTION_LABELS: Readonly<Record<ItemAction, string>> = { scan: "Scan now", retry: "Retry", delete: "Delete" };
+
+/** One action as a form: POST `/<pass>/items/<id>/<action>`, back to `back` when answered without the script. */
+export function actionForm(shell: ConsoleShell, item: QueueItemView, action: ItemAction, back: string): string {
+  const confirm = action === "delete" ? ` data-confirm="${escapeHtml(`Delete ${item.folder} from the ${item.state === "pending" ? "queue" : "history"}?`)}"` : "";
+  const style = action === "delete" ? "danger" : action === "scan" ? "primary" : "";
+  return `<form class="inline" method="post" action="${escapeHtml(`${shell.base}/items/${item.id}/${action}`)}" data-action${confirm}>
+${csrfField(shell)}<input type="hidden" name="back" value="${escapeHtml(back)}">
+<button type="submit" class="${style}" data-focus="${action}" aria-label="${escapeHtml(`${ACTION_LABELS[action]}: ${item.folder}`)}">${ACTION_LABELS[action]}</button></form>`;
+}

@@ -1,0 +1,50 @@
+import { escapeHtml } from "../views/escape.ts";
+
+/**
+ * What an action answers, in words: as JSON to the page script, or, without the script, as a notice on the page the
+ * action came from (the redirect carries only a code and the item's id, never text to print).
+ */
+export interface ActionAnswer {
+  readonly ok: boolean;
+  readonly title: string;
+  readonly message: string;
+}
+
+export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "missing" | "refused";
+
+export function noticeText(code: NoticeCode, subject: string, count = 0): ActionAnswer {
+  switch (code) {
+    case "scan":
+      return { ok: true, title: "Scanning now", message: `${subject} is due now; it goes out as soon as its target is free.` };
+    case "retry":
+      return { ok: true, title: "Queued again", message: `${subject} waits for its scan again; only the targets that did not scan it are asked.` };
+    case "delete":
+      return { ok: true, title: "Deleted", message: `${subject} was deleted.` };
+    case "retry-failed":
+      return count === 0
+        ? { ok: true, title: "Nothing to retry", message: "No folder has failed." }
+        : { ok: true, title: "Queued again", message: `${count} failed folder${count === 1 ? "" : "s"} wait for their scan again.` };
+    case "missing":
+      return { ok: false, title: "Not found", message: `${subject} is no longer there: it may have finished or been deleted meanwhile.` };
+    case "refused":
+      return { ok: false, title: "Refused", message: "The action was refused: reload the page and try again." };
+  }
+}
+
+const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "missing", "refused"]);
+
+/** The notice a page shows after a redirect (`?notice=<code>&item=<id>&n=<count>`). */
+export function noticeFromQuery(query: (name: string) => string | undefined): { code: NoticeCode; item?: string; count: number } | undefined {
+  const code = query("notice");
+  if (!code || !CODES.has(code)) return undefined;
+  const item = query("item");
+  const count = Number.parseInt(query("n") ?? "0", 10);
+  return { code: code as NoticeCode, ...(item && /^\d{1,15}$/.test(item) ? { item } : {}), count: Number.isFinite(count) ? count : 0 };
+}
+
+export function noticeHtml(answer: ActionAnswer | undefined): string {
+  const body = answer
+    ? `<section class="flash ${answer.ok ? "ok" : "err"}" role="${answer.ok ? "status" : "alert"}"><h2>${escapeHtml(answer.title)}</h2><p>${escapeHtml(answer.message)}</p></section>`
+    : "";
+  return `<div id="notice">${body}</div>`;
+}

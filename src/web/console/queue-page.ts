@@ -1,0 +1,88 @@
+import type { QueueItemView } from "../../queue/queue-views.ts";
+import { escapeHtml } from "../views/escape.ts";
+import { pager } from "./pager.ts";
+import { pathHtml, plural, timeTag } from "./format.ts";
+import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";
+import { renderConsolePage, type ConsoleShell } from "./layout.ts";
+import { noticeHtml, type ActionAnswer } from "./notice.ts";
+import type { Activity } from "./sources.ts";
+
+/** The Queue page: the waiting folders in dispatch order, what each waits for, and the actions on them. */
+export interface QueuePageModel {
+  readonly shell: ConsoleShell;
+  readonly items: readonly QueueItemView[];
+  readonly total: number;
+  readonly offset: number;
+  readonly pageSize: number;
+  readonly now: number;
+  readonly activity: Activity;
+  readonly targets: readonly string[];
+  /** This page's URL (path and query), where actions come back to. */
+  readonly self: string;
+  readonly notice?: ActionAnswer;
+}
+
+export function renderQueuePage(model: QueuePageModel): string {
+  const list =
+    model.items.length === 0
+      ? `<p class="empty">${model.total === 0 ? "Nothing is waiting. New requests appear here as they arrive." : "No folders on this page."}</p>`
+      : `<ul class="items">${model.items.map((item) => itemHtml(model, item)).join("")}</ul>`;
+  const body = `${noticeHtml(model.notice)}
+<section class="panel" aria-labelledby="queue-title">
+<div id="queue-list" data-live>
+<div class="toolbar"><h2 id="queue-title">${escapeHtml(plural(model.total, "folder"))} waiting</h2>${scanningLine(model.activity)}</div>
+${list}
+${pager(model.shell.base + "/queue", new URLSearchParams(), model.offset, model.pageSize, model.total, "folders")}
+</div>
+</section>`;
+  return renderConsolePage({
+    shell: model.shell,
+    active: "queue",
+    title: "Queue",
+    lead: "Folders waiting for their scan, next first. A request for a folder already waiting merges into it.",
+    body,
+    live: true,
+  });
+}
+
+function scanningLine(activity: Activity): string {
+  const count = new Set(activity.scanning.map((s) => s.id)).size;
+  return count === 0 ? "" : `<span class="badge info">${escapeHtml(plural(count, "scan"))} in progress</span>`;
+}
+
+function itemHtml(model: QueuePageModel, item: QueueItemView): string {
+  const { now } = model;
+  const scanning = model.activity.scanning.filter((s) => s.id === item.id).map((s) => s.target);
+  const checking = model.activity.checking.includes(item.id);
+  const facts = [
+    `<li>${stateBadge(item, now, scanning, checking)}</li>`,
+    dueFact(item, now),
+    `<li>File checks <b class="num">${item.fileChecks}</b></li>`,
+    item.attempts > 0 ? `<li>Failed attempts <b class="num">${item.attempts}</b></li>` : "",
+    `<li>Priority <b class="num">${item.priority}</b></li>`,
+    `<li>First request ${timeTag(item.firstRequestAt, now)}</li>`,
+  ].join("");
+  const scanFolder = item.scanFolder && item.scanFolder !== item.folder ? `<p class="small muted">Scans ${pathHtml(item.scanFolder)}</p>` : "";
+  const error = item.lastError ? `<p class="reason"><b>Last error:</b> ${escapeHtml(item.lastError)}</p>` : "";
+  return `<li class="item" data-key="item-${item.id}">
+<div><p class="folder">${pathHtml(item.folder)}</p>${scanFolder}
+<ul class="facts">${facts}</ul>
+${targetsHtml(item, model.targets, now)}${error}${requestsHtml(item, now)}</div>
+<div class="actions">${actionForm(model.shell, item, "scan", model.self)}${actionForm(model.shell, item, "delete", model.self)}</div>
+</li>`;
+}
+
+function stateBadge(item: QueueItemView, now: number, scanning: readonly string[], checking: boolean): string {
+  if (scanning.length > 0) return `<span class="badge info">scanning (${escapeHtml(scanning.join(", "))})</span>`;
+  if (checking) return `<span class="badge info">checking files</span>`;
+  if (item.attempts > 0) return `<span class="badge warn">retrying</span>`;
+  const at = Math.max(item.dueAt, item.nextAttemptAt ?? 0);
+  if (at > now) return item.fileChecks > 0 && item.nextAttemptAt ? `<span class="badge muted">file not there yet</span>` : `<span class="badge muted">merging</span>`;
+  return `<span class="badge info">due</span>`;
+}
+
+function dueFact(item: QueueItemView, now: number): string {
+  const at = Math.max(item.dueAt, item.nextAttemptAt ?? 0);
+  const label = item.nextAttemptAt && item.nextAttemptAt > item.dueAt ? (item.attempts > 0 ? "Next attempt" : "Next file check") : "Due";
+  return `<li>${label} ${timeTag(at, now)}</li>`;
+}

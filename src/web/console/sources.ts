@@ -1,0 +1,95 @@
+import type { QueueItemView } from "../../queue/queue-views.ts";
+import type { PathPreview } from "../../paths/preview.ts";
+
+/**
+ * What the console reads, besides the queue port (`QueueAdmin`) every route has. Each is a capability the composition
+ * root passes in; a missing one hides what it would show (no Drive page without `drive`, no live updates without
+ * `changes`).
+ */
+export interface ConsoleSources {
+  /** Told after every change the queue stored; the console subscribes only while a page is open. */
+  readonly changes?: ChangeFeed;
+  /** What the dispatcher works on right now (from memory). */
+  readonly activity?: () => Activity;
+  /** The names of the scan targets, for the queue's "target" column. */
+  readonly targets?: () => readonly string[];
+  /** The path preview (Scan page, Libraries page, `cmd=preview`). */
+  readonly preview?: (path: string, signal?: AbortSignal) => Promise<PathPreview>;
+  /** Plex's sections beside `SERVER_PATH_MAPPINGS`, for the Libraries page. */
+  readonly libraries?: (signal?: AbortSignal) => Promise<LibrariesReport>;
+  /** Google Drive monitoring's state, when `CLOUD.ENABLED`. */
+  readonly drive?: () => DriveStatus;
+  /** Aborted when the service stops: open event streams end, so the web server can close. */
+  readonly closing?: AbortSignal;
+}
+
+export interface ChangeFeed {
+  /** `listener` runs after each stored change; returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void;
+}
+
+export interface Activity {
+  /** Items whose files are being looked for now. */
+  readonly checking: readonly number[];
+  /** Items being sent to a target now. */
+  readonly scanning: readonly { readonly id: number; readonly target: string }[];
+}
+
+/** One page of queue items with the number of items that match the query in all. */
+export interface ItemPage {
+  readonly items: readonly QueueItemView[];
+  readonly total: number;
+}
+
+/**
+ * Where a path lands: the answer of the Scan page's preview and of `cmd=preview`. Defined beside the preview itself
+ * (`paths/preview.ts`), which may not import from `web` (the dependency rule).
+ */
+export type { PathPreview, PreviewProblem } from "../../paths/preview.ts";
+
+export interface LibrariesReport {
+  /** Absent when Plex could not be asked (see `error`). */
+  readonly sections?: readonly LibrarySection[];
+  readonly error?: string;
+  readonly mappings: readonly MappingView[];
+}
+
+export interface LibrarySection {
+  readonly id: string;
+  readonly title: string;
+  readonly type: string;
+  readonly locations: readonly { readonly path: string; readonly reached: boolean }[];
+}
+
+export interface MappingView {
+  /** The server's form (the key of `SERVER_PATH_MAPPINGS`). */
+  readonly serverForm: string;
+  readonly forms: readonly string[];
+  /** The ids of the sections this server form lies in or holds a folder of; empty → flagged (when Plex answered). */
+  readonly sections: readonly string[];
+}
+
+export interface DriveStatus {
+  /** "rclone", "service account", "OAuth" … */
+  readonly access: string;
+  /** The credentials as Google knows them once connected, when they say more than `access`. */
+  readonly account?: string;
+  /** The monitor's state: idle, starting, running, stopped, failed. */
+  readonly state: string;
+  /** Why monitoring stopped for good, with the fix (state `failed`). */
+  readonly reason?: string;
+  /** ms since the epoch. */
+  readonly tokenExpiresAt?: number;
+  readonly pollIntervalMs: number;
+  readonly lastPoll?: { readonly at: number; readonly ok: boolean; readonly detail?: string };
+  /** ms since the epoch, while the monitor runs. */
+  readonly nextPollAt?: number;
+  /** Failed polls since the last good one. */
+  readonly failuresInARow?: number;
+  readonly today: { readonly changes: number; readonly scansQueued: number };
+  /** ms since the epoch. */
+  readonly lastScanQueuedAt?: number;
+  readonly drives: readonly string[];
+  /** Newest first. */
+  readonly errors: readonly { readonly at: number; readonly message: string }[];
+}
