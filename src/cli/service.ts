@@ -15,7 +15,8 @@ import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
-import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./wiring/queue.ts";
+import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
+import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
@@ -81,9 +82,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     changes: { subscribe: (listener) => queue.onChange(listener) },
     activity: () => state.dispatcher?.activity() ?? { checking: [], scanning: [] },
     targets: () => [plex.target.name],
+    ...(drive ? { drive: () => drive.status() } : {}),
     closing: closing.signal,
   };
-  const web = await startWeb(runtime, { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources }).catch(async (error: unknown) => {
+  const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     throw error;
@@ -105,7 +107,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, mapper, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, announce: false };
+      const parts = { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
@@ -119,6 +121,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
 interface WebParts {
   readonly queue: ScanQueue;
   readonly mapper: PathMapper;
+  readonly plex: PlexWiring;
   readonly drive: DriveMonitor | undefined;
   readonly isReady: () => boolean;
   readonly rejections: RejectionLog;
@@ -171,7 +174,11 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
     health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
     rejections: parts.rejections,
     metrics: parts.metrics,
-    console: parts.console,
+    // The preview and the Libraries page read the config this app is built from (a reload builds them again).
+    console: {
+      ...parts.console,
+      ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.plex.plex.sections, stat: sharedDiskProbe(log).stat }),
+    },
   });
   return createApp(parts.announce === false ? { ...options, announce: false } : options);
 }

@@ -85,7 +85,18 @@ export async function connectDrive(options: ConnectDriveOptions, signal?: AbortS
     pageSize: options.pageSize,
   });
   options.log.debug({ kind: credentials.kind }, "Google Drive credentials loaded");
-  return { api, grantedScope: auth.scope, description: auth.description, extraSharedDrives: auth.extraSharedDrives };
+  return {
+    api,
+    grantedScope: auth.scope,
+    description: auth.description,
+    extraSharedDrives: auth.extraSharedDrives,
+    tokenExpiresAt: () => knownExpiry(auth.client.credentials.expiry_date),
+  };
+}
+
+/** The client's expiry, unless it is the "unknown, refresh first" mark `oauthClient` sets (1 ms after the epoch). */
+function knownExpiry(expiry: number | null | undefined): number | undefined {
+  return typeof expiry === "number" && expiry > 1 ? expiry : undefined;
 }
 
 interface Auth {

@@ -10,6 +10,8 @@ import type { DriveFilterOptions } from "./filters.ts";
 import { createDriveFilter } from "./filters.ts";
 import { explainOAuthError } from "./google-errors.ts";
 import { GoogleCallError } from "./google-retry.ts";
+import { createMonitorStatus, type DriveMonitorStatus } from "./monitor-status.ts";
+import { MY_DRIVE_NAME } from "./path-cache.ts";
 import { requiredScope } from "./scope.ts";
 import { openSession, type DriveConnection, type Session } from "./session.ts";
 import { CredentialsRefusedError } from "./token-renewal.ts";
@@ -20,7 +22,7 @@ import { CredentialsRefusedError } from "./token-renewal.ts";
  * skips one. An access token Google drops before its expiry is renewed on the spot (token-renewal.ts). Credentials
  * Google refuses to issue tokens for (revoked refresh token, wrong client, deleted key) or that lack a scope stop the
  * monitor with one error line that names the fix; the rest of the service keeps running. Other failures wait, longer
- * after each one, and try again.
+ * after each one, and try again. `status()` tells what it has been doing (the console's Drive page; monitor-status.ts).
  */
 export interface DriveMonitorOptions {
   /** Builds the authenticated Drive API (the three credential ways live in credentials.ts). */
@@ -42,6 +44,10 @@ export interface DriveMonitorOptions {
   readonly maxFailureWaitMs?: number;
   /** `SERVER_METRICS`: polls by result. */
   readonly metrics?: Pick<DriveMetrics, "drivePolled">;
+  /** The access method in words, for `status()` (the wiring knows which of the three ways the config chose). */
+  readonly access?: string;
+  /** Removes secrets from the error messages `status()` keeps (the log scrubber's). */
+  readonly redact?: (text: string) => string;
 }
 
 export type MonitorState = "idle" | "starting" | "running" | "stopped" | "failed";
@@ -57,6 +63,8 @@ export interface DriveMonitor {
   /** `clear_drive_cache`: forget every cached name and parent. */
   clearCache(): Promise<string>;
   readonly state: MonitorState;
+  /** What the monitor has been doing (console's Drive page), from memory. */
+  status(): DriveMonitorStatus;
 }
 
 export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
@@ -68,6 +76,13 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
   let store: DriveStateStore | undefined;
   let loop: Promise<void> | undefined;
   let chain: Promise<unknown> = Promise.resolve();
+  const status = createMonitorStatus({
+    clock,
+    pollIntervalMs: options.pollIntervalMs,
+    access: options.access,
+    drives: [...((options.myDrive ?? true) ? [MY_DRIVE_NAME] : []), ...options.sharedDrives],
+    redact: options.redact,
+  });
   const exclusive = <T>(task: () => Promise<T>): Promise<T> => {
     const run = chain.then(task, task);
     chain = run.catch(() => undefined);
@@ -93,18 +108,28 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
         }),
       log,
     });
+    const { description, tokenExpiresAt } = connection;
+    status.connected({ description, tokenExpiresAt, drives: session.feeds.map((feed) => feed.name) });
     return session;
   }
 
   async function pollFeeds(): Promise<void> {
-    const s = await ensureSession();
-    for (const feed of s.feeds) {
-      if (abort.signal.aborted) return;
-      await s.pollFeed(feed, options.sink, logPage);
+    status.pollStarted();
+    try {
+      const s = await ensureSession();
+      for (const feed of s.feeds) {
+        if (abort.signal.aborted) return;
+        await s.pollFeed(feed, options.sink, logPage);
+      }
+    } catch (error) {
+      if (!abort.signal.aborted) status.pollFailed(error);
+      throw error;
     }
+    status.pollSucceeded();
   }
 
   function logPage(feedName: string, changes: number, stats: PageStats, scanned: readonly string[]): void {
+    status.page(changes, scanned.length);
     if (changes === 0) return;
     const summary = `${stats.added} added / ${stats.removed} removed / ${stats.unwanted} unwanted / ${stats.ignored} ignored / ${stats.renamed} renamed / ${stats.moved} moved`;
     const level = stats.added + stats.removed + stats.renamed + stats.moved > 0 ? "info" : "debug";
@@ -149,6 +174,7 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
         const reason = fatalReason(error);
         if (reason) {
           state = "failed";
+          status.failed(reason);
           log.error({ err: error }, `Google Drive monitoring stopped: ${reason}`);
           break;
         }
@@ -158,6 +184,7 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
       } finally {
         firstPoll.resolve();
       }
+      status.nextPollAt(clock.now() + wait);
       await clock.sleep(wait, abort.signal);
     }
     if (state !== "failed") state = "stopped";
@@ -167,6 +194,7 @@ export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {
     get state() {
       return state;
     },
+    status: () => status.snapshot(state),
     start() {
       if (loop) return Promise.resolve();
       state = "starting";

@@ -18,6 +18,8 @@ export interface DriveConnection {
   readonly description: string;
   /** Shared drives the credentials themselves name (an rclone remote's `team_drive`), watched as well. */
   readonly extraSharedDrives?: readonly string[];
+  /** When the current access token expires (ms since the epoch), if the client knows; read on demand (console). */
+  readonly tokenExpiresAt?: () => number | undefined;
 }
 
 export type PageReport = (feedName: string, changes: number, stats: PageStats, scanned: readonly string[]) => void;

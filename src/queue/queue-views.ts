@@ -1,60 +1,7 @@
-import type { PathKind } from "../core/scan.ts";
+import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { ItemRow, ItemState, RequestRow, RowReader as RowAccess, TargetRow } from "./store/rows.ts";
 
-/** One folder in the queue or the history, as the web page and the API show it. Times are ms since the epoch. */
-export interface QueueItemView {
-  readonly id: number;
-  readonly folder: string;
-  readonly state: ItemState;
-  readonly priority: number;
-  readonly firstRequestAt: number;
-  readonly lastRequestAt: number;
-  /** When the scan delay is (or was) over. */
-  readonly dueAt: number;
-  /** A pending item waiting for a file check or a retry: not before this time. */
-  readonly nextAttemptAt?: number;
-  readonly fileChecks: number;
-  readonly attempts: number;
-  readonly scanFolder?: string;
-  readonly lastError?: string;
-  readonly finishedAt?: number;
-  readonly requests: readonly RequestView[];
-  /** Requests a finished folder let go of (it keeps its first ones). */
-  readonly requestsDropped: number;
-  /** The targets that finished this folder (a retry re-sends only to the others). */
-  readonly targets: readonly TargetView[];
-}
-
-export interface RequestView {
-  readonly path: string;
-  readonly kind: PathKind;
-  readonly deleted: boolean;
-  readonly source: string;
-  readonly event: string;
-  readonly receivedPath?: string;
-  readonly at: number;
-}
-
-export interface TargetView {
-  readonly target: string;
-  readonly status: "scanned" | "skipped";
-  readonly detail?: string;
-  readonly at: number;
-}
-
-export interface PageOptions {
-  readonly limit?: number;
-  readonly offset?: number;
-}
-
-/** The history's filters (the console's History page, `cmd=history`). */
-export interface HistoryQuery extends PageOptions {
-  readonly state?: "done" | "failed";
-  /** A request's source, exactly as stored (`Sonarr`, `Radarr (4k)`, `Manual`, `Google Drive`). */
-  readonly source?: string;
-  /** Part of the folder or of a request's path (ASCII letters match either case). */
-  readonly search?: string;
-}
+export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
 
 const MAX_PAGE = 1000;
 

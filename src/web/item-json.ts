@@ -1,4 +1,4 @@
-import type { QueueItemView } from "../queue/queue-views.ts";
+import type { QueueItemView } from "../core/queue-view.ts";
 
 /**
  * A queue item as the API and the console's scripts get it: the queue's view with every time in ISO 8601 (UTC).

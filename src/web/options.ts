@@ -2,7 +2,7 @@ import type { Logger } from "../core/logger.ts";
 import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";
 import type { ScanSink } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
-import type { HistoryQuery, PageOptions, QueueItemView } from "../queue/queue-views.ts";
+import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { RejectionLog } from "./rejections.ts";
 import type { ConsoleSources, ItemPage } from "./console/sources.ts";
 
@@ -66,7 +66,7 @@ export interface QueueAdmin {
   retryFailed(): Awaitable<number>;
 }
 
-export type { HistoryQuery, PageOptions, QueueItemView } from "../queue/queue-views.ts";
+export type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 
 export interface DriveAdmin {
   /** Forgets every drive's page token (the next poll starts from "now"). */

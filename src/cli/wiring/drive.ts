@@ -11,6 +11,7 @@ import { connectDrive, type DriveCredentials, type GoogleEndpoints } from "../..
 import { openDriveStateStore } from "../../drive/drive-store.ts";
 import { createDriveMonitor, type DriveMonitor } from "../../drive/poller.ts";
 import { createTokenStore, type TokenStore } from "../../drive/token-store.ts";
+import { createScrubber } from "../../logging/redact.ts";
 import { countedSink } from "../../ops/metrics/counted-sink.ts";
 import type { PathMapper } from "../../paths/mapping.ts";
 import { RCLONE_SHARED_CLIENT_ID, rcloneSharedClientSecret } from "../../rclone/obscure.ts";
@@ -55,6 +56,12 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
   if (cloud.ALLOWED.FILE_PATHS.length === 0) log.warn("CLOUD.ALLOWED.FILE_PATHS is empty: no Google Drive file will be scanned (list drive folders such as \"My Drive/Media/\").");
   const endpoints = googleEndpointsFromEnv(input.env, log);
   const { metrics } = input;
+  // The secrets the credentials register also leave the errors the console's Drive page shows.
+  const scrubber = createScrubber([cloud.CLIENT_SECRET]);
+  const onSecret = (value: string): void => {
+    scrubber.add(value);
+    input.onSecret?.(value);
+  };
   return createDriveMonitor({
     connect: async (signal) => {
       const connection = await connectDrive(
@@ -64,7 +71,7 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
           scopeNeeds: { sharedDrives: sharedDrives.length > 0 },
           clock: input.clock,
           log,
-          onSecret: input.onSecret,
+          onSecret,
         },
         signal,
       );
@@ -88,7 +95,18 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
     clock: input.clock,
     log,
     ...(metrics ? { metrics } : {}),
+    access: describeDriveAccess(config, settings),
+    redact: (text) => scrubber.scrub(text),
   });
+}
+
+/** The way `driveCredentialsFromConfig` picks, in words (the console's Drive page); reads no file. */
+export function describeDriveAccess(config: Config, settings: Pick<Settings, "dataDir">): string {
+  const cloud = config.CLOUD;
+  if (cloud.SERVICE_ACCOUNT_FILE) return `service account key ${cloud.SERVICE_ACCOUNT_FILE}`;
+  // The same words as the connection's own description (credentialsFromRclone), so the page does not say it twice.
+  if (cloud.RCLONE_CONFIG || cloud.RCLONE_REMOTE) return `rclone remote ${cloud.RCLONE_REMOTE.replace(/:$/, "")}: (${cloud.RCLONE_CONFIG})`;
+  return `OAuth token stored by autoscan authorize (${join(settings.dataDir, TOKEN_FILE)})`;
 }
 
 export async function driveCredentialsFromConfig(

@@ -1,4 +1,4 @@
-import type { HistoryQuery, QueueItemView } from "../../queue/queue-views.ts";
+import type { HistoryQuery, QueueItemView } from "../../core/queue-view.ts";
 import { escapeHtml } from "../views/escape.ts";
 import { duration, pathHtml, plural, timeTag } from "./format.ts";
 import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";

@@ -1,4 +1,4 @@
-import type { QueueItemView, RequestView, TargetView } from "../../queue/queue-views.ts";
+import type { QueueItemView, RequestView, TargetView } from "../../core/queue-view.ts";
 import { escapeHtml } from "../views/escape.ts";
 import { csrfField, type ConsoleShell } from "./layout.ts";
 import { pathHtml, plural, timeTag } from "./format.ts";

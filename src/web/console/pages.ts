@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { HistoryQuery } from "../../queue/queue-views.ts";
+import type { HistoryQuery } from "../../core/queue-view.ts";
 import type { Handler } from "../responses.ts";
 import { consoleHtml, type ConsoleDeps } from "./console-deps.ts";
 import { renderHistoryPage } from "./history-page.ts";

@@ -1,4 +1,4 @@
-import type { QueueItemView } from "../../queue/queue-views.ts";
+import type { QueueItemView } from "../../core/queue-view.ts";
 import { escapeHtml } from "../views/escape.ts";
 import { pager } from "./pager.ts";
 import { pathHtml, plural, timeTag } from "./format.ts";

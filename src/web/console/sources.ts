@@ -1,4 +1,4 @@
-import type { QueueItemView } from "../../queue/queue-views.ts";
+import type { QueueItemView } from "../../core/queue-view.ts";
 import type { PathPreview } from "../../paths/preview.ts";
 
 /**

@@ -32,7 +32,7 @@ border-bottom:3px solid transparent}
 .live::before{content:"";width:8px;height:8px;border-radius:50%;background:var(--line)}
 .live.on::before{background:var(--ok)}.live.lost::before{background:var(--err)}
 .live.lost{color:var(--err)}
-@media (max-width:560px){.top .bar{flex-wrap:wrap;padding:6px 12px 0}.navwrap{order:3;flex-basis:100%}.nav a{padding:10px 8px}
+@media (max-width:560px){.top .bar{flex-wrap:wrap;padding:6px 12px 0}.navwrap{order:3;flex-basis:100%}.nav a{padding:10px 6px;font-size:.95rem}
 .brand{flex:1}}
 .wrap{max-width:72rem;margin:0 auto;padding:20px 16px 48px}
 @media (min-width:720px){.wrap{padding:28px 24px 64px}}
@@ -116,5 +116,6 @@ footer.foot{margin-top:24px;color:var(--muted);font-size:.85rem}
 .problems li{margin:0 0 8px;padding:8px 12px;border-radius:8px;background:var(--err-bg);border:1px solid var(--err)}
 .problems p{margin:.15rem 0}
 form.confirm{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:center;margin-top:12px}
+table.mappings th:nth-child(-n+2){width:30%}
 .wrapany,.wrapany dd{overflow-wrap:anywhere}.flash.err h3{color:var(--err);margin:0 0 4px}td.when{white-space:nowrap}
 `;

@@ -1,11 +1,14 @@
 import type { Context } from "hono";
+import { describeError } from "../../core/errors.ts";
 import type { EnqueuedItem } from "../../core/scan.ts";
 import { parseManualPath } from "../../intake/manual.ts";
 import { sourceName } from "../../intake/to-scan-requests.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { noteRequest } from "../request-count.ts";
-import { html, text } from "../responses.ts";
+import { consoleHtml, consoleShell } from "../console/console-deps.ts";
+import type { PathPreview } from "../console/sources.ts";
+import { text } from "../responses.ts";
 import { submitScans } from "../submit.ts";
 import { renderManualPage, type PageResult } from "../views/manual-page.ts";
 import { pendingCount } from "./queue-count.ts";
@@ -13,12 +16,20 @@ import { pendingCount } from "./queue-count.ts";
 /**
  * A manual scan of one path: `eventType=Manual&filepath=…` as a form (curl, the page) or as JSON. Answers in
  * plex_autoscan's words as text, or the page with the result when a browser posted it.
+ *
+ * The Scan page's own form (`source=page`) is previewed first, when the console has the preview: a path with
+ * problems (no mapping and no Plex library, …) is not queued; the page says why and offers "Queue anyway"
+ * (`confirm=1`). Scripts (no `source=page`) are queued as before, without a preview.
  */
-export async function handleManualScan(
-  c: Context,
-  deps: RouteDeps,
-  input: { readonly filepath: unknown; readonly label?: string; readonly asHtml: boolean },
-): Promise<Response> {
+export interface ManualScanInput {
+  readonly filepath: unknown;
+  readonly label?: string;
+  readonly asHtml: boolean;
+  /** Posted by the Scan page's own form: `confirmed` when the user chose "Queue anyway". */
+  readonly page?: { readonly confirmed: boolean };
+}
+
+export async function handleManualScan(c: Context, deps: RouteDeps, input: ManualScanInput): Promise<Response> {
   const ip = clientAddress(c);
   noteRequest(c, "Manual", "Manual");
   const sent = typeof input.filepath === "string" ? input.filepath : "";
@@ -41,17 +52,51 @@ export async function handleManualScan(
     const reason = `it matches '${parsed.ignoredBy}' in SERVER_IGNORE_LIST`;
     return answer(c, deps, input.asHtml, sent, 200, { kind: "ignored", path: request.path, reason }, words);
   }
+  const preview = input.page ? await previewOf(c, deps, request.receivedPath ?? sent) : undefined;
+  if (preview && preview.problems.length > 0 && input.page?.confirmed !== true) {
+    const why = preview.problems.map((problem) => problem.reason).join(" ");
+    deps.log.info({ ...fields, problems: preview.problems.length }, `Client '${ip}' asked for '${request.receivedPath}': not queued until confirmed. ${why}`);
+    return answer(c, deps, true, sent, 200, { kind: "held", sent: request.receivedPath ?? sent, preview });
+  }
+  if (preview && preview.problems.length > 0) {
+    deps.log.info(fields, `Client '${ip}' confirmed '${request.receivedPath}' despite the preview's problems`);
+  }
   const submitted = await submitScans(deps.options.sink, [request], deps.requestTimeoutMs, deps.log, `client '${ip}'`);
   if (!submitted.ok) return answer(c, deps, input.asHtml, sent, 503, { kind: "refused", reason: submitted.reason });
   const item = submitted.result.items[0];
-  const result = pageResult(request.path, request.receivedPath ?? sent, item, parsed.mappedFrom);
+  const result = pageResult(request.path, request.receivedPath ?? sent, item, parsed.mappedFrom, preview);
   return answer(c, deps, input.asHtml, sent, 200, result);
 }
 
-function pageResult(path: string, sent: string, item: EnqueuedItem | undefined, mappedFrom: string | undefined): PageResult {
+/** The console's preview of the path; none without the capability, or when it fails (the scan goes on as before). */
+async function previewOf(c: Context, deps: RouteDeps, path: string): Promise<PathPreview | undefined> {
+  const preview = deps.options.console?.preview;
+  if (!preview) return undefined;
+  try {
+    return await preview(path, c.req.raw.signal);
+  } catch (error) {
+    deps.log.warn({ err: error, path }, `The path preview failed; queueing without it: ${describeError(error)}`);
+    return undefined;
+  }
+}
+
+function pageResult(
+  path: string,
+  sent: string,
+  item: EnqueuedItem | undefined,
+  mappedFrom: string | undefined,
+  preview: PathPreview | undefined,
+): PageResult {
   if (item?.ignoredBecause) return { kind: "ignored", path, reason: item.ignoredBecause };
-  const base = { kind: "queued" as const, sent, path, folder: item?.folder ?? path, merged: item?.merged ?? false };
-  return mappedFrom === undefined ? base : { ...base, mappedFrom };
+  return {
+    kind: "queued",
+    sent,
+    path,
+    folder: item?.folder ?? path,
+    merged: item?.merged ?? false,
+    ...(mappedFrom === undefined ? {} : { mappedFrom }),
+    ...(preview ? { preview } : {}),
+  };
 }
 
 /** plex_autoscan's answer words, kept for scripts that check them. */
@@ -65,6 +110,8 @@ function resultText(result: PageResult): string {
       return `'${result.path}' was not queued because ${result.reason}.`;
     case "refused":
       return result.reason;
+    case "held":
+      return `'${result.sent}' was not queued: ${result.preview.problems.map((p) => p.reason).join(" ")}`;
   }
 }
 
@@ -89,5 +136,6 @@ async function answer(
 ): Promise<Response> {
   if (!asHtml) return text(c, plain ?? resultText(result), status);
   const queueCount = await pendingCount(deps);
-  return html(c, renderManualPage({ result, value: sent, ...(queueCount === undefined ? {} : { queueCount }) }), status);
+  const page = renderManualPage({ shell: consoleShell(deps.options), result, value: sent, ...(queueCount === undefined ? {} : { queueCount }) });
+  return consoleHtml(c, page, status);
 }

@@ -75,8 +75,13 @@ async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<Webho
 /** A form post: plex_autoscan's `eventType=Manual&filepath=…` (the `eventType` may be left out), or a `Test`. */
 function handleForm(c: Context, deps: RouteDeps, fields: FormFields, label: string | undefined): Promise<Response> | Response {
   const event = firstField(fields, "eventType") ?? (fields.has("filepath") ? "Manual" : undefined);
-  const asHtml = wantsHtml(c, firstField(fields, "source") === "page");
-  if (event === "Manual") return handleManualScan(c, deps, { filepath: firstField(fields, "filepath"), label, asHtml });
+  const fromPage = firstField(fields, "source") === "page";
+  const asHtml = wantsHtml(c, fromPage);
+  if (event === "Manual") {
+    // The Scan page's own form is previewed before it is queued (`confirm=1`: the user chose "Queue anyway").
+    const page = fromPage ? { confirmed: firstField(fields, "confirm") === "1" } : undefined;
+    return handleManualScan(c, deps, { filepath: firstField(fields, "filepath"), label, asHtml, ...(page ? { page } : {}) });
+  }
   const ip = clientAddress(c);
   noteRequest(c, "Manual", event ?? "invalid");
   if (event === "Test") {

@@ -1,0 +1,171 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consolePreviewFromConfig, describeLibraries } from "../src/cli/wiring/console-preview.ts";
+import { systemClock } from "../src/core/clock.ts";
+import { createDiskProbe } from "../src/paths/disk-probe.ts";
+import { createPathMapper, type PathMappings } from "../src/paths/mapping.ts";
+import { createPlexClient } from "../src/plex/client.ts";
+import { createSectionResolver, type PlexSection } from "../src/plex/sections.ts";
+import { startFakePlex, type FakePlex, type FakeSection } from "./support/fake-plex.ts";
+import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
+
+/**
+ * The Libraries page and the preview wired as the service wires them (`cli/wiring/console-preview.ts`): Plex's
+ * sections from a fake Plex through the real client and section resolver, the real path mapper and disk probe.
+ */
+const log = pino({ level: "silent" });
+const root = mkdtempSync(join(tmpdir(), "autoscan-console-libraries-"));
+mkdirSync(join(root, "Movies", "Heat (1995)"), { recursive: true });
+const probe = createDiskProbe({ log, mountInfoFile: join(root, "no-mountinfo") });
+
+const FAKE_SECTIONS: FakeSection[] = [
+  { key: "1", title: "Movies", type: "movie", locations: ["/data/Movies"] },
+  { key: "2", title: "TV <Shows> & \"more\"", type: "show", locations: ["/data/TV", "/media/Anime"] },
+  { key: "3", title: "Music", type: "artist", locations: ["/data/Music"] },
+];
+const MAPPINGS: PathMappings = {
+  "/data/Movies/": [`${root}/Movies/`, "My Drive/Media/Movies/"],
+  "/data/TV/Show A/": ["/tv/Show A/"],
+  "/data/": ["/mnt/everything/"],
+  "/data/Old/": ["/old/"],
+};
+
+let plex: FakePlex;
+beforeAll(async () => {
+  plex = await startFakePlex({ sections: FAKE_SECTIONS });
+});
+afterAll(async () => {
+  await plex?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function wire(mappings: PathMappings = MAPPINGS, token = plex.token) {
+  const client = createPlexClient({ url: plex.url, token, timeoutMs: 2_000 });
+  const sections = createSectionResolver({ client, clock: systemClock, log });
+  const sources = consolePreviewFromConfig({
+    config: { SERVER_PATH_MAPPINGS: mappings, PLEX_TOKEN: token },
+    mapper: createPathMapper({ mappings }),
+    sections,
+    stat: probe.stat,
+  });
+  return { sources, ...buildWebApp({ mapper: createPathMapper({ mappings }), console: sources }) };
+}
+
+describe("describeLibraries", () => {
+  const section = (id: string, ...locations: string[]): PlexSection => ({ id, title: id, type: "movie", locations, refreshing: false });
+
+  it("reaches a folder from a key that is it, holds it or lies inside it; flags the rest", () => {
+    const report = describeLibraries(
+      [section("a", "/data/Movies", "/data/Movies4K"), section("b", "/srv/TV"), section("c", "C:\\Media\\Music")],
+      { "/data/Movies/": [], "/srv/": ["/x/"], "/srv/TV/Show/": [], "c:/media/music/Album/": [], "/nowhere/": ["/y/"] },
+    );
+    expect(report.sections?.map((s) => s.locations)).toEqual([
+      [
+        { path: "/data/Movies", reached: true },
+        { path: "/data/Movies4K", reached: false },
+      ],
+      [{ path: "/srv/TV", reached: true }],
+      [{ path: "C:\\Media\\Music", reached: true }],
+    ]);
+    expect(report.mappings.map((m) => [m.serverForm, m.sections])).toEqual([
+      ["/data/Movies/", ["a"]],
+      ["/srv/", ["b"]],
+      ["/srv/TV/Show/", ["b"]],
+      ["c:/media/music/Album/", ["c"]],
+      ["/nowhere/", []],
+    ]);
+  });
+});
+
+describe("the Libraries page", () => {
+  it("shows Plex's sections beside the mappings, flagging what does not meet", async () => {
+    const { app } = wire({ "/data/Movies/": [`${root}/Movies/`], "/data/TV/Show A/": ["/tv/Show A/"], "/data/Old/": ["/old/"] });
+    const res = await app.request(`/${TEST_PASS}/libraries`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const page = await res.text();
+    expect(page).toContain('<a href="/' + TEST_PASS + '/libraries" aria-current="page">Libraries</a>');
+    expect(page).toContain("TV &lt;Shows&gt; &amp; &quot;more&quot;");
+    expect(page).not.toContain("<Shows>");
+    const folder = (path: string) => {
+      const start = page.indexOf(`<span class="path" dir="ltr">${path}</span>`);
+      expect(start, path).toBeGreaterThan(0);
+      return page.slice(start, page.indexOf("</li>", start));
+    };
+    expect(folder("/data/Movies")).toContain('<span class="badge ok">mapped</span>');
+    expect(folder("/data/TV")).toContain('<span class="badge ok">mapped</span>'); // a key inside it reaches part of it
+    expect(folder("/media/Anime")).toContain("no mapping reaches it");
+    expect(folder("/data/Music")).toContain("<code>SERVER_PATH_MAPPINGS</code>");
+    expect(page).toContain("2 library folders no mapping reaches");
+    const mappings = page.slice(page.indexOf('id="mappings"'));
+    const row = (key: string) => mappings.slice(mappings.indexOf(`${key}</span>`), mappings.indexOf("</tr>", mappings.indexOf(`${key}</span>`)));
+    expect(row("/data/Movies/")).toContain('Movies <span class="muted small">(id 1)</span>');
+    expect(row("/data/Old/")).toContain("in no library");
+    expect(row("/data/Old/")).toContain("<code>autoscan sections</code>");
+  });
+
+  it("flags nothing as unreached while SERVER_PATH_MAPPINGS is empty, and says why", async () => {
+    const { app } = wire({});
+    const page = await (await app.request(`/${TEST_PASS}/libraries`)).text();
+    expect(page).toContain("SERVER_PATH_MAPPINGS is empty");
+    expect(page).not.toContain("no mapping reaches it");
+    expect(page).not.toContain('<span class="badge ok">mapped</span>');
+  });
+
+  it("still shows the mappings when Plex is down, and says why the sections are missing", async () => {
+    plex.setDown("reset");
+    try {
+      const { app } = wire();
+      const res = await app.request(`/${TEST_PASS}/libraries`);
+      expect(res.status).toBe(200);
+      const page = await res.text();
+      expect(page).toContain("Plex's libraries could not be listed");
+      expect(page).toContain("Plex is unreachable at");
+      expect(page).toContain(`<span class="path" dir="ltr">/data/Old/</span>`);
+      expect(page).not.toContain("in no library");
+    } finally {
+      plex.setDown(false);
+    }
+    const noToken = await (await wire(MAPPINGS, "").app.request(`/${TEST_PASS}/libraries`)).text();
+    expect(noToken).toContain("PLEX_TOKEN is empty");
+  });
+
+  it("previews any path (?path=) without queueing it, with Plex's answer", async () => {
+    const { app, recorder } = wire();
+    const path = encodeURIComponent("My Drive/Media/Movies/Heat (1995)");
+    const page = await (await app.request(`/${TEST_PASS}/libraries?path=${path}`)).text();
+    const preview = page.slice(page.indexOf('id="preview"'), page.indexOf("</section>", page.indexOf('id="preview"')));
+    expect(preview).toContain("Would be scanned");
+    expect(preview).toContain('<span class="path" dir="ltr">/data/Movies/Heat (1995)</span>');
+    expect(preview).toContain('Movies <span class="muted small">(id 1)</span>');
+    expect(preview).toContain('<span class="badge ok">folder</span>');
+    expect(page).toContain('value="My Drive/Media/Movies/Heat (1995)"');
+
+    const lost = await (await app.request(`/${TEST_PASS}/libraries?path=${encodeURIComponent("/nowhere/<b>x</b>.mkv")}`)).text();
+    expect(lost).toContain("1 problem");
+    expect(lost).toContain("&lt;b&gt;x&lt;/b&gt;");
+    expect(lost).not.toContain("<b>x</b>");
+    expect(recorder.batches).toEqual([]);
+  });
+
+  it("answers cmd=preview from Plex's sections, and says when Plex cannot be asked", async () => {
+    const { app } = wire();
+    const ask = async (path: string) =>
+      (await (await app.request(`/api/${TEST_PASS}?cmd=preview&path=${encodeURIComponent(path)}`)).json()) as Record<string, unknown>;
+    expect(await ask("/tv/Show A/Season 01/x.mkv")).toMatchObject({
+      success: true,
+      matched_form: "/tv/Show A/",
+      server_path: "/data/TV/Show A/Season 01/x.mkv",
+      sections: [{ id: "2", title: "TV <Shows> & \"more\"" }],
+      on_disk: "missing",
+      problems: [],
+    });
+    const noToken = wire(MAPPINGS, "");
+    const answer = (await (await noToken.app.request(`/api/${TEST_PASS}?cmd=preview&path=/nowhere/x`)).json()) as Record<string, unknown>;
+    expect(answer).toMatchObject({ sections: null, sections_error: expect.stringContaining("PLEX_TOKEN is empty") });
+    expect(answer.problems).toHaveLength(1);
+  });
+});
