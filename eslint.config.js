@@ -1,9 +1,10 @@
 // Lint rules, including the architecture's dependency rule (docs: ../shared/design/ARCHITECTURE.md):
 // core imports nothing; config, paths, logging, docker import only core; intake/queue/plex/drive/rclone import core
-// and paths (plex may import docker); web imports core and intake; only cli wires everything together.
+// and paths (plex may import docker); targets (Jellyfin, Emby, relays) import core and paths; web imports core and
+// intake; only cli wires everything together.
 import tseslint from "typescript-eslint";
 
-const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "docker", "drive", "rclone", "web", "cli"];
+const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "targets", "docker", "drive", "rclone", "web", "cli"];
 const allowed = {
   core: [],
   config: ["core"],
@@ -13,6 +14,7 @@ const allowed = {
   intake: ["core", "paths"],
   queue: ["core", "paths"],
   plex: ["core", "paths", "docker"],
+  targets: ["core", "paths"],
   drive: ["core", "paths"],
   rclone: ["core", "paths"],
   web: ["core", "intake", "paths"],

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ScanContext } from "../src/core/target.ts";
 import { createLogger } from "../src/logging/create-logger.ts";
@@ -87,6 +88,12 @@ function context(files: string[], event = "Download"): ScanContext {
 }
 
 const logged = (text: string): boolean => lines.some((line) => line.includes(text));
+/** Messages at WARN and above, in order. */
+const warnings = (): string[] =>
+  lines
+    .map((line) => JSON.parse(line) as { level: string; msg: string })
+    .filter((l) => ["warn", "error", "fatal"].includes(l.level))
+    .map((l) => l.msg);
 
 describe("analysis after the scan", () => {
   it("waits until Plex has finished the scan, then analyzes the season (PLEX_ANALYZE_DIRECTORY)", async () => {
@@ -202,8 +209,141 @@ describe("emptying the trash after the scan", () => {
   });
 
   it("does not empty anything without a library database to count with", async () => {
-    await target({ emptyTrash: trash(), databasePath: "" }).scan("/data/Movies/Gone", context([]));
+    const outcome = await target({ emptyTrash: trash(), databasePath: "" }).scan("/data/Movies/Gone", context([]));
     expect(plex.emptied).toEqual([]);
-    expect(logged("PLEX_EMPTY_TRASH needs PLEX_DATABASE_PATH")).toBe(true);
+    expect(warnings()).toEqual([
+      "Cannot read Plex's database (PLEX_DATABASE_PATH is empty): emptying the trash (PLEX_EMPTY_TRASH) after a scan " +
+        "will be skipped. Set PLEX_DATABASE_PATH to Plex's database mounted read-only, or set PLEX_EMPTY_TRASH to false.",
+    ]);
+    expect(outcome).toEqual({ status: "scanned", detail: "section 1; after-scan steps skipped: Plex's database cannot be read" });
+  });
+});
+
+describe("Plex's database not mounted (the default Docker setup)", () => {
+  const missing = (): string => join(dir, "not-mounted", "com.plexapp.plugins.library.db");
+
+  it("says so once at start, naming both keys and the fixes, then delivers every scan without a warning", async () => {
+    const api = target({ analyze: { type: "basic", directory: true }, databasePath: missing() });
+    expect(await built?.database.usable()).toBe(false);
+    expect(warnings()).toEqual([
+      `Cannot read Plex's database at PLEX_DATABASE_PATH '${missing()}' (no such file): analysis ` +
+        `(PLEX_ANALYZE_TYPE "basic") after a scan will be skipped. Mount Plex's database read-only at that path ` +
+        `(it is used as soon as it appears), or set PLEX_ANALYZE_TYPE to "off".`,
+    ]);
+    for (let i = 0; i < 5; i++) {
+      const outcome = await api.scan("/data/TV/Dark/Season 01", context([EPISODE_1]));
+      expect(outcome).toEqual({ status: "scanned", detail: "section 2; after-scan steps skipped: Plex's database cannot be read" });
+    }
+    expect(plex.scans).toHaveLength(5);
+    expect(warnings()).toHaveLength(1);
+    expect(plex.analyzed).toEqual([]);
+    // Nothing to do after the scan, so nothing is waited for.
+    expect(clock.sleeps).toEqual([]);
+    expect(plex.requests.some((r) => r.path === "/activities")).toBe(false);
+  });
+
+  it("names PLEX_EMPTY_TRASH too when it is on, and keeps the trash", async () => {
+    const api = target({
+      analyze: { type: "deep", directory: true },
+      emptyTrash: { enabled: true, maxFiles: 100, controlFiles: [], zeroDeleted: true },
+      runScanner: async () => ({ exitCode: 0, stdout: "", stderr: "" }),
+      databasePath: missing(),
+    });
+    for (let i = 0; i < 5; i++) await api.scan("/data/Movies/Gone", context([]));
+    expect(warnings()).toEqual([
+      `Cannot read Plex's database at PLEX_DATABASE_PATH '${missing()}' (no such file): analysis ` +
+        `(PLEX_ANALYZE_TYPE "deep") and emptying the trash (PLEX_EMPTY_TRASH) after a scan will be skipped. Mount ` +
+        `Plex's database read-only at that path (it is used as soon as it appears), or set PLEX_ANALYZE_TYPE to "off" ` +
+        `and PLEX_EMPTY_TRASH to false.`,
+    ]);
+    expect(plex.emptied).toEqual([]);
+    expect(plex.scans).toHaveLength(5);
+  });
+
+  it("uses the database once it appears (a late mount), looking again at most once a minute", async () => {
+    const path = missing();
+    let looks = 0;
+    const api = target({
+      analyze: { type: "basic", directory: false },
+      databasePath: path,
+      statDatabase: async (file) => {
+        looks += 1;
+        return stat(file).then(
+          (info) => (info.isDirectory() ? "directory" : "file"),
+          () => "missing",
+        );
+      },
+    });
+    await api.scan("/data/Movies/Heat (1995)", context([HEAT]));
+    expect(looks).toBe(1);
+
+    mkdirSync(dirname(path));
+    fixture.close(); // the last connection checkpoints the -wal into the main file
+    copyFileSync(join(dir, "com.plexapp.plugins.library.db"), path);
+    fixture = createLibraryFixture(join(dir, "unused.db"));
+
+    clock.advance(30_000);
+    await api.scan("/data/Movies/Heat (1995)", context([HEAT]));
+    expect(looks).toBe(1);
+    expect(plex.analyzed).toEqual([]);
+
+    clock.advance(30_000);
+    const outcome = await api.scan("/data/Movies/Heat (1995)", context([HEAT]));
+    expect(looks).toBe(2);
+    expect(plex.analyzed).toEqual([ids.heat]);
+    expect(outcome).toEqual({ status: "scanned", detail: "section 1; analyzed 1 item(s)" });
+    expect(logged("Plex's database can be read now (PLEX_DATABASE_PATH)")).toBe(true);
+    expect(warnings()).toHaveLength(1);
+  });
+
+  it("says once when the database goes away after it was read, and skips quietly after that", async () => {
+    const path = join(dir, "mounted", "com.plexapp.plugins.library.db");
+    mkdirSync(dirname(path));
+    fixture.close();
+    copyFileSync(join(dir, "com.plexapp.plugins.library.db"), path);
+    fixture = createLibraryFixture(join(dir, "unused.db"));
+    const api = target({ analyze: { type: "basic", directory: false }, databasePath: path });
+    await api.scan("/data/Movies/Heat (1995)", context([HEAT]));
+    expect(plex.analyzed).toEqual([ids.heat]);
+    expect(warnings()).toEqual([]);
+
+    rmSync(dirname(path), { recursive: true });
+    built?.library?.close(); // the open handle would still read the unlinked file; a dropped mount has none
+    for (let i = 0; i < 3; i++) await api.scan("/data/Movies/Heat (1995)", context([HEAT]));
+    expect(warnings()).toEqual([
+      `Can no longer read Plex's database at PLEX_DATABASE_PATH '${path}' (no such file): analysis ` +
+        `(PLEX_ANALYZE_TYPE "basic") after a scan will be skipped. Mount Plex's database read-only at that path ` +
+        `(it is used as soon as it appears), or set PLEX_ANALYZE_TYPE to "off".`,
+    ]);
+    expect(plex.analyzed).toEqual([ids.heat]);
+  });
+});
+
+describe("waiting for Plex to finish the scan", () => {
+  it("does not wait past the first look when Plex never reports the section busy", async () => {
+    const outcome = await target({ analyze: { type: "basic", directory: false } }).scan(
+      "/data/Movies/Heat (1995)",
+      context([HEAT]),
+    );
+    expect(plex.analyzed).toEqual([ids.heat]);
+    expect(clock.sleeps).toEqual([5_000]);
+    expect(plex.requests.filter((r) => r.path === "/activities")).toHaveLength(1);
+    expect(outcome).toEqual({ status: "scanned", detail: "section 1; analyzed 1 item(s)" });
+  });
+
+  it("waits on the scanned sections only, and stops at the bound", async () => {
+    plex.setBusy("1", 1_000); // another section stays busy: not ours
+    plex.setScanBusyReads(4);
+    await target({ analyze: { type: "basic", directory: false } }).scan("/data/TV/Dark/Season 01", context([EPISODE_1]));
+    expect(plex.analyzed).toEqual([ids.episodes[0]]);
+    expect(clock.sleeps.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(60_000);
+
+    plex.setScanBusyReads(1_000); // ours never finishes
+    const outcome = await target({ analyze: { type: "basic", directory: false } }).scan(
+      "/data/TV/Dark/Season 01",
+      context([EPISODE_2]),
+    );
+    expect(logged("Plex is still scanning section(s) 2 after 1800 s; going on for the scan to finish")).toBe(true);
+    expect(outcome).toEqual({ status: "scanned", detail: "section 2; analyzed 1 item(s)" });
   });
 });

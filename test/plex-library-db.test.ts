@@ -161,5 +161,6 @@ describe("library database: unavailable", () => {
     other.close();
     library = createLibraryDb({ path, log });
     await expect(library.countDeleted("1")).rejects.toThrow(/is not a Plex library database/);
+    expect(() => library?.open()).toThrow(/is not a Plex library database/);
   });
 });

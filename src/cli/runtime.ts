@@ -51,7 +51,13 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
     format: settings.logFormat,
     stream: options.server ? "stdout" : "stderr",
     file: options.server && settings.logFile ? { path: settings.logFile, maxBytes: 2 * 1024 * 1024, maxFiles: 5 } : undefined,
-    secrets: [config.PLEX_TOKEN, config.SERVER_PASS, config.SERVER_AUTH_PASSWORD, config.CLOUD.CLIENT_SECRET],
+    secrets: [
+      config.PLEX_TOKEN,
+      config.SERVER_PASS,
+      config.SERVER_AUTH_PASSWORD,
+      config.CLOUD.CLIENT_SECRET,
+      ...Object.values(config.TARGETS).flatMap((target) => [target.TOKEN, target.PASSWORD]),
+    ],
   });
   const log = logs.log.child({ component: "AUTOSCAN" });
   for (const note of loaded.notes) log.info(note);

@@ -6,7 +6,8 @@ import { effectiveLogLevel } from "../config/reload.ts";
 import type { Config } from "../config/schema.ts";
 import { createLivePathMapper } from "../paths/live-mapper.ts";
 import type { PathMapper } from "../paths/mapping.ts";
-import { createDispatcher, type Dispatcher } from "../queue/dispatch/dispatcher.ts";
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../queue/dispatch/dispatcher.ts";
+import { createAnchorWatch, guardServerPath } from "../paths/anchors.ts";
 import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
 import { createRejectionLog, type RejectionLog } from "../web/rejections.ts";
@@ -14,6 +15,8 @@ import { startWebServer, type WebServer } from "../web/server.ts";
 import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
+import { createTargetsFromConfig } from "./wiring/targets.ts";
+import type { Target } from "../core/target.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
 import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
@@ -54,11 +57,19 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
     log: log.child({ component: "PATHS" }),
   });
+  // SERVER_ANCHORS: folders under a missing anchor wait (no checks, no scans, no trash) until it is back.
+  const anchorWatch = createAnchorWatch({ anchors: config.SERVER_ANCHORS, stat: sharedDiskProbe(log).stat, clock, log });
+  anchorWatch.start();
+  const anchorGuard = guardServerPath(anchorWatch, mapper.localForms);
+  const anchors = { guard: anchorGuard, onReturn: anchorWatch.onReturn, check: anchorWatch.check };
   const queue = await openQueue(runtime, clock, mapper, metrics);
   metrics?.countQueueWith(() => queue.countByState());
   // Refused requests are summarised per client across config reloads (each reload makes a new web app).
   const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
-  const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics });
+  const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics, guard: anchorGuard });
+  // TARGETS: the further servers every folder fans out to, beside the primary Plex.
+  const others = createTargetsFromConfig({ config, clock, log, metrics });
+  const targets = [plex.target, ...others.targets];
   // The Google clients are loaded only when Drive monitoring is on (they cost ~20 MB of memory).
   const drive = config.CLOUD.ENABLED
     ? (await import("./wiring/drive.ts")).createDriveMonitorFromConfig({
@@ -81,16 +92,18 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const consoleSources: ConsoleSources = {
     changes: { subscribe: (listener) => queue.onChange(listener) },
     activity: () => state.dispatcher?.activity() ?? { checking: [], scanning: [] },
-    targets: () => [plex.target.name],
+    targets: () => targets.map((target) => target.name),
     ...(drive ? { drive: () => drive.status() } : {}),
     closing: closing.signal,
   };
   const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
+    others.close();
+    anchorWatch.stop();
     throw error;
   });
-  const dispatcher = startDispatcher(runtime, queue, plex, mapper.localForms, clock, options.env, metrics);
+  const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors);
   state.dispatcher = dispatcher;
   state.ready = true;
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
@@ -101,6 +114,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     reload(next) {
       const pathsLog = log.child({ component: "PATHS" });
       mapper.replace({ mappings: next.SERVER_PATH_MAPPINGS, existMappings: next.SERVER_FILE_EXIST_PATH_MAPPINGS, log: pathsLog });
+      anchorWatch.reconfigure(next.SERVER_ANCHORS);
       queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
       dispatcher.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
@@ -111,9 +125,11 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
-    stop: (budgetMs) => {
+    stop: async (budgetMs) => {
       closing.abort();
-      return stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections });
+      await stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections });
+      others.close();
+      anchorWatch.stop();
     },
   };
 }
@@ -192,19 +208,20 @@ async function openQueue(runtime: Runtime, clock: Clock, mapper: PathMapper, met
 function startDispatcher(
   runtime: Runtime,
   queue: ScanQueue,
-  plex: PlexWiring,
+  targets: readonly Target[],
   localForms: (serverPath: string) => readonly string[],
   clock: Clock,
   env: ServiceOptions["env"],
   metrics: ServiceMetrics | undefined,
+  anchors: DispatcherOptions["anchors"],
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
-  const dispatcher = createDispatcher(
-    dispatcherOptionsFromConfig({
+  const dispatcher = createDispatcher({
+    ...dispatcherOptionsFromConfig({
       config,
       queue,
-      targets: [plex.target],
+      targets,
       localForms,
       clock,
       log,
@@ -212,7 +229,8 @@ function startDispatcher(
       metrics,
       ...(refresh ? { refreshMissing: refresh } : {}),
     }),
-  );
+    ...(anchors ? { anchors } : {}),
+  });
   dispatcher.start();
   return dispatcher;
 }

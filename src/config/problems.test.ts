@@ -34,7 +34,7 @@ describe("validation", () => {
         'USE_DOCKER: expected true or false (no quotes), found "yes".',
         'PLEX_ANALYZE_TYPE: expected one of "off", "basic", "deep", found "fast".',
         "SERVER_IGNORE_LIST[1]: expected a string, found 3.",
-        'SERVER_SCAN_PRIORITIES.high: expected a whole number as the key, e.g. "0", found ["/Movies/"].',
+        'SERVER_SCAN_PRIORITIES.high: expected a whole number as the key, e.g. "0".',
         "CLOUD.POLL_INTERVAL: expected a number of at least 5, found -1.",
         'RCLONE.RC_CACHE_REFRESH.ENABLED: expected true or false (no quotes), found "false".',
       ].sort(),

@@ -18,6 +18,9 @@ export interface IssueContext {
 
 /** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
 const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET"]);
+/** A target's TOKEN and PASSWORD (`TARGETS.<name>.TOKEN`). */
+const SECRET_TARGET_KEY = /^TARGETS\.[^.]+\.(TOKEN|PASSWORD)$/;
+const isSecretPath = (path: string): boolean => SECRET_PATHS.has(path) || SECRET_TARGET_KEY.test(path);
 
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context: IssueContext): string[] {
   const unknown = findUnknownKeys(context.raw, [], context);
@@ -33,14 +36,20 @@ function describeIssue(issue: v.BaseIssue<unknown>, context: IssueContext): stri
   const shown = displayPath(keys, context);
   const origin = context.origins.get(String(keys[0] ?? ""));
   const from = origin ? ` (from ${origin})` : "";
+  // A rule about a key's name (`TARGETS.<name>`), or across keys (a TYPE that needs its TOKEN): its message says it all,
+  // and the value it would echo is a whole section (with secrets in it).
+  const last = issue.path?.at(-1) as { origin?: string } | undefined;
+  if (last?.origin === "key" || issue.type === "check") return `${shown}${from}: ${tidy(issue.message)}.`;
   const value = valueAt(context.raw, keys);
   if (value === undefined) return `${shown}: this key is required and missing.`;
-  const found = SECRET_PATHS.has(path) ? `a ${describeType(value)} (value hidden)` : formatValue(value);
+  const found = isSecretPath(path) ? `a ${describeType(value)} (value hidden)` : formatValue(value);
   return `${shown || "(the whole file)"}${from}: ${tidy(issue.message)}, found ${found}.`;
 }
 
 function findUnknownKeys(raw: unknown, path: readonly string[], context: IssueContext): string[] {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return [];
+  // A section of named entries (`TARGETS`): each entry is checked against the entries' schema.
+  if (isRecordOfObjects(path)) return Object.entries(raw).flatMap(([name, value]) => findUnknownKeys(value, [...path, name], context));
   const known = knownKeysAt(path);
   if (known.length === 0) return [];
   const out: string[] = [];
@@ -95,16 +104,33 @@ function formatValue(value: unknown): string {
 
 /** The keys a strict object at `path` knows, read from the schema itself so they never drift. */
 export function knownKeysAt(path: readonly (string | number)[]): string[] {
-  let schema: unknown = ConfigSchema;
+  return Object.keys(objectEntries(schemaAt(path)) ?? {});
+}
+
+type SchemaNode = { type?: string; wrapped?: unknown; entries?: Record<string, unknown>; value?: unknown };
+
+/** The schema at `path`: through optional wrappers, pipes, strict objects, and records (any key → their value). */
+function schemaAt(path: readonly (string | number)[]): SchemaNode | undefined {
+  let schema = unwrap(ConfigSchema);
   for (const key of path) {
-    const entries = objectEntries(schema);
-    schema = entries?.[String(key)];
+    schema = schema?.type === "record" ? unwrap(schema.value) : unwrap(objectEntries(schema)?.[String(key)]);
   }
-  return Object.keys(objectEntries(schema) ?? {});
+  return schema;
+}
+
+function isRecordOfObjects(path: readonly (string | number)[]): boolean {
+  const schema = schemaAt(path);
+  return schema?.type === "record" && unwrap(schema.value)?.type === "strict_object";
+}
+
+/** Through `optional` wrappers (a piped schema keeps its own type and entries). */
+function unwrap(schema: unknown): SchemaNode | undefined {
+  let current = schema as SchemaNode | undefined;
+  while (current?.type === "optional") current = current.wrapped as SchemaNode;
+  return current;
 }
 
 function objectEntries(schema: unknown): Record<string, unknown> | undefined {
-  let current = schema as { type?: string; wrapped?: unknown; entries?: Record<string, unknown> } | undefined;
-  while (current && current.type === "optional") current = current.wrapped as typeof current;
+  const current = unwrap(schema);
   return current?.type === "strict_object" ? current.entries : undefined;
 }

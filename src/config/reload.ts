@@ -28,6 +28,7 @@ export const LIVE_KEYS: ReadonlySet<string> = new Set([
   "RUN_COMMAND_AFTER_SCAN",
   "SERVER_COMMAND_TIMEOUT",
   "SERVER_LOG_LEVEL",
+  "SERVER_ANCHORS",
 ]);
 
 export interface ConfigChanges {

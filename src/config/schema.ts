@@ -48,6 +48,57 @@ const RcloneSchema = v.strictObject({
 
 export const PRIORITY_KEY = /^-?\d+$/;
 
+/** A target's name: the key in `TARGETS`, shown in logs, the queue and the console. `plex` is the primary Plex. */
+export const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
+
+const TARGET_TYPES = ["plex", "jellyfin", "emby", "autoscan"] as const;
+
+/** What each type calls its TOKEN, for the message when it is missing. */
+const TOKEN_WORDS: Readonly<Record<string, string>> = {
+  plex: "the Plex token of that server",
+  jellyfin: "a Jellyfin API key: Dashboard → API Keys",
+  emby: "an Emby API key: Settings → Advanced → API Keys",
+};
+
+/** new: one further scan target (`TARGETS`). */
+const TargetSchema = v.pipe(
+  v.strictObject({
+    TYPE: v.pipe(
+      v.string(`expected one of ${TARGET_TYPES.map((t) => `"${t}"`).join(", ")}`),
+      v.transform((s) => s.toLowerCase()),
+      v.picklist(TARGET_TYPES, `expected one of ${TARGET_TYPES.map((t) => `"${t}"`).join(", ")}`),
+    ),
+    URL: v.pipe(
+      v.string("expected a URL string"),
+      v.url("expected a URL such as http://jellyfin:8096"),
+      v.regex(/^https?:\/\//i, "expected an http:// or https:// URL, such as http://jellyfin:8096"),
+    ),
+    TOKEN: str(""),
+    USERNAME: str(""),
+    PASSWORD: str(""),
+    PATH_MAPPINGS: pathMap(),
+    ENABLED: bool(true),
+    TIMEOUT: int(30, 1, 3600),
+  }),
+  v.forward(
+    v.check(
+      (target) => target.TYPE === "autoscan" || target.TOKEN !== "",
+      (issue) => {
+        const type = String((issue.input as { TYPE?: unknown }).TYPE);
+        return `a "${type}" target needs TOKEN (${TOKEN_WORDS[type] ?? "its API key"})`;
+      },
+    ),
+    ["TOKEN"],
+  ),
+  v.forward(
+    v.check(
+      (target) => (target.USERNAME === "") === (target.PASSWORD === ""),
+      "USERNAME and PASSWORD go together (HTTP Basic auth of the other autoscan's /triggers/manual): set both or neither",
+    ),
+    ["PASSWORD"],
+  ),
+);
+
 export const ConfigSchema = v.strictObject({
   // Plex
   PLEX_LOCAL_URL: url("http://localhost:32400"),
@@ -134,6 +185,27 @@ export const ConfigSchema = v.strictObject({
   USE_DOCKER: bool(false),
   DOCKER_NAME: str("plex"),
   USE_SUDO: bool(true),
+  /** new: further scan targets by name (Jellyfin, Emby, another Plex, another autoscan); `plex` is PLEX_*. */
+  TARGETS: v.optional(
+    v.record(
+      v.pipe(
+        v.string(),
+        v.regex(TARGET_NAME, "expected a target name of letters, digits, '.', '_' or '-' (at most 40), e.g. \"jellyfin\""),
+        v.check((name) => name.toLowerCase() !== "plex", 'the name "plex" is the primary Plex (the PLEX_* keys); pick another, e.g. "plex-4k"'),
+      ),
+      TargetSchema,
+      'expected an object of name → target, e.g. {"jellyfin": {"TYPE": "jellyfin", "URL": "http://jellyfin:8096", "TOKEN": "…"}}',
+    ),
+    {},
+  ),
+  /** new: anchor files on autoscan's disk; each guards the folder it lies in, and everything below it. */
+  SERVER_ANCHORS: v.optional(
+    v.array(
+      v.pipe(v.string("expected a path string"), v.regex(/^(\/|[A-Za-z]:[\\/])/, "expected an absolute path to an anchor file")),
+      'expected a list of anchor files, e.g. ["/mnt/remote/Media/.anchor"]',
+    ),
+    [],
+  ),
   // Drive and rclone
   CLOUD: v.optional(CloudSchema, {}),
   RCLONE: v.optional(RcloneSchema, {}),
@@ -142,3 +214,4 @@ export const ConfigSchema = v.strictObject({
 export type RawConfig = v.InferInput<typeof ConfigSchema>;
 export type Config = v.InferOutput<typeof ConfigSchema>;
 export type CloudConfig = Config["CLOUD"];
+export type TargetConfig = Config["TARGETS"][string];

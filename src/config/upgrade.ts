@@ -18,6 +18,7 @@ export interface UpgradeResult {
 }
 
 type Raw = Record<string, unknown>;
+const OPT_IN: ReadonlySet<string> = new Set(["TARGETS", "SERVER_ANCHORS"]);
 const isObject = (value: unknown): value is Raw => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
@@ -49,8 +50,9 @@ export async function upgradeConfigFile(path: string): Promise<UpgradeResult> {
 function mergeMissing(target: Raw, defaults: Raw, prefix: string, added: string[]): Raw {
   const out: Raw = { ...target };
   for (const [key, fallback] of Object.entries(defaults)) {
-    // SERVER_USE_SQLITE is only read from old files (and ignored): it is never added.
-    if (key === "SERVER_PASS" || key === "SERVER_USE_SQLITE") continue;
+    // SERVER_USE_SQLITE is only read from old files (and ignored): it is never added. TARGETS and SERVER_ANCHORS are
+    // features one opts into (README): a file that works is left as it is.
+    if (key === "SERVER_PASS" || key === "SERVER_USE_SQLITE" || OPT_IN.has(`${prefix}${key}`)) continue;
     const current = out[key];
     if (current === undefined) {
       out[key] = fallback;

@@ -18,8 +18,8 @@ export interface Target {
 export interface ScanContext {
   /** The queue item's id: log lines about this scan carry it as `id` (the `[<id>]` of the classic line). */
   readonly id?: number;
-  /** Everyone who asked for this folder (merged requests). */
-  readonly sources: readonly { source: string; event: string; path: string }[];
+  /** Everyone who asked for this folder (merged requests); `deleted` when the sender said the file is gone. */
+  readonly sources: readonly { source: string; event: string; path: string; deleted?: boolean }[];
   /** The files that were requested inside the folder (server form), for analysis after the scan. */
   readonly files: readonly string[];
   readonly priority: number;

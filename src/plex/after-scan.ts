@@ -3,17 +3,22 @@ import type { Logger } from "../core/logger.ts";
 import type { ScanContext } from "../core/target.ts";
 import type { Analyzer } from "./analyze.ts";
 import type { TrashEmptier } from "./empty-trash.ts";
+import type { LibraryGate } from "./library-gate.ts";
 import type { SectionActivity } from "./section-activity.ts";
 
 /**
  * What follows a delivered scan (analysis, emptying the trash), shared by the API and the scanner targets. Plex only
- * queues a partial scan, so this first waits — bounded — until Plex no longer reports the sections busy. Nothing in
- * here fails the scan: it was delivered, and repeating it would not help.
+ * queues a partial scan, so this first waits — bounded — until Plex no longer reports the scanned sections busy
+ * (`refreshing`, or a scan activity): a Plex that reports nothing is not waited for past the first look. Both steps
+ * need Plex's database (`PLEX_DATABASE_PATH`); while it cannot be read (said once at start) nothing is waited for.
+ * Nothing in here fails the scan: it was delivered, and repeating it would not help.
  */
 export interface AfterScanOptions {
   readonly activity: SectionActivity;
   readonly analyzer: Analyzer;
   readonly trash: TrashEmptier;
+  /** Whether Plex's database can be read now (both steps need it). */
+  readonly gate: Pick<LibraryGate, "usable">;
   readonly clock: Clock;
   readonly log: Logger;
   /** Pause before the first busy check, so a queued scan has started (default 5 s). */
@@ -39,6 +44,10 @@ export function createAfterScan(options: AfterScanOptions): AfterScan {
     enabled,
     async run(sectionIds, context) {
       if (!enabled || sectionIds.length === 0) return [];
+      if (!(await options.gate.usable())) {
+        log.debug({ sections: sectionIds }, "Skipping analysis and trash: Plex's database cannot be read (said at start)");
+        return ["after-scan steps skipped: Plex's database cannot be read"];
+      }
       const { signal } = context;
       await clock.sleep(options.settleMs ?? 5_000, signal);
       try {

@@ -3,6 +3,7 @@ import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { PlexClient } from "./client.ts";
 import type { LibraryIndex, LibraryItem } from "./library-db.ts";
+import type { LibraryGate } from "./library-gate.ts";
 
 /**
  * `PLEX_ANALYZE_TYPE` / `PLEX_ANALYZE_DIRECTORY` after a scan, as plex_autoscan did them (plex_autoscan.md §3 step 9):
@@ -24,6 +25,8 @@ export interface AnalyzerOptions {
   readonly client: Pick<PlexClient, "analyzeItem">;
   /** Where items are looked up (`PLEX_DATABASE_PATH`); without it there is nothing to analyze by id. */
   readonly library?: LibraryIndex;
+  /** Whether `library` can be read now; it says once why not (the start-up check), so analysis skips quietly. */
+  readonly gate: Pick<LibraryGate, "usable" | "failed">;
   /** The scanner executor (Docker exec into the Plex container); `deep` needs it. */
   readonly runScanner?: RunScanner;
   readonly clock: Clock;
@@ -39,15 +42,14 @@ export interface Analyzer {
   analyze(files: readonly string[], signal?: AbortSignal): Promise<string | undefined>;
 }
 
+const SKIPPED = "analysis skipped: Plex's database cannot be read";
+
 export function createAnalyzer(options: AnalyzerOptions): Analyzer {
   const log = options.log.child({ component: "PLEX" });
   const { library, clock } = options;
   const tries = Math.max(1, options.lookupTries ?? 5);
   const delayMs = options.lookupDelayMs ?? 10_000;
   const enabled = options.type !== "off";
-  if (enabled && !library) {
-    log.warn(`PLEX_ANALYZE_TYPE is '${options.type}' but PLEX_DATABASE_PATH cannot be used to find the items; no analysis`);
-  }
   if (options.type === "deep" && !options.runScanner) {
     log.warn("PLEX_ANALYZE_TYPE 'deep' needs the Plex Media Scanner executor (Docker); using basic analysis instead");
   }
@@ -85,7 +87,11 @@ export function createAnalyzer(options: AnalyzerOptions): Analyzer {
   return {
     enabled,
     async analyze(files, signal) {
-      if (!enabled || !library || files.length === 0) return undefined;
+      if (!enabled || files.length === 0) return undefined;
+      if (!library || !(await options.gate.usable())) {
+        log.debug("Skipping analysis: Plex's database cannot be read (PLEX_DATABASE_PATH; said at start)");
+        return SKIPPED;
+      }
       let stage: "database" | "plex" = "database";
       try {
         const items = await findItems(files, log, signal);
@@ -99,11 +105,13 @@ export function createAnalyzer(options: AnalyzerOptions): Analyzer {
         lastFailure = undefined;
         return `analyzed ${ids.length} item(s)`;
       } catch (error) {
+        // The mount may have gone: the gate looks again and says so once; then this is no news.
+        if (stage === "database" && !(await options.gate.failed(error))) return SKIPPED;
         const why = describeError(error);
         if (why !== lastFailure) {
           const fix =
             stage === "database"
-              ? ` Mount Plex's database folder so autoscan can read PLEX_DATABASE_PATH, or set PLEX_ANALYZE_TYPE to "off".`
+              ? ` Check that PLEX_DATABASE_PATH is Plex's library database, or set PLEX_ANALYZE_TYPE to "off".`
               : "";
           log.warn({ err: error }, `Analysis after the scan failed: ${why}.${fix} (Said once until the cause changes.)`);
         } else {

@@ -2,6 +2,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
 import type { TargetCallMetrics } from "../core/metrics.ts";
 import type { Target } from "../core/target.ts";
+import { createDiskProbe, type DiskEntry } from "../paths/disk-probe.ts";
 import { createAfterScan, type AfterScan } from "./after-scan.ts";
 import { createAnalyzer, type AnalyzeType, type RunScanner } from "./analyze.ts";
 import { createPlexApiTarget } from "./api-target.ts";
@@ -9,6 +10,7 @@ import { createPlexClient, type PlexClient } from "./client.ts";
 import { createTrashEmptier } from "./empty-trash.ts";
 import { timedPlexClient } from "./timed-client.ts";
 import { createLibraryDb, type IsInLibrary, type LibraryDb } from "./library-db.ts";
+import { createLibraryGate, type LibraryGate } from "./library-gate.ts";
 import { createSectionActivity, type SectionActivity } from "./section-activity.ts";
 import { createSectionResolver, type SectionResolver } from "./sections.ts";
 
@@ -33,9 +35,16 @@ export interface PlexOptions {
     readonly zeroDeleted: boolean;
     /** Whether a control file is there (the service's disk probe); default a plain `access`. */
     readonly exists?: (path: string) => Promise<boolean>;
+    /** `SERVER_ANCHORS`: the missing anchor guarding a folder (server form); a section under one keeps its trash. */
+    readonly guard?: (serverFolder: string) => { readonly anchor: string } | undefined;
   };
   /** `PLEX_DATABASE_PATH`; empty = no library database (no "already in Plex?" answers, analysis or trash counts). */
   readonly databasePath: string;
+  /**
+   * A bounded look at the database file before SQLite opens it (the service's disk probe: the file may sit on a
+   * mount that hangs); default a probe of its own.
+   */
+  readonly statDatabase?: (path: string) => Promise<DiskEntry>;
   /** `CLOUD.DISABLE_DISK_FILE_SIZE_CHECK`. */
   readonly disableSizeCheck?: boolean;
   /** The scanner executor, when configured (deep analysis). */
@@ -59,6 +68,8 @@ export interface PlexTiming {
   readonly lookupDelayMs: number;
   readonly trashTries: number;
   readonly trashDelayMs: number;
+  /** While Plex's database cannot be read, it is looked for again at most this often. */
+  readonly databaseRecheckMs: number;
 }
 
 const DEFAULT_TIMING: PlexTiming = {
@@ -74,6 +85,7 @@ const DEFAULT_TIMING: PlexTiming = {
   lookupDelayMs: 10_000,
   trashTries: 5,
   trashDelayMs: 10_000,
+  databaseRecheckMs: 60_000,
 };
 
 export interface Plex {
@@ -84,6 +96,11 @@ export interface Plex {
   /** The `api` target. */
   readonly apiTarget: Target;
   readonly library?: LibraryDb;
+  /**
+   * Whether the database can be read for analysis and the trash. Looked at once when made (without waiting: the
+   * result, and one warning if it cannot be read, come when the look answers), then when scans ask.
+   */
+  readonly database: LibraryGate;
   /** For the drive monitor; always answers "no" without a library database. */
   readonly isInLibrary: IsInLibrary;
   close(): void;
@@ -98,10 +115,21 @@ export function createPlex(options: PlexOptions): Plex {
   const library = options.databasePath
     ? createLibraryDb({ path: options.databasePath, log, disableSizeCheck: options.disableSizeCheck })
     : undefined;
+  const database = createLibraryGate({
+    path: options.databasePath,
+    ...(library ? { library } : {}),
+    stat: options.statDatabase ?? createDiskProbe({ log }).stat,
+    analyzeType: options.analyze.type,
+    emptyTrash: options.emptyTrash.enabled && options.emptyTrash.maxFiles > 0,
+    clock,
+    log,
+    recheckMs: t.databaseRecheckMs,
+  });
   const analyzer = createAnalyzer({
     ...options.analyze,
     client,
     library,
+    gate: database,
     runScanner: options.runScanner,
     clock,
     log,
@@ -110,8 +138,10 @@ export function createPlex(options: PlexOptions): Plex {
   });
   const trash = createTrashEmptier({
     ...options.emptyTrash,
+    sectionLocations: async (id, signal) => (await sections.list(signal)).find((section) => section.id === id)?.locations,
     client,
     library,
+    gate: database,
     clock,
     log,
     tries: t.trashTries,
@@ -121,6 +151,7 @@ export function createPlex(options: PlexOptions): Plex {
     activity,
     analyzer,
     trash,
+    gate: database,
     clock,
     log,
     settleMs: t.settleMs,
@@ -141,6 +172,8 @@ export function createPlex(options: PlexOptions): Plex {
     availablePollMs: t.availablePollMs,
     availableMaxMs: t.availableMaxMs,
   });
+  // Said once at start, without holding the start up: the look is bounded, and nobody waits for it.
+  if (afterScan.enabled) database.usable().catch(() => undefined);
   return {
     client,
     sections,
@@ -148,6 +181,7 @@ export function createPlex(options: PlexOptions): Plex {
     afterScan,
     apiTarget,
     library,
+    database,
     isInLibrary: library ? library.isInLibrary : async () => false,
     close: () => library?.close(),
   };

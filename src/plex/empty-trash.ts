@@ -4,6 +4,7 @@ import { describeError, TargetAuthError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { PlexClient } from "./client.ts";
 import type { LibraryIndex } from "./library-db.ts";
+import type { LibraryGate } from "./library-gate.ts";
 
 /**
  * `PLEX_EMPTY_TRASH*` after a scan, per scanned section, with plex_autoscan's guards (plex_autoscan.md §3 step 9):
@@ -23,9 +24,18 @@ export interface TrashEmptierOptions {
    * sit on the very mounts that may hang); an answer that does not come counts as missing, which keeps the trash.
    */
   readonly exists?: (path: string) => Promise<boolean>;
+  /**
+   * `SERVER_ANCHORS`: the missing anchor guarding a folder (server form), from memory. A section with a folder under
+   * a missing anchor keeps its trash: its files there look deleted only because the mount is down.
+   */
+  readonly guard?: (serverFolder: string) => { readonly anchor: string } | undefined;
+  /** The section's folders (server form), for `guard`; `undefined` when the section is not known. */
+  readonly sectionLocations?: (sectionId: string, signal?: AbortSignal) => Promise<readonly string[] | undefined>;
   readonly client: Pick<PlexClient, "emptyTrash">;
   /** Counts the deleted items (`PLEX_DATABASE_PATH`); without it the count cannot be checked, so nothing is emptied. */
   readonly library?: LibraryIndex;
+  /** Whether `library` can be read now; it says once why not (the start-up check), so the trash is kept quietly. */
+  readonly gate: Pick<LibraryGate, "usable" | "failed">;
   readonly clock: Clock;
   readonly log: Logger;
   /** `PUT emptyTrash` attempts (default 5) and the pause between them (10 s). */
@@ -39,14 +49,15 @@ export interface TrashEmptier {
   empty(sectionId: string, context: { upgrade: boolean; signal?: AbortSignal }): Promise<string | undefined>;
 }
 
+const KEPT = "trash kept: Plex's database cannot be read";
+
 export function createTrashEmptier(options: TrashEmptierOptions): TrashEmptier {
   const log = options.log.child({ component: "PLEX" });
   const enabled = options.enabled && options.maxFiles > 0;
   const tries = Math.max(1, options.tries ?? 5);
   const delayMs = options.retryDelayMs ?? 10_000;
-  if (enabled && !options.library) {
-    log.warn("PLEX_EMPTY_TRASH needs PLEX_DATABASE_PATH to count the deleted items first; the trash will not be emptied");
-  }
+  // The same failure at every scan is told once, then again only when it changes.
+  let lastFailure: string | undefined;
 
   const exists =
     options.exists ??
@@ -60,6 +71,33 @@ export function createTrashEmptier(options: TrashEmptierOptions): TrashEmptier {
     for (const file of options.controlFiles) {
       const present = await exists(file);
       if (!present) return file;
+    }
+    return undefined;
+  }
+
+  /** Why the section's trash must wait for an anchor, if it must (logged here, once per refusal). */
+  async function heldByAnchor(sectionId: string, signal?: AbortSignal): Promise<string | undefined> {
+    const { guard } = options;
+    if (!guard) return undefined;
+    let locations: readonly string[] | undefined;
+    try {
+      locations = await options.sectionLocations?.(sectionId, signal);
+    } catch (error) {
+      log.warn({ err: error, section: sectionId }, `Skipping emptying trash: could not list the folders of section '${sectionId}' to check SERVER_ANCHORS (${describeError(error)})`);
+      return "trash kept: the section's folders could not be checked against the anchors";
+    }
+    if (locations === undefined) {
+      log.warn({ section: sectionId }, `Skipping emptying trash: section '${sectionId}' is not in Plex's list, so its folders cannot be checked against SERVER_ANCHORS`);
+      return "trash kept: the section's folders could not be checked against the anchors";
+    }
+    for (const location of locations) {
+      const held = guard(location);
+      if (!held) continue;
+      log.warn(
+        { section: sectionId, anchor: held.anchor, location },
+        `Skipping emptying trash as anchor '${held.anchor}' is missing (section folder '${location}'): is the mount down?`,
+      );
+      return `trash kept: anchor '${held.anchor}' is missing`;
     }
     return undefined;
   }
@@ -85,8 +123,20 @@ export function createTrashEmptier(options: TrashEmptierOptions): TrashEmptier {
       log.warn({ section: sectionId, controlFile: missing }, `Skipping emptying trash as control file is not present: '${missing}'`);
       return "trash kept: a control file is missing";
     }
-    if (!options.library) return "trash kept: no library database to count deleted items";
-    const deleted = await options.library.countDeleted(sectionId);
+    const anchorNote = await heldByAnchor(sectionId, context.signal);
+    if (anchorNote !== undefined) return anchorNote;
+    if (!options.library || !(await options.gate.usable())) {
+      log.debug({ section: sectionId }, "Keeping the trash: Plex's database cannot be read to count deleted items (said at start)");
+      return KEPT;
+    }
+    let deleted: number;
+    try {
+      deleted = await options.library.countDeleted(sectionId);
+    } catch (error) {
+      // The mount may have gone: the gate looks again and says so once; then this is no news.
+      if (!(await options.gate.failed(error))) return KEPT;
+      throw error;
+    }
     if (deleted > options.maxFiles) {
       log.warn(
         { section: sectionId, deleted, max: options.maxFiles },
@@ -109,10 +159,18 @@ export function createTrashEmptier(options: TrashEmptierOptions): TrashEmptier {
     async empty(sectionId, context) {
       if (!enabled) return undefined;
       try {
-        return await empty(sectionId, context);
+        const note = await empty(sectionId, context);
+        lastFailure = undefined;
+        return note;
       } catch (error) {
-        log.error({ err: error, section: sectionId }, "Emptying the trash failed");
-        return `emptying trash failed: ${describeError(error)}`;
+        const why = describeError(error);
+        if (why !== lastFailure) {
+          log.error({ err: error, section: sectionId }, `Emptying the trash failed: ${why} (Said once until the cause changes.)`);
+        } else {
+          log.debug({ err: error, section: sectionId }, "Emptying the trash failed again (same cause)");
+        }
+        lastFailure = why;
+        return `emptying trash failed: ${why}`;
       }
     },
   };

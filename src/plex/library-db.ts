@@ -49,6 +49,8 @@ export interface LibraryDbOptions {
 
 export interface LibraryDb extends LibraryIndex {
   readonly isInLibrary: IsInLibrary;
+  /** Opens the database now if it is not open yet; throws why it cannot (SQLite's own open is synchronous). */
+  open(): void;
   close(): void;
 }
 
@@ -131,6 +133,7 @@ export function createLibraryDb(options: LibraryDbOptions): LibraryDb {
 
   return {
     isInLibrary,
+    open: () => void open(),
     async findItems(files) {
       const { items } = open();
       const found: LibraryItem[] = [];

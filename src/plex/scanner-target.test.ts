@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { installHostFakeScanner, readHostCalls } from "../../test/support/docker/host-fake-scanner.ts";
+import { startFakePlex } from "../../test/support/fake-plex.ts";
+import { createSteppingClock } from "../../test/support/plex-clock.ts";
+import { createLibraryFixture } from "../../test/support/plex-library-db.ts";
 import { systemClock } from "../core/clock.ts";
 import { TargetUnavailableError } from "../core/errors.ts";
 import type { ScanContext } from "../core/target.ts";
@@ -11,6 +14,7 @@ import { createNativeRunner } from "../docker/native-runner.ts";
 import { createPlexScanner } from "../docker/plex-scanner.ts";
 import { NATIVE_LAYOUT } from "../docker/presets.ts";
 import { createLogger } from "../logging/create-logger.ts";
+import { createPlex } from "./create-plex.ts";
 import { ScannerFailedError, createScannerTarget, type ScannerTargetOptions } from "./scanner-target.ts";
 
 /** The scanner target with `Plex Media Scanner` on this host (the fake), so it is tested without Docker too. */
@@ -96,6 +100,48 @@ describe("Plex scanner target (native runner, fake scanner)", () => {
     const pending = target.scan("/data/TV/y", context(controller.signal));
     setTimeout(() => controller.abort(), 300);
     await expect(pending).rejects.toBeInstanceOf(TargetUnavailableError);
+  });
+
+  it("analyzes after the scan once Plex reports the scanned section idle, as the API target does", async () => {
+    const fixture = createLibraryFixture(join(dir, "com.plexapp.plugins.library.db"));
+    const movies = fixture.addSection({ name: "Movies", type: "movie", roots: ["/data/Movies"] });
+    const tv = fixture.addSection({ name: "TV", type: "show", roots: ["/data/TV"] });
+    const file = "/data/TV/Dark/Season 01/Dark - S01E01.mkv";
+    const episode = fixture.addEpisode({ sectionId: tv, show: "Dark", season: 1, episode: 1, file, size: 1 });
+    fixture.seal();
+    const server = await startFakePlex({
+      sections: [
+        { key: movies, title: "Movies", type: "movie", locations: ["/data/Movies"] },
+        { key: tv, title: "TV", type: "show", locations: ["/data/TV"] },
+      ],
+    });
+    const clock = createSteppingClock();
+    const { log } = createLogger({ level: "silent", format: "json" });
+    const plex = createPlex({
+      url: server.url,
+      token: server.token,
+      clock,
+      log,
+      checkBeforeScan: false,
+      waitForExternalScanners: false,
+      analyze: { type: "basic", directory: false },
+      emptyTrash: { enabled: false, maxFiles: 100, controlFiles: [], zeroDeleted: false },
+      databasePath: fixture.path,
+    });
+    try {
+      server.setBusy(tv, 6); // Plex refreshes the section after the scanner's run
+      server.setBusy(movies, 1_000); // another section, busy all along: not waited for
+      const { target } = make({ sections: plex.sections, afterScan: plex.afterScan });
+      const outcome = await target.scan("/data/TV/Dark/Season 01", { ...context(), files: [file] });
+      expect(outcome).toEqual({ status: "scanned", detail: `section ${tv}; analyzed 1 item(s)` });
+      expect(server.analyzed).toEqual([episode.itemId]);
+      expect(clock.sleeps.filter((ms) => ms === 10_000).length).toBeGreaterThanOrEqual(2);
+      expect(clock.sleeps.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(5 * 60_000);
+    } finally {
+      plex.close();
+      fixture.close();
+      await server.close();
+    }
   });
 
   it("waits for another Plex Media Scanner on this host before scanning", async () => {

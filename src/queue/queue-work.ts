@@ -48,11 +48,11 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         put(tx, afterCheck(item, result, now()));
       });
     },
-    beginAttempt(id, rev) {
+    beginAttempt(id, rev, targets = 1) {
       return store.write((tx): AttemptStart | undefined => {
         const item = pendingItem(id);
         if (!item || item.rev !== rev) return undefined;
-        if (item.unfinished >= MAX_UNFINISHED_ATTEMPTS) {
+        if (item.unfinished >= MAX_UNFINISHED_ATTEMPTS * Math.max(1, targets)) {
           const reason =
             `The last ${String(item.unfinished)} scan attempts of this folder started and never finished: autoscan ` +
             "stopped or crashed during each. Retry it once the cause is fixed.";

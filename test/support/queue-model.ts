@@ -113,7 +113,7 @@ export interface QueueModel {
   /** The earliest time after now at which a pending item becomes ready. */
   nextReadyAt(): number | undefined;
   recordCheck(id: number, rev: number, result: CheckResult): void;
-  beginAttempt(id: number, rev: number): AttemptStart | undefined;
+  beginAttempt(id: number, rev: number, targets?: number): AttemptStart | undefined;
   recordScan(id: number, rev: number, target: string, outcome: ScanOutcome, allTargets: readonly string[]):
     | { completed: boolean }
     | undefined;
@@ -284,10 +284,10 @@ function modelOver(state: ModelState): QueueModel {
         finish(item, "failed", result.reason);
       }
     },
-    beginAttempt(id, rev) {
+    beginAttempt(id, rev, targets = 1) {
       const item = pendingWith(id);
       if (!item || item.rev !== rev) return undefined;
-      if (item.unfinished >= MAX_UNFINISHED) {
+      if (item.unfinished >= MAX_UNFINISHED * Math.max(1, targets)) {
         const reason =
           `The last ${String(item.unfinished)} scan attempts of this folder started and never finished: autoscan ` +
           "stopped or crashed during each. Retry it once the cause is fixed.";

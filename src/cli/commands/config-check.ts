@@ -1,5 +1,5 @@
 import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
-import type { Config } from "../../config/schema.ts";
+import type { Config, TargetConfig } from "../../config/schema.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import type { Command } from "../command.ts";
@@ -44,6 +44,16 @@ function renderSummary(settings: Settings, config: Config): string {
     `Google Drive:    ${config.CLOUD.ENABLED ? `enabled, polling every ${config.CLOUD.POLL_INTERVAL} s` : "disabled"}`,
     `Path mappings:   ${mappings.length ? "" : "(none: paths are used as they arrive)"}`,
     ...mappings,
+    `Targets:         plex (${config.PLEX_LOCAL_URL})${Object.keys(config.TARGETS).length ? "" : ", no others"}`,
+    ...Object.entries(config.TARGETS).map(([name, target]) => `    ${targetLine(name, target)}`),
+    `Anchors:         ${config.SERVER_ANCHORS.length ? config.SERVER_ANCHORS.join(", ") : "(none)"}`,
     "",
   ].join("\n");
+}
+
+function targetLine(name: string, target: TargetConfig): string {
+  const auth = target.TYPE === "autoscan" ? (target.USERNAME ? "Basic auth" : "no auth") : "token set";
+  const forms = Object.keys(target.PATH_MAPPINGS).length;
+  const mapping = forms ? `${forms} path mapping(s)` : "same paths as Plex";
+  return `${name}: ${target.TYPE} at ${target.URL} (${auth}, ${mapping}, timeout ${target.TIMEOUT} s)${target.ENABLED ? "" : "  [disabled]"}`;
 }

@@ -1,6 +1,8 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfigText } from "../../config/load.ts";
+import type { Logger } from "../../core/logger.ts";
+import { createLogger } from "../../logging/create-logger.ts";
 import { startFakePlex, type FakePlex } from "../../../test/support/fake-plex.ts";
 import { createSteppingClock } from "../../../test/support/plex-clock.ts";
 import { createPlexFromConfig, type PlexWiring } from "./plex.ts";
@@ -17,10 +19,10 @@ afterEach(async () => {
   await plex.close();
 });
 
-function wire(keys: Record<string, unknown>): PlexWiring {
+function wire(keys: Record<string, unknown>, log: Logger = pino({ level: "silent" })): PlexWiring {
   const text = JSON.stringify({ SERVER_PASS: "0123456789abcdef", PLEX_LOCAL_URL: plex.url, ...keys });
   const { config } = parseConfigText(text, "/config/config.json", {});
-  wiring = createPlexFromConfig({ config, dockerHost: undefined, clock: createSteppingClock(), log: pino({ level: "silent" }) });
+  wiring = createPlexFromConfig({ config, dockerHost: undefined, clock: createSteppingClock(), log });
   return wiring;
 }
 
@@ -48,5 +50,21 @@ describe("Config → Plex", () => {
   it("answers 'not in Plex' when PLEX_DATABASE_PATH is empty", async () => {
     const { isInLibrary } = wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: "" });
     expect(await isInLibrary("/data/Movies/Heat (1995)/Heat.mkv")).toBe(false);
+  });
+
+  it("says once at start that Plex's database cannot be read (the default Docker setup), then scans quietly", async () => {
+    const lines: string[] = [];
+    const { log } = createLogger({ level: "debug", format: "json", stream: { write: (line: string) => lines.push(line) } });
+    const missing = "/nonexistent-autoscan-test/Plug-in Support/Databases/com.plexapp.plugins.library.db";
+    const { target, plex: built } = wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: missing }, log);
+    expect(await built.database.usable()).toBe(false);
+    for (let i = 0; i < 5; i++) await target.scan("/data/Movies/Heat (1995)", context);
+    const loud = lines.map((line) => JSON.parse(line) as { level: string; msg: string }).filter((l) => l.level !== "debug" && l.level !== "info");
+    expect(loud.map((l) => l.msg)).toEqual([
+      `Cannot read Plex's database at PLEX_DATABASE_PATH '${missing}' (no such file): analysis ` +
+        `(PLEX_ANALYZE_TYPE "basic") after a scan will be skipped. Mount Plex's database read-only at that path ` +
+        `(it is used as soon as it appears), or set PLEX_ANALYZE_TYPE to "off".`,
+    ]);
+    expect(plex.scans).toHaveLength(5);
   });
 });

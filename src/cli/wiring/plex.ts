@@ -25,6 +25,8 @@ export interface PlexWiringInput {
   readonly log: Logger;
   /** `SERVER_METRICS`: Plex API calls are timed. */
   readonly metrics?: TargetCallMetrics;
+  /** `SERVER_ANCHORS`: the missing anchor guarding a folder (server form); the trash of such a section is kept. */
+  readonly guard?: (serverFolder: string) => { readonly anchor: string } | undefined;
 }
 
 export interface PlexWiring {
@@ -70,6 +72,7 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
       maxFiles: config.PLEX_EMPTY_TRASH_MAX_FILES,
       controlFiles: config.PLEX_EMPTY_TRASH_CONTROL_FILES,
       zeroDeleted: config.PLEX_EMPTY_TRASH_ZERO_DELETED,
+      ...(input.guard ? { guard: input.guard } : {}),
       // Control files sit on the mounts that may hang: looked at through the process's one disk probe.
       exists: async (path) => {
         const entry = await sharedDiskProbe(input.log).stat(path);
@@ -77,6 +80,9 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
       },
     },
     databasePath: config.PLEX_DATABASE_PATH.trim(),
+    // The database may sit on a mount that hangs (the default Docker setup does not mount it at all): looked at
+    // through the same bounded probe; the start-up look never holds the start up.
+    statDatabase: (path) => sharedDiskProbe(input.log).stat(path),
     disableSizeCheck: config.CLOUD.DISABLE_DISK_FILE_SIZE_CHECK,
     runScanner,
     ...(input.metrics ? { metrics: input.metrics } : {}),

@@ -60,9 +60,10 @@ export interface DispatchQueue {
   /**
    * Marks an attempt as started, on disk before it starts (a scan that kills the process still counts). An item
    * whose last attempts all started and never ended is given up instead. `undefined`: the item is gone or has new
-   * work.
+   * work. `targets`: how many targets the folder fans out to (each starts an attempt of its own, so the limit on
+   * attempts that never ended is per target; default 1).
    */
-  beginAttempt(id: number, rev: number): Promise<AttemptStart | undefined>;
+  beginAttempt(id: number, rev: number, targets?: number): Promise<AttemptStart | undefined>;
   /** Returns `undefined` for a stale or removed item, else whether the item is now complete. */
   recordScan(
     id: number,

@@ -4,12 +4,13 @@ import type { Logger } from "../../core/logger.ts";
 import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { DispatchQueue } from "./dispatch-port.ts";
+import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
 import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
-import { createTargetHealth, type TargetHealth } from "./target-health.ts";
+import { createTargetHealth, heldFolders, nextFolderRetry, type TargetHealth } from "./target-health.ts";
 import { createWorkLoop } from "./work-loop.ts";
 
 /**
@@ -53,6 +54,8 @@ export interface DispatcherOptions {
   readonly random?: () => number;
   /** `SERVER_METRICS`: scans, file checks and target calls are counted here. */
   readonly metrics?: DispatchMetrics & TargetCallMetrics;
+  /** `SERVER_ANCHORS`: folders under a missing anchor wait (no check spent, nothing sent) until it is back. */
+  readonly anchors?: DispatchAnchors;
 }
 
 export interface StopResult {
@@ -72,7 +75,7 @@ export interface Dispatcher {
    */
   whenIdle(): Promise<void>;
   /** The items whose files are being checked, and those being sent to each target, right now (from memory). */
-  activity(): { checking: number[]; scanning: { id: number; target: string }[] };
+  activity(): { checking: number[]; scanning: { id: number; target: string }[]; held: { id: number; anchor: string }[] };
   /** New file-check settings and commands (a config reload): for the checks and rounds that start from now on. */
   reconfigure(
     options: Pick<DispatcherOptions, "maxFileChecks" | "fileCheckDelayMs" | "scanFolderOnFileExistsExhaustion" | "commands">,
@@ -89,6 +92,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const abort = new AbortController();
   const { metrics } = options;
   const statPath = options.statPath ?? createDiskProbe({ log }).stat;
+  const anchorHold = createAnchorHold(options.anchors, log);
   let settings: FileCheckSettings = {
     maxChecks: options.maxFileChecks,
     delayMs: options.fileCheckDelayMs,
@@ -121,11 +125,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function launchChecks(now: number): void {
     const free = checkConcurrency - checking.size;
     if (free <= 0) return;
-    for (const item of queue.dueForCheck(now, free, checking)) {
+    for (const item of anchorHold.take(free, checking, (limit, skip) => queue.dueForCheck(now, limit, skip))) {
       checking.add(item.id);
       track(() => withLogId(item.id, async () => {
         try {
           const result = await checkItemFiles(item, clock.now(), settings);
+          // Files missing because their mount has just gone: not a check spent, the folder waits for its anchor.
+          if (result.kind !== "ready" && (await anchorHold.holdsAfterCheck(item))) return;
           metrics?.fileChecked(CHECK_RESULTS[result.kind]);
           await untilStored(() => queue.recordCheck(item.id, item.rev, result), clock, abort.signal);
         } finally {
@@ -140,7 +146,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (health.needsProbe) return track(() => tasks.probe(health));
     const free = concurrency - health.inFlight.size;
     if (free <= 0) return;
-    for (const item of queue.dueForTarget(health.target.name, now, free, health.inFlight)) {
+    const due = (limit: number, skip: ReadonlySet<number>) => queue.dueForTarget(health.target.name, now, limit, skip);
+    for (const item of anchorHold.take(free, heldFolders(health, now), due)) {
       health.inFlight.add(item.id);
       track(() => withLogId(item.id, () => tasks.scan(health, item)));
     }
@@ -155,7 +162,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     launchChecks(now);
     for (const health of healths) launchScans(health, now);
     const downs = healths.filter((h) => h.downUntil > now && !h.probing).map((h) => h.downUntil);
-    return Math.min(queue.nextWakeAt(now) ?? Number.POSITIVE_INFINITY, ...downs);
+    const folderRetries = healths.map((h) => nextFolderRetry(h, now));
+    return Math.min(queue.nextWakeAt(now) ?? Number.POSITIVE_INFINITY, ...downs, ...folderRetries);
   }
 
   return {
@@ -163,10 +171,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (unsubscribe) return;
       if (healths.length === 0) log.warn("No scan targets are configured: scan requests are queued but not sent.");
       unsubscribe = queue.onWork((earliest) => engine.wakeBy(earliest));
+      anchorHold.start(() => engine.wake());
       engine.start();
     },
     async stop(stopOptions = {}) {
       unsubscribe?.();
+      anchorHold.stop();
       const timeoutMs = stopOptions.timeoutMs ?? 30_000;
       const waiting = engine.running;
       if (waiting > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${waiting} scan task(s)...`);
@@ -180,6 +190,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     activity: () => ({
       checking: [...checking],
       scanning: healths.flatMap((health) => [...health.inFlight].map((id) => ({ id, target: health.target.name }))),
+      held: anchorHold.held(),
     }),
     reconfigure(next) {
       settings = {

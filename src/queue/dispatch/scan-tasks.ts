@@ -60,9 +60,27 @@ export function createScanTasks(options: ScanTaskOptions) {
       const wait = markDown(health, error, now, options.random);
       const level = error instanceof TargetAuthError || error instanceof TargetConfigError ? "error" : "warn";
       log[level](fields, `Target '${name}' cannot scan now (${why}). Trying again in ${seconds(wait)} seconds.`);
-    } else {
-      log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(folderWait)} seconds.`);
+      // The target is held back as a whole (its health), and the folder waits for this target with a backoff of its
+      // own (a server that answers its probe but fails this folder is not sent it every few seconds). The folder's
+      // schedule in the queue is not touched, so the other targets deliver it (and the folders behind it) at once.
+      // It waits for this target until it is back, or until that has been down for SERVER_RETRY_MAX_HOURS.
+      const previous = health.retryAt.get(item.id);
+      const since = previous?.since ?? now;
+      if (now - since < options.retryMaxMs) {
+        const tries = (previous?.tries ?? 0) + 1;
+        health.retryAt.set(item.id, { at: now + backoffDelay(tries, jitter), tries, since });
+        await untilStored(() => queue.recordInterrupted(item.id), clock, signal);
+        return;
+      }
+      // This target has failed this folder for SERVER_RETRY_MAX_HOURS: the folder is given up (a retry re-sends it
+      // to the targets that did not scan it).
+      health.retryAt.delete(item.id);
+      const given = { error: `${name}: ${why}`, retryMaxMs: 0, retryAt: now };
+      await untilStored(() => queue.recordFailure(item.id, item.rev, given), clock, signal);
+      log.error(fields, `Giving up on '${folder}' after '${name}' failed it for ${hours(options.retryMaxMs)}; kept as failed, it can be retried.`);
+      return;
     }
+    log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(folderWait)} seconds.`);
     const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryAt: now + folderWait };
     const result = await untilStored(() => queue.recordFailure(item.id, item.rev, failure), clock, signal);
     if (result.failed) {
@@ -76,7 +94,7 @@ export function createScanTasks(options: ScanTaskOptions) {
       let attempt: number | undefined;
       try {
         // The store cannot write: the dispatcher pauses until it can (nothing is lost: the folder stays queued).
-        const start = await queue.beginAttempt(item.id, item.rev).catch((error: unknown) => {
+        const start = await queue.beginAttempt(item.id, item.rev, options.targetNames.length).catch((error: unknown) => {
           if (error instanceof StoreUnavailableError) return undefined;
           throw error;
         });
@@ -91,6 +109,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         const target = health.target;
         const outcome = await timedCall(metrics, target.name, "scan", () => options.waitOutside(target.scan(folder, context)));
         markUp(health);
+        health.retryAt.delete(item.id);
         metrics?.scanFinished(target.name, outcome.status, outcome.status === "scanned" ? waitedSeconds(item, clock) : undefined);
         await recorded(health, item, outcome);
       } catch (error) {
@@ -137,7 +156,7 @@ export function createScanTasks(options: ScanTaskOptions) {
 function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanContext {
   return {
     id: item.id,
-    sources: item.requests.map((r) => ({ source: r.source, event: r.event, path: r.path })),
+    sources: item.requests.map((r) => ({ source: r.source, event: r.event, path: r.path, deleted: r.deleted })),
     files: item.files,
     priority: item.priority,
     attempt,

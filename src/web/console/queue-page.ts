@@ -54,8 +54,9 @@ function itemHtml(model: QueuePageModel, item: QueueItemView): string {
   const { now } = model;
   const scanning = model.activity.scanning.filter((s) => s.id === item.id).map((s) => s.target);
   const checking = model.activity.checking.includes(item.id);
+  const anchor = model.activity.held?.find((h) => h.id === item.id)?.anchor;
   const facts = [
-    `<li>${stateBadge(item, now, scanning, checking)}</li>`,
+    `<li>${stateBadge(item, now, scanning, checking, anchor)}</li>`,
     dueFact(item, now),
     `<li>File checks <b class="num">${item.fileChecks}</b></li>`,
     item.attempts > 0 ? `<li>Failed attempts <b class="num">${item.attempts}</b></li>` : "",
@@ -72,9 +73,10 @@ ${targetsHtml(item, model.targets, now)}${error}${requestsHtml(item, now)}</div>
 </li>`;
 }
 
-function stateBadge(item: QueueItemView, now: number, scanning: readonly string[], checking: boolean): string {
+function stateBadge(item: QueueItemView, now: number, scanning: readonly string[], checking: boolean, anchor?: string): string {
   if (scanning.length > 0) return `<span class="badge info">scanning (${escapeHtml(scanning.join(", "))})</span>`;
   if (checking) return `<span class="badge info">checking files</span>`;
+  if (anchor !== undefined) return `<span class="badge warn">waiting for anchor ${escapeHtml(anchor)}</span>`;
   if (item.attempts > 0) return `<span class="badge warn">retrying</span>`;
   const at = Math.max(item.dueAt, item.nextAttemptAt ?? 0);
   if (at > now) return item.fileChecks > 0 && item.nextAttemptAt ? `<span class="badge muted">file not there yet</span>` : `<span class="badge muted">merging</span>`;

@@ -33,6 +33,8 @@ export interface Activity {
   readonly checking: readonly number[];
   /** Items being sent to a target now. */
   readonly scanning: readonly { readonly id: number; readonly target: string }[];
+  /** Items held because an anchor file (`SERVER_ANCHORS`) over their folder is missing. */
+  readonly held?: readonly { readonly id: number; readonly anchor: string }[];
 }
 
 /** One page of queue items with the number of items that match the query in all. */

@@ -118,4 +118,5 @@ footer.foot{margin-top:24px;color:var(--muted);font-size:.85rem}
 form.confirm{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:center;margin-top:12px}
 table.mappings th:nth-child(-n+2){width:30%}
 .wrapany,.wrapany dd{overflow-wrap:anywhere}.flash.err h3{color:var(--err);margin:0 0 4px}td.when{white-space:nowrap}
+.filters input,.filters select{height:44px}.filters button,.filters .btn{min-height:44px}
 `;

@@ -1,0 +1,112 @@
+import type { Clock } from "../core/clock.ts";
+import { TargetConfigError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { Target } from "../core/target.ts";
+import { createAvailabilityCheck } from "./availability.ts";
+import { createLibraryFolderCache } from "./library-folders.ts";
+import { createLibraryServerTarget } from "./library-server-target.ts";
+import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "./media-http.ts";
+import { parseEmbyLibraries } from "./media-wire-schemas.ts";
+import { embyUpdateTypeOf } from "./update-type.ts";
+
+/**
+ * An Emby server (integrations.md §4.2): `POST /Library/Media/Updated` with `UpdateType: "Created"` (`Deleted` when
+ * every request behind the folder was a delete), the `X-Emby-Token` header, libraries from
+ * `GET /Library/SelectableMediaFolders` (`SubFolders[].Path`), `GET /System/Info` as the availability probe.
+ *
+ * Emby servers (and the proxies in front of them) serve the API without the `/emby` prefix, with it, or both.
+ * Each call tries the form that worked last (without the prefix first); a 404 tries the other form once, and the
+ * form that answers is remembered for this server.
+ */
+export interface EmbyTargetOptions {
+  /** The target's name in logs and the queue: `emby`. */
+  readonly name: string;
+  /** `TARGETS.<name>.URL`, e.g. `http://emby:8096`, without `/emby` (it is found). */
+  readonly url: string;
+  /** `TARGETS.<name>.TOKEN`: an API key. Sent only in the `X-Emby-Token` header. */
+  readonly token: string;
+  /** `TARGETS.<name>.TIMEOUT` in ms (default 30 s). */
+  readonly timeoutMs?: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The setting named when the key is refused (default `TARGETS.<name>.TOKEN`). */
+  readonly tokenKey?: string;
+  /** The setting named when neither form of a route exists (default `TARGETS.<name>.URL`). */
+  readonly urlKey?: string;
+  /** Library list refresh (default 5 min) and refresh on a miss (at most every 10 s). */
+  readonly libraryRefreshMs?: number;
+  readonly libraryMissRefreshMs?: number;
+}
+
+type Prefix = "" | "/emby";
+
+export function createEmbyTarget(options: EmbyTargetOptions): Target {
+  const { name } = options;
+  const label = `Emby '${name}'`;
+  const authKey = options.tokenKey ?? `TARGETS.${name}.TOKEN`;
+  const urlKey = options.urlKey ?? `TARGETS.${name}.URL`;
+  const log = options.log.child({ component: "TARGET" });
+  const fields = { target: name };
+  const http = createMediaHttp({
+    url: options.url,
+    label,
+    authKey,
+    headers: { "X-Emby-Token": options.token },
+    secrets: [options.token],
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  let prefix: Prefix = "";
+
+  /** One call in the form that worked last; on 404, the other form once, remembered when it answers. */
+  async function call(method: "GET" | "POST", route: string, request: MediaRequest = {}): Promise<MediaResponse> {
+    const first = prefix;
+    try {
+      return await http.request(method, `${first}${route}`, request);
+    } catch (error) {
+      if (!(error instanceof MediaHttpError && error.status === 404)) throw error;
+    }
+    const other: Prefix = first === "" ? "/emby" : "";
+    try {
+      const answer = await http.request(method, `${other}${route}`, request);
+      if (prefix !== other) {
+        prefix = other;
+        log.info({ ...fields, prefix: other || "(none)" }, `${label} serves its API ${other ? "under /emby" : "without the /emby prefix"}; using that from now on`);
+      }
+      return answer;
+    } catch (error) {
+      if (error instanceof MediaHttpError && error.status === 404) {
+        throw new TargetConfigError(`${label} answered 404 to ${method} ${route} with and without /emby at ${http.shownUrl}: check ${urlKey}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  const libraries = createLibraryFolderCache({
+    clock: options.clock,
+    log,
+    fields,
+    ...(options.libraryRefreshMs === undefined ? {} : { refreshMs: options.libraryRefreshMs }),
+    ...(options.libraryMissRefreshMs === undefined ? {} : { missRefreshMs: options.libraryMissRefreshMs }),
+    load: async (signal) => {
+      const answer = await call("GET", "/Library/SelectableMediaFolders", signal ? { signal } : {});
+      return parseEmbyLibraries(answer.body, `${label}: GET /Library/SelectableMediaFolders`);
+    },
+  });
+  return createLibraryServerTarget({
+    name,
+    label,
+    libraries,
+    log,
+    updateType: embyUpdateTypeOf,
+    async send(folder, updateType, signal) {
+      await call("POST", "/Library/Media/Updated", { json: { Updates: [{ Path: folder, UpdateType: updateType }] }, signal });
+    },
+    isAvailable: createAvailabilityCheck({
+      label,
+      authKey,
+      log,
+      fields,
+      probe: async () => void (await call("GET", "/System/Info")),
+    }),
+  });
+}

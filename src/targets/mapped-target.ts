@@ -1,0 +1,24 @@
+import type { Target } from "../core/target.ts";
+import { createPathMapper, type PathMappings } from "../paths/mapping.ts";
+
+/**
+ * A target that sees the media under other paths than the primary Plex (`TARGETS.<name>.PATH_MAPPINGS`, the shape
+ * of `SERVER_PATH_MAPPINGS`: `{"<path as this target sees it>/": ["<path in the primary Plex's form>/", …]}`, longest
+ * whole segment first). The folder and the requested files are put in the target's form before it gets them; a path
+ * no mapping matches is passed as it is.
+ */
+export function withPathMappings(target: Target, mappings: PathMappings): Target {
+  if (Object.keys(mappings).length === 0) return target;
+  const mapper = createPathMapper({ mappings });
+  const toTarget = (path: string): string => mapper.toServer(path).path;
+  return {
+    name: target.name,
+    scan: (folder, context) =>
+      target.scan(toTarget(folder), {
+        ...context,
+        files: context.files.map(toTarget),
+        sources: context.sources.map((source) => ({ ...source, path: toTarget(source.path) })),
+      }),
+    isAvailable: () => target.isAvailable(),
+  };
+}

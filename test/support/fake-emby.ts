@@ -1,0 +1,125 @@
+import { parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
+
+/**
+ * A fake Emby server on 127.0.0.1, faithful to the points of ../shared/reference/integrations.md §4.2:
+ * - auth: the `X-Emby-Token` header, the `api_key` query, or `X-Emby-Authorization`/`Authorization` with the
+ *   `Emby … Token="…"` scheme; a bad or missing key → 401 with Emby's text;
+ * - routes with and without the `/emby` prefix, or only one form (`prefix`), as servers behind different proxies
+ *   do; the other form answers 404;
+ * - `POST /Library/Media/Updated` (`Updates[]` of `{Path, UpdateType}`) → 204 (or 200, `updateStatus`), recorded;
+ *   `GET /Library/SelectableMediaFolders` (`[{Name, Id, Guid, SubFolders: [{Name, Id, Path}]}]`),
+ *   `GET /Library/VirtualFolders`, `GET /System/Info` (auth), `GET /System/Info/Public`, `POST /Library/Refresh`;
+ * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N).
+ */
+export interface FakeEmbyLibrary {
+  readonly name: string;
+  readonly locations: readonly string[];
+}
+
+export interface EmbyUpdate {
+  readonly path: string;
+  readonly updateType: string | undefined;
+  /** The request path it came on (`/Library/Media/Updated` or `/emby/Library/Media/Updated`). */
+  readonly route: string;
+}
+
+export interface FakeEmbyOptions {
+  readonly key?: string;
+  /** Which forms of every route exist (default `"both"`). */
+  readonly prefix?: "both" | "emby-only" | "none-only";
+  /** The answer to a taken update (default 204). */
+  readonly updateStatus?: 200 | 204;
+  readonly libraries?: readonly FakeEmbyLibrary[];
+}
+
+export interface FakeEmby extends FakeHttpServer {
+  readonly key: string;
+  readonly updates: EmbyUpdate[];
+  setLibraries(libraries: readonly FakeEmbyLibrary[]): void;
+}
+
+export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<FakeEmby> {
+  const key = options.key ?? "fedcba9876543210fedcba9876543210";
+  const prefix = options.prefix ?? "both";
+  const updateStatus = options.updateStatus ?? 204;
+  let libraries = [...(options.libraries ?? [])];
+  const updates: EmbyUpdate[] = [];
+
+  function tokenOf(req: RecordedHttpRequest): string | undefined {
+    const header = headerOf(req, "x-emby-token");
+    if (header) return header;
+    const query = req.query.get("api_key") ?? req.query.get("X-Emby-Token");
+    if (query) return query;
+    const auth = headerOf(req, "x-emby-authorization") ?? headerOf(req, "authorization");
+    const match = auth ? /^(?:Emby|MediaBrowser)\s+(.*)$/i.exec(auth) : null;
+    return match ? parseAuthParams(match[1] ?? "").get("token") : undefined;
+  }
+
+  /** The route without the prefix, or `undefined` when this server does not serve the form it came in. */
+  function routeOf(path: string): string | undefined {
+    const lower = path.toLowerCase().replace(/\/+$/, "");
+    const prefixed = lower === "/emby" || lower.startsWith("/emby/");
+    if (prefixed && prefix === "none-only") return undefined;
+    if (!prefixed && prefix === "emby-only") return undefined;
+    return prefixed ? lower.slice("/emby".length) : lower;
+  }
+
+  function route(req: RecordedHttpRequest): HttpReply {
+    const path = routeOf(req.path);
+    if (path === undefined) return { status: 404, text: "Not found" };
+    if (req.method === "GET" && path === "/system/info/public") return { status: 200, json: publicInfo() };
+    if (tokenOf(req) !== key) return { status: 401, text: "Access token is invalid or expired." };
+    if (req.method === "GET" && path === "/system/info") return { status: 200, json: { ...publicInfo(), OperatingSystem: "Linux" } };
+    if (req.method === "GET" && path === "/library/selectablemediafolders") return { status: 200, json: libraries.map(selectable) };
+    if (req.method === "GET" && path === "/library/virtualfolders") {
+      return { status: 200, json: libraries.map((l, i) => ({ Name: l.name, Locations: [...l.locations], ItemId: String(i + 3) })) };
+    }
+    if (req.method === "POST" && path === "/library/refresh") return { status: 204 };
+    if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req);
+    return { status: 404, text: "Not found" };
+  }
+
+  function mediaUpdated(req: RecordedHttpRequest): HttpReply {
+    let body: unknown;
+    try {
+      body = JSON.parse(req.body);
+    } catch {
+      return { status: 400, text: "Invalid JSON" };
+    }
+    const list = field(body, "Updates");
+    if (!Array.isArray(list)) return { status: 400, text: "Updates is required" };
+    for (const item of list) {
+      const path = field(item, "Path");
+      if (typeof path !== "string" || path.length === 0) return { status: 400, text: "Value cannot be null. (Parameter 'path')" };
+      const updateType = field(item, "UpdateType");
+      updates.push({ path, updateType: typeof updateType === "string" ? updateType : undefined, route: req.path });
+    }
+    return updateStatus === 200 ? { status: 200, text: "" } : { status: 204 };
+  }
+
+  const server = await startFakeHttpServer(route);
+  return { ...server, key, updates, setLibraries: (next) => void (libraries = [...next]) };
+}
+
+function headerOf(req: RecordedHttpRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function field(object: unknown, name: string): unknown {
+  if (typeof object !== "object" || object === null) return undefined;
+  return Object.entries(object).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+}
+
+function publicInfo() {
+  return { LocalAddress: "http://127.0.0.1:8096", ServerName: "fake-emby", Version: "4.9.1.80", Id: "0badc0de0badc0de0badc0de0badc0de" };
+}
+
+function selectable(library: FakeEmbyLibrary, index: number) {
+  return {
+    Name: library.name,
+    Id: String(index * 10 + 3),
+    Guid: `00000000-0000-0000-0000-${String(index).padStart(12, "0")}`,
+    SubFolders: library.locations.map((path, i) => ({ Name: path.split("/").pop() ?? path, Id: String(index * 10 + 4 + i), Path: path })),
+  };
+}
