@@ -23,6 +23,10 @@ export interface ConsoleService {
   /** Creates a file under the media folder (a path relative to it, e.g. `TV/Show/Season 01/x.mkv`). */
   addFile(relative: string): Promise<void>;
   webhook(label: string, body: unknown): Promise<Response>;
+  /** SIGKILL: the process dies at once, mid-write or mid-scan, as on a power cut. */
+  kill(): Promise<void>;
+  /** Starts the service again on the same config and data (after `kill`). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -61,21 +65,30 @@ export async function startConsoleService(extra: Record<string, unknown> = {}, o
     ...extra,
   };
   await writeFile(join(dir, "config.json"), JSON.stringify(config, null, 2));
-  const child = startCli(["server", "--config", join(dir, "config.json"), "--logfile", "none"], {
-    timeoutMs: 300_000,
-    env: { AUTOSCAN_DATA_DIR: join(dir, "data") },
-  });
   const url = `http://127.0.0.1:${port}`;
+  const launch = async (): Promise<RunningCli> => {
+    const started = startCli(["server", "--config", join(dir, "config.json"), "--logfile", "none"], {
+      timeoutMs: 300_000,
+      env: { AUTOSCAN_DATA_DIR: join(dir, "data") },
+    });
+    try {
+      await within(
+        (async () => {
+          while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await new Promise((resolve) => setTimeout(resolve, 100));
+        })(),
+        30_000,
+        `server health (stderr: ${started.stderr()})`,
+      );
+    } catch (error) {
+      started.process.kill("SIGKILL");
+      throw error;
+    }
+    return started;
+  };
+  let child: RunningCli;
   try {
-    await within(
-      (async () => {
-        while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await new Promise((resolve) => setTimeout(resolve, 100));
-      })(),
-      30_000,
-      `server health (stderr: ${child.stderr()})`,
-    );
+    child = await launch();
   } catch (error) {
-    child.process.kill("SIGKILL");
     await plex.close();
     throw error;
   }
@@ -85,7 +98,9 @@ export async function startConsoleService(extra: Record<string, unknown> = {}, o
     plex,
     url,
     base: `${url}/${CONSOLE_PASS}`,
-    child,
+    get child() {
+      return child;
+    },
     async addFile(relative) {
       const path = join(media, relative);
       await mkdir(join(path, ".."), { recursive: true });
@@ -93,6 +108,13 @@ export async function startConsoleService(extra: Record<string, unknown> = {}, o
     },
     webhook: (label, body) =>
       fetch(`${url}/${CONSOLE_PASS}/${label}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+    async kill() {
+      child.process.kill("SIGKILL");
+      await child.exited;
+    },
+    async restart() {
+      child = await launch();
+    },
     async stop() {
       child.process.kill("SIGTERM");
       await Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
