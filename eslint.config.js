@@ -1,10 +1,11 @@
 // Lint rules, including the architecture's dependency rule (docs: ../shared/design/ARCHITECTURE.md):
 // core imports nothing; config, paths, logging, docker import only core; intake/queue/plex/drive/rclone import core
-// and paths (plex may import docker); targets (Jellyfin, Emby, relays) import core and paths; web imports core and
+// and paths (plex may import docker); targets (Jellyfin, Emby, relays) import core and paths; backfill imports core,
+// paths and intake (a history record becomes its webhook's requests); web imports core and
 // intake; only cli wires everything together.
 import tseslint from "typescript-eslint";
 
-const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "targets", "docker", "drive", "rclone", "web", "cli"];
+const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "targets", "backfill", "docker", "drive", "rclone", "web", "cli"];
 const allowed = {
   core: [],
   config: ["core"],
@@ -15,6 +16,7 @@ const allowed = {
   queue: ["core", "paths"],
   plex: ["core", "paths", "docker"],
   targets: ["core", "paths"],
+  backfill: ["core", "paths", "intake"],
   drive: ["core", "paths"],
   rclone: ["core", "paths"],
   web: ["core", "intake", "paths"],

@@ -57,6 +57,7 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
       config.SERVER_AUTH_PASSWORD,
       config.CLOUD.CLIENT_SECRET,
       ...Object.values(config.TARGETS).flatMap((target) => [target.TOKEN, target.PASSWORD]),
+      ...Object.values(config.ARR).map((app) => app.API_KEY),
     ],
   });
   const log = logs.log.child({ component: "AUTOSCAN" });

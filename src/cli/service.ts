@@ -16,6 +16,8 @@ import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
 import { createTargetsFromConfig } from "./wiring/targets.ts";
+import { backfillAdmin, createBackfillFromConfig } from "./wiring/backfill.ts";
+import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
@@ -23,6 +25,7 @@ import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProb
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
+import type { BackfillAdmin } from "../web/options.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -85,6 +88,18 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
         metrics,
       })
     : undefined;
+  // ARR: the *arr apps' history, read back at start and every SERVER_BACKFILL_INTERVAL for what no webhook brought.
+  const backfill = await createBackfillFromConfig({
+    config,
+    dataDir: settings.dataDir,
+    sink: queue.enqueue,
+    isCovered: (request, since) => queue.isCovered(request, since),
+    mapper,
+    clock,
+    log,
+    ...(metrics ? { metrics } : {}),
+  });
+  const admin = backfill ? backfillAdmin(backfill, Object.keys(config.ARR).filter((name) => config.ARR[name]?.BACKFILL)) : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
   // The console: live changes, what the dispatcher works on, and the open event streams' end at stop.
@@ -93,10 +108,11 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     changes: { subscribe: (listener) => queue.onChange(listener) },
     activity: () => state.dispatcher?.activity() ?? { checking: [], scanning: [] },
     targets: () => targets.map((target) => target.name),
+    ...(backfill ? { backfill: () => backfill.status() } : {}),
     ...(drive ? { drive: () => drive.status() } : {}),
     closing: closing.signal,
   };
-  const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources }).catch(async (error: unknown) => {
+  const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     others.close();
@@ -106,6 +122,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors);
   state.dispatcher = dispatcher;
   state.ready = true;
+  backfill?.start();
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
   let current = config;
@@ -121,13 +138,13 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, announce: false };
+      const parts = { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, backfill: admin, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
     stop: async (budgetMs) => {
       closing.abort();
-      await stopAll({ web, dispatcher, drive, queue, plex, memory, budgetMs, runtime, rejections });
+      await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections });
       others.close();
       anchorWatch.stop();
     },
@@ -143,6 +160,7 @@ interface WebParts {
   readonly rejections: RejectionLog;
   readonly metrics: ServiceMetrics | undefined;
   readonly console: ConsoleSources;
+  readonly backfill: BackfillAdmin | undefined;
   /** False for the app a reload builds: the start-up lines are not repeated. */
   readonly announce?: boolean;
 }
@@ -191,6 +209,7 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
     rejections: parts.rejections,
     metrics: parts.metrics,
     // The preview and the Libraries page read the config this app is built from (a reload builds them again).
+    ...(parts.backfill ? { backfill: parts.backfill } : {}),
     console: {
       ...parts.console,
       ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.plex.plex.sections, stat: sharedDiskProbe(log).stat }),
@@ -236,6 +255,7 @@ function startDispatcher(
 }
 
 interface Parts {
+  readonly backfill: Backfill | undefined;
   readonly web: WebServer;
   readonly dispatcher: Dispatcher;
   readonly drive: DriveMonitor | undefined;
@@ -252,7 +272,7 @@ async function stopAll(parts: Parts): Promise<void> {
   const started = Date.now();
   const left = (): number => Math.max(0, parts.budgetMs - (Date.now() - started));
   parts.memory.stop();
-  await Promise.all([parts.web.close(), parts.drive?.stop()]);
+  await Promise.all([parts.web.close(), parts.drive?.stop(), parts.backfill?.stop()]);
   const result = await parts.dispatcher.stop({ timeoutMs: Math.max(0, left() - 500) });
   if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
   await parts.queue.close();

@@ -13,7 +13,7 @@ export interface EnvOverride {
   readonly notes: string[];
 }
 
-const SECRET_KEYS = new Set(["PLEX_TOKEN", "SERVER_PASS", "SERVER_AUTH_PASSWORD", "CLOUD", "GOOGLE"]);
+const SECRET_KEYS = new Set(["PLEX_TOKEN", "SERVER_PASS", "SERVER_AUTH_PASSWORD", "CLOUD", "GOOGLE", "TARGETS", "ARR"]);
 
 export function applyEnvOverrides(
   input: Record<string, unknown>,

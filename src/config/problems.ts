@@ -19,7 +19,7 @@ export interface IssueContext {
 /** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
 const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET"]);
 /** A target's TOKEN and PASSWORD (`TARGETS.<name>.TOKEN`). */
-const SECRET_TARGET_KEY = /^TARGETS\.[^.]+\.(TOKEN|PASSWORD)$/;
+const SECRET_TARGET_KEY = /^(TARGETS\.[^.]+\.(TOKEN|PASSWORD)|ARR\.[^.]+\.API_KEY)$/;
 const isSecretPath = (path: string): boolean => SECRET_PATHS.has(path) || SECRET_TARGET_KEY.test(path);
 
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context: IssueContext): string[] {

@@ -60,6 +60,32 @@ const TOKEN_WORDS: Readonly<Record<string, string>> = {
   emby: "an Emby API key: Settings → Advanced → API Keys",
 };
 
+/** An *arr app's name in `ARR`: also the label of its webhook URL (`/<SERVER_PASS>/<name>`). */
+export const ARR_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$/;
+
+const ARR_TYPES = ["sonarr", "radarr", "lidarr", "readarr"] as const;
+
+/** new: one *arr app (`ARR`), read back by the backfill. */
+const ArrSchema = v.strictObject({
+  TYPE: v.pipe(
+    v.string(`expected one of ${ARR_TYPES.map((t) => `"${t}"`).join(", ")}`),
+    v.transform((s) => s.toLowerCase()),
+    v.picklist(ARR_TYPES, `expected one of ${ARR_TYPES.map((t) => `"${t}"`).join(", ")}`),
+  ),
+  URL: v.pipe(
+    v.string("expected a URL string"),
+    v.url("expected a URL such as http://sonarr:8989"),
+    v.regex(/^https?:\/\//i, "expected an http:// or https:// URL, such as http://sonarr:8989"),
+  ),
+  API_KEY: v.pipe(
+    v.string("expected a string (the app's API key: Settings → General → Security)"),
+    v.minLength(1, "expected the app's API key (Settings → General → Security)"),
+  ),
+  BACKFILL: bool(true),
+  /** Seconds before a call to the app gives up. */
+  TIMEOUT: int(30, 1, 3600),
+});
+
 /** new: one further scan target (`TARGETS`). */
 const TargetSchema = v.pipe(
   v.strictObject({
@@ -198,6 +224,20 @@ export const ConfigSchema = v.strictObject({
     ),
     {},
   ),
+  /** new: the *arr apps by name (also their webhook label), read back for the imports autoscan missed. */
+  ARR: v.optional(
+    v.record(
+      v.pipe(
+        v.string(),
+        v.regex(ARR_NAME, 'expected an app name of letters, digits, space, ".", "_" or "-" (at most 40), e.g. "sonarr"'),
+      ),
+      ArrSchema,
+      'expected an object of name → app, e.g. {"sonarr": {"TYPE": "sonarr", "URL": "http://sonarr:8989", "API_KEY": "…"}}',
+    ),
+    {},
+  ),
+  /** new: seconds between two reads of the *arr apps' history (and one at start). */
+  SERVER_BACKFILL_INTERVAL: int(900, 60, 86_400),
   /** new: anchor files on autoscan's disk; each guards the folder it lies in, and everything below it. */
   SERVER_ANCHORS: v.optional(
     v.array(
@@ -215,3 +255,4 @@ export type RawConfig = v.InferInput<typeof ConfigSchema>;
 export type Config = v.InferOutput<typeof ConfigSchema>;
 export type CloudConfig = Config["CLOUD"];
 export type TargetConfig = Config["TARGETS"][string];
+export type ArrConfig = Config["ARR"][string];

@@ -18,7 +18,7 @@ export interface UpgradeResult {
 }
 
 type Raw = Record<string, unknown>;
-const OPT_IN: ReadonlySet<string> = new Set(["TARGETS", "SERVER_ANCHORS"]);
+const OPT_IN: ReadonlySet<string> = new Set(["TARGETS", "SERVER_ANCHORS", "ARR", "SERVER_BACKFILL_INTERVAL"]);
 const isObject = (value: unknown): value is Raw => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**

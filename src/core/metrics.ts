@@ -46,7 +46,12 @@ export interface StoreMetrics {
 export type ScanResult = "scanned" | "skipped" | "failed" | "unavailable";
 export type FileCheckResult = "found" | "waiting" | "not_found";
 
-export type Metrics = RequestMetrics & DispatchMetrics & TargetCallMetrics & DriveMetrics & StoreMetrics;
+export interface BackfillMetrics {
+  /** One read of an *arr app's history: `ok`, or why not (`down`, `auth`, `api`, `other`), and the requests it queued. */
+  backfillRead(app: string, result: "ok" | "down" | "auth" | "api" | "other", queued: number): void;
+}
+
+export type Metrics = RequestMetrics & DispatchMetrics & TargetCallMetrics & DriveMetrics & StoreMetrics & BackfillMetrics;
 
 /** The scrape: the text Prometheus reads, with its content type (`GET /<SERVER_PASS>/metrics`). */
 export interface MetricsExposition {

@@ -11,6 +11,7 @@ import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./queue-a
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { createQueueWork } from "./queue-work.ts";
+import { isCovered } from "./coverage.ts";
 import { createQueueSink } from "./queue-sink.ts";
 import { openQueueStore, type QueueStore, type StoreHealth } from "./store/queue-store.ts";
 import { dirname } from "node:path";
@@ -65,6 +66,8 @@ export interface ScanQueue extends DispatchQueue {
   retry(id: number): Promise<boolean>;
   /** Deletes a pending or finished folder. False when there is no such item. */
   remove(id: number): Promise<boolean>;
+  /** Whether a request for the same folder arrived at or after `since` (see `coverage.ts`); from memory. */
+  isCovered(request: ScanRequest, since: number): boolean;
   /** Retries every failed folder; resolves with how many. */
   retryFailed(): Promise<number>;
   /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action);
@@ -182,6 +185,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     listHistory: (query = {}) => listHistoryItems(store.rows, query),
     historyCount: (query = {}) => countHistory(store.rows, query),
     sources: () => listSources(store.rows),
+    isCovered: (request, since) => isCovered(store.rows, request, since),
     countByState: () => countByState(store.rows),
     getItem: (id) => findItem(store.rows, id),
     async retry(id) {

@@ -41,6 +41,34 @@ export interface WebOptions {
   readonly rejections?: RejectionLog;
   /** What the console pages show beyond the queue (live changes, activity, preview, libraries, Drive). */
   readonly console?: ConsoleSources;
+  /** `ARR`: the backfill from the *arr apps' history (`cmd=backfill`); absent when no app is configured. */
+  readonly backfill?: BackfillAdmin;
+}
+
+/** The backfill as the API runs it for `autoscan backfill`: one read now, told as it goes. */
+export interface BackfillAdmin {
+  readonly apps: readonly string[];
+  run(options: BackfillRunOptions, report: (event: BackfillEvent) => void, signal: AbortSignal): Promise<readonly BackfillAppResult[]>;
+}
+
+export interface BackfillRunOptions {
+  /** ms since the epoch. */
+  readonly since?: number;
+  readonly app?: string;
+  readonly dryRun: boolean;
+}
+
+export type BackfillEvent =
+  | { readonly kind: "progress"; readonly app: string; readonly pages: number; readonly records: number; readonly queued: number; readonly covered: number }
+  | { readonly kind: "request"; readonly app: string; readonly path: string; readonly event: string; readonly date: string };
+
+export interface BackfillAppResult {
+  readonly app: string;
+  readonly ok: boolean;
+  readonly records: number;
+  readonly queued: number;
+  readonly covered: number;
+  readonly error?: string;
 }
 
 type Awaitable<T> = T | Promise<T>;

@@ -9,6 +9,7 @@ import { serverCommand } from "./server.ts";
 import { authorizeCommand } from "./authorize.ts";
 import { rcloneCheckCommand } from "./rclone-check.ts";
 import { doctorCommand } from "./doctor.ts";
+import { backfillCommand } from "./backfill.ts";
 
 /** The command table: one line per command (later issues add sections, scan, authorize, rclone check …). */
 export const COMMANDS: readonly Command[] = [
@@ -22,4 +23,5 @@ export const COMMANDS: readonly Command[] = [
   authorizeCommand,
   rcloneCheckCommand,
   doctorCommand,
+  backfillCommand,
 ];

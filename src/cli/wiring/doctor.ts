@@ -4,6 +4,7 @@ import type { Config } from "../../config/schema.ts";
 import type { Settings } from "../../config/settings.ts";
 import { ConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
+import { anchorsFamily } from "../../ops/doctor/anchors.ts";
 import { skip, type CheckResult } from "../../ops/doctor/check.ts";
 import { configFamily, type ConfigOutcome } from "../../ops/doctor/config-checks.ts";
 import { dataDirFamily } from "../../ops/doctor/data-dir.ts";
@@ -13,12 +14,14 @@ import { plexFamily } from "../../ops/doctor/plex.ts";
 import { portFamily } from "../../ops/doctor/port.ts";
 import { runChecks, type CheckFamily, type DoctorReport } from "../../ops/doctor/run-checks.ts";
 import { scannerFamily } from "../../ops/doctor/scanner.ts";
+import { targetsFamily } from "../../ops/doctor/targets.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { createPlexClient } from "../../plex/client.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";
 import { isInContainer } from "../in-container.ts";
 import { driveProbe, rcProbe } from "./doctor-drive.ts";
+import { targetProbes } from "./doctor-targets.ts";
 import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
 
 /**
@@ -27,7 +30,8 @@ import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
  * the server would. `autoscan doctor` runs them all; the server runs them at start (`runStartupChecks`) and logs
  * each warning or error once.
  *
- * A further scan target (TARGETS) adds its family in `buildFamilies`, after Plex's.
+ * The further scan targets (TARGETS) are one family after Plex's (doctor-targets.ts builds their probes), and
+ * SERVER_ANCHORS one more (doctor only: at start the anchor watch reports them itself).
  */
 export interface DoctorInput {
   readonly settings: Settings;
@@ -94,7 +98,7 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   if (!config) {
     families.push({
       name: "rest",
-      run: async () => [skip("rest", "Other checks", "Skipped until the config is valid (Plex, mappings, scanner, Drive, port).")],
+      run: async () => [skip("rest", "Other checks", "Skipped until the config is valid (Plex, mappings, targets, anchors, scanner, Drive, port).")],
     });
     return families;
   }
@@ -123,7 +127,14 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
       timeoutSeconds: Math.round(diskTimeoutMs / 100) / 10,
     }),
   );
-  // Further targets (TARGETS) go here: one family each.
+  // TARGETS after Plex: their mapping checks read Plex's library folders (the primary form).
+  if (Object.keys(config.TARGETS).length > 0) {
+    families.push(targetsFamily({ targets: targetProbes(config), inContainer: input.inContainer ?? isInContainer() }));
+  }
+  // At start the anchor watch itself says which anchors are missing (src/paths/anchors.ts).
+  if (config.SERVER_ANCHORS.length > 0 && !startup) {
+    families.push(anchorsFamily({ anchors: config.SERVER_ANCHORS, stat, timeoutSeconds: Math.round(diskTimeoutMs / 100) / 10 }));
+  }
   // The Docker client (dockerode) is loaded only for the scanner mode, as the service itself does.
   if (scannerMode) families.push(scannerFamily((await import("./doctor-scanner.ts")).scannerProbe(config, settings)));
   if (config.CLOUD.ENABLED) families.push(driveFamily(await driveProbe(input, config, startup)));

@@ -6,7 +6,7 @@ import { createPathMapper, type PathMapper } from "../../paths/mapping.ts";
 import type { ScanQueue } from "../../queue/scan-queue.ts";
 import type { RejectionLog } from "../../web/rejections.ts";
 import type { ConsoleSources } from "../../web/console/sources.ts";
-import type { DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
+import type { BackfillAdmin, DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
 
 /**
  * Config → the web app's options. The capabilities (the sink, the queue and Drive ports, the health view) come from
@@ -29,6 +29,8 @@ export interface WebWiringInput {
   readonly metrics?: RequestMetrics & MetricsExposition;
   /** What the console shows beyond the queue. */
   readonly console?: ConsoleSources;
+  /** `ARR`: the backfill for `cmd=backfill`. */
+  readonly backfill?: BackfillAdmin;
 }
 
 export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
@@ -56,6 +58,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     ...(input.rejections ? { rejections: input.rejections } : {}),
     ...(input.metrics ? { metrics: input.metrics } : {}),
     ...(input.console ? { console: input.console } : {}),
+    ...(input.backfill ? { backfill: input.backfill } : {}),
   };
 }
 

@@ -107,6 +107,19 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     registers,
   });
 
+  const backfillReads = new Counter({
+    name: "autoscan_backfill_reads_total",
+    help: "Reads of an *arr app's history (ARR) by app and result: ok, down, auth (key refused), api (not understood), other.",
+    labelNames: ["app", "result"] as const,
+    registers,
+  });
+  const backfillQueued = new Counter({
+    name: "autoscan_backfill_requests_total",
+    help: "Scan requests the backfill queued (history records no webhook brought), by app.",
+    labelNames: ["app"] as const,
+    registers,
+  });
+
   return {
     registry,
     contentType: registry.contentType,
@@ -140,6 +153,11 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     storeWrite(seconds, ok) {
       if (ok) writes.observe(seconds);
       else writeFailures.inc();
+    },
+    backfillRead(app, result, queued) {
+      // App names come from the config's ARR section: a fixed set.
+      backfillReads.inc({ app: nameLabel(app), result });
+      if (queued > 0) backfillQueued.inc({ app: nameLabel(app) }, queued);
     },
   };
 }

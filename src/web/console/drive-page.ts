@@ -1,7 +1,7 @@
 import { notFound, type Handler } from "../responses.ts";
 import { escapeHtml } from "../views/escape.ts";
 import { consoleHtml, type ConsoleDeps } from "./console-deps.ts";
-import { duration, plural, timeTag } from "./format.ts";
+import { duration, plural, timeTag, messageHtml } from "./format.ts";
 import { renderConsolePage, type ConsoleShell } from "./layout.ts";
 import type { DriveStatus } from "./sources.ts";
 
@@ -99,7 +99,7 @@ ${kv}
 
 /** A problem box: what went wrong, in the words of the error (it names the fix where one is known). */
 function problem(title: string, message: string): string {
-  return `<section class="flash err wrapany" role="alert"><h3>${escapeHtml(title)}</h3><p>${escapeHtml(message)}</p></section>`;
+  return `<section class="flash err wrapany" role="alert"><h3>${escapeHtml(title)}</h3><p>${messageHtml(message)}</p></section>`;
 }
 
 function tokenText(expiresAt: number | undefined, now: number): string {
@@ -116,6 +116,10 @@ function drivesText(drives: readonly string[]): string {
 function lastPollText(status: DriveStatus, now: number): string {
   const poll = status.lastPoll;
   if (!poll) return `<span class="muted">none yet</span>`;
+  // Stopped before any poll went through (credentials refused at start): the box above says why.
+  if (!poll.ok && status.state === "failed" && status.today.changes === 0 && status.lastScanQueuedAt === undefined) {
+    return `<span class="muted">none went through</span>`;
+  }
   const badge = poll.ok ? `<span class="badge ok">ok</span>` : `<span class="badge err">failed</span>`;
   // A failed poll's detail is the error, shown above and in the list below.
   const detail = poll.ok && poll.detail ? `: ${escapeHtml(poll.detail)}` : "";
@@ -128,7 +132,9 @@ function errorsPanel(status: DriveStatus, now: number): string {
     return `<section class="panel" aria-labelledby="drive-errors">${title}<p class="empty">No errors since autoscan started.</p></section>`;
   }
   const rows = status.errors
-    .map((error) => `<tr><td data-label="When" class="when">${timeTag(error.at, now)}</td><td data-label="Error" class="wrapany">${escapeHtml(error.message)}</td></tr>`)
+    // The reason monitoring stopped is in the box above; the list keeps the others.
+    .filter((error) => !(status.state === "failed" && error.message === status.reason))
+    .map((error) => `<tr><td data-label="When" class="when">${timeTag(error.at, now)}</td><td data-label="Error" class="wrapany">${messageHtml(error.message)}</td></tr>`)
     .join("\n");
   const which = status.errors.length === 1 ? "The last error; the log has it in full." : `The last ${plural(status.errors.length, "error")}, newest first; the log has each in full.`;
   return `<section class="panel" aria-labelledby="drive-errors">${title}

@@ -40,6 +40,11 @@ export function pathHtml(path: string, className = "path"): string {
   return `<span class="${className}" dir="ltr">${escapeHtml(path)}</span>`;
 }
 
+/** A message as HTML: escaped, with `backticked` commands and keys shown as code. */
+export function messageHtml(text: string): string {
+  return escapeHtml(text).replace(/`([^`<>]{1,200})`/g, "<code>$1</code>");
+}
+
 /** "1 folder" / "3 folders". */
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;

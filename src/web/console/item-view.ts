@@ -50,11 +50,16 @@ export type ItemAction = "scan" | "retry" | "delete";
 
 const ACTION_LABELS: Readonly<Record<ItemAction, string>> = { scan: "Scan now", retry: "Retry", delete: "Delete" };
 
+/** What the button says: a finished folder is scanned again; a failed one is retried. */
+function actionLabel(item: QueueItemView, action: ItemAction): string {
+  return action === "retry" && item.state === "done" ? "Scan again" : ACTION_LABELS[action];
+}
+
 /** One action as a form: POST `/<pass>/items/<id>/<action>`, back to `back` when answered without the script. */
 export function actionForm(shell: ConsoleShell, item: QueueItemView, action: ItemAction, back: string): string {
   const confirm = action === "delete" ? ` data-confirm="${escapeHtml(`Delete ${item.folder} from the ${item.state === "pending" ? "queue" : "history"}?`)}"` : "";
   const style = action === "delete" ? "danger" : action === "scan" ? "primary" : "";
   return `<form class="inline" method="post" action="${escapeHtml(`${shell.base}/items/${item.id}/${action}`)}" data-action${confirm}>
 ${csrfField(shell)}<input type="hidden" name="back" value="${escapeHtml(back)}">
-<button type="submit" class="${style}" data-focus="${action}" aria-label="${escapeHtml(`${ACTION_LABELS[action]}: ${item.folder}`)}">${ACTION_LABELS[action]}</button></form>`;
+<button type="submit" class="${style}" data-focus="${action}" aria-label="${escapeHtml(`${actionLabel(item, action)}: ${item.folder}`)}">${actionLabel(item, action)}</button></form>`;
 }

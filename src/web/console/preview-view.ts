@@ -43,7 +43,7 @@ ${renderPreviewFacts(preview)}
 function matchedForm(preview: PathPreview): string {
   if (preview.matchedForm !== undefined) return pathHtml(preview.matchedForm);
   if (preview.mapped) return '<span class="muted">none needed: already in the server\'s form</span>';
-  return '<span class="badge muted">none</span> <span class="muted small">no <code>SERVER_PATH_MAPPINGS</code> form matches</span>';
+  return '<span class="badge muted">none</span>';
 }
 
 function libraries(preview: PathPreview): string {

@@ -58,9 +58,9 @@ function itemHtml(model: QueuePageModel, item: QueueItemView): string {
   const facts = [
     `<li>${stateBadge(item, now, scanning, checking, anchor)}</li>`,
     dueFact(item, now),
-    `<li>File checks <b class="num">${item.fileChecks}</b></li>`,
+    item.fileChecks > 0 ? `<li>File checks <b class="num">${item.fileChecks}</b></li>` : "",
     item.attempts > 0 ? `<li>Failed attempts <b class="num">${item.attempts}</b></li>` : "",
-    `<li>Priority <b class="num">${item.priority}</b></li>`,
+    item.priority !== 0 ? `<li>Priority <b class="num">${item.priority}</b></li>` : "",
     `<li>First request ${timeTag(item.firstRequestAt, now)}</li>`,
   ].join("");
   const scanFolder = item.scanFolder && item.scanFolder !== item.folder ? `<p class="small muted">Scans ${pathHtml(item.scanFolder)}</p>` : "";
@@ -79,7 +79,7 @@ function stateBadge(item: QueueItemView, now: number, scanning: readonly string[
   if (anchor !== undefined) return `<span class="badge warn">waiting for anchor ${escapeHtml(anchor)}</span>`;
   if (item.attempts > 0) return `<span class="badge warn">retrying</span>`;
   const at = Math.max(item.dueAt, item.nextAttemptAt ?? 0);
-  if (at > now) return item.fileChecks > 0 && item.nextAttemptAt ? `<span class="badge muted">file not there yet</span>` : `<span class="badge muted">merging</span>`;
+  if (at > now) return item.fileChecks > 0 && item.nextAttemptAt ? `<span class="badge muted">file not there yet</span>` : `<span class="badge muted">waiting</span>`;
   return `<span class="badge info">due</span>`;
 }
 

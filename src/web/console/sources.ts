@@ -19,6 +19,8 @@ export interface ConsoleSources {
   readonly libraries?: (signal?: AbortSignal) => Promise<LibrariesReport>;
   /** Google Drive monitoring's state, when `CLOUD.ENABLED`. */
   readonly drive?: () => DriveStatus;
+  /** `ARR`: each app's backfill state (the Queue page shows it). */
+  readonly backfill?: () => readonly BackfillAppStatus[];
   /** Aborted when the service stops: open event streams end, so the web server can close. */
   readonly closing?: AbortSignal;
 }
@@ -94,4 +96,12 @@ export interface DriveStatus {
   readonly drives: readonly string[];
   /** Newest first. */
   readonly errors: readonly { readonly at: number; readonly message: string }[];
+}
+
+export interface BackfillAppStatus {
+  readonly name: string;
+  readonly state: "waiting" | "ok" | "down" | "auth" | "api" | "other";
+  readonly lastRead?: { readonly at: number; readonly records: number; readonly queued: number; readonly covered: number };
+  readonly problem?: { readonly since: number; readonly message: string };
+  readonly cursor?: { readonly date: number; readonly id: number };
 }

@@ -68,7 +68,7 @@ summary{cursor:pointer;color:var(--link);font-size:.875rem;width:max-content;max
 .badge.ok{color:var(--ok);background:var(--ok-bg)}.badge.err{color:var(--err);background:var(--err-bg)}
 .badge.warn{color:var(--warn);background:var(--warn-bg)}.badge.info{color:var(--info);background:var(--info-bg)}
 .badge.muted{color:var(--muted);background:transparent}
-.reason{margin:6px 0 0;padding:8px 10px;border-radius:8px;background:var(--err-bg);color:var(--text);font-size:.875rem;border:1px solid var(--line)}
+.reason{margin:6px 0 0;padding:8px 10px;border-radius:8px;background:var(--err-bg);color:var(--text);font-size:.875rem;border:1px solid var(--err)}
 .btn,button{display:inline-flex;align-items:center;justify-content:center;font:inherit;font-weight:700;font-size:.875rem;
 padding:7px 14px;min-height:36px;border-radius:8px;border:1px solid var(--line);background:var(--card);color:var(--text);cursor:pointer;
 text-decoration:none;white-space:nowrap}
@@ -79,6 +79,7 @@ button.big{font-size:1rem;min-height:48px;padding:12px 20px}
 button[disabled]{opacity:.6;cursor:progress}
 form.inline{display:inline}
 label{font-weight:600}
+.panel form>label{display:block;margin:0 0 6px}
 input[type=text],input[type=search],select{font:inherit;font-size:16px;padding:9px 12px;border:1px solid var(--line);border-radius:8px;
 background:var(--bg);color:var(--text);min-height:42px;max-width:100%}
 input.pathinput{display:block;width:100%;padding:12px 14px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
@@ -113,7 +114,7 @@ footer.foot{margin-top:24px;color:var(--muted);font-size:.85rem}
 @media (min-width:720px){.top .bar{padding:0 24px}}
 .sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 .problems{list-style:none;margin:6px 0 12px;padding:0}
-.problems li{margin:0 0 8px;padding:8px 12px;border-radius:8px;background:var(--err-bg);border:1px solid var(--err)}
+.problems li{margin:0 0 8px;padding:8px 12px;border-radius:8px;background:var(--card);border:1px solid var(--warn)}
 .problems p{margin:.15rem 0}
 form.confirm{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:center;margin-top:12px}
 table.mappings th:nth-child(-n+2){width:30%}

@@ -7,6 +7,7 @@ import { noteRequest } from "../request-count.ts";
 import { bodyProblem } from "../responses.ts";
 import type { PathPreview } from "../console/sources.ts";
 import { itemJson } from "../item-json.ts";
+import { answerBackfill } from "./backfill.ts";
 import type { HistoryQuery } from "../options.ts";
 
 /**
@@ -29,6 +30,7 @@ export function createApiHandler(deps: RouteDeps) {
     noteRequest(c, "api", cmd);
     deps.log.info(`Client ${c.req.method} API call from '${clientAddress(c)}', type: ${/^[a-z_]{1,40}$/.test(cmd) ? cmd : "<invalid>"}`);
     c.header("cache-control", "no-store");
+    if (cmd === "backfill") return answerBackfill(c, params, deps);
     try {
       return c.json(await run(cmd, params, deps));
     } catch (error) {

@@ -51,7 +51,7 @@ ${hiddenFields()}
 </form>
 </section>
 <footer class="foot">
-${model.queueCount === undefined ? "" : `<p>${queueLine(model.queueCount)}</p>`}
+${model.queueCount === undefined ? "" : `<p>${queueLine(model.queueCount)} <a href="${escapeHtml(`${model.shell.base}/queue`)}">See the queue</a></p>`}
 <p>From a script:<code class="cmd">curl -d eventType=Manual \\
   --data-urlencode filepath=/path/to/folder \\
   &lt;this page's URL&gt;</code></p>
