@@ -236,7 +236,7 @@ describe("Drive page", () => {
     const { text } = await get(() => failed);
     expect(text).toContain('<span class="badge err">Stopped</span>');
     expect(text).toContain("Why it stopped");
-    expect(text).toContain("Run `autoscan authorize` again, then restart autoscan.");
+    expect(text).toContain("Run <code>autoscan authorize</code> again, then restart autoscan.");
   });
 
   it("renders a real monitor's status after a poll", async () => {
