@@ -27,6 +27,7 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
         activity: deps.sources.activity?.() ?? { checking: [], scanning: [] },
         targets: deps.sources.targets?.() ?? [],
         self,
+        ...(deps.sources.backfill ? { backfill: deps.sources.backfill() } : {}),
         ...withNotice(await notice(c, deps)),
       }),
     );

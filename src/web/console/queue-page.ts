@@ -5,7 +5,8 @@ import { pathHtml, plural, timeTag } from "./format.ts";
 import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";
 import { renderConsolePage, type ConsoleShell } from "./layout.ts";
 import { noticeHtml, type ActionAnswer } from "./notice.ts";
-import type { Activity } from "./sources.ts";
+import type { Activity, BackfillAppStatus } from "./sources.ts";
+import { backfillPanel } from "./backfill-panel.ts";
 
 /** The Queue page: the waiting folders in dispatch order, what each waits for, and the actions on them. */
 export interface QueuePageModel {
@@ -20,6 +21,8 @@ export interface QueuePageModel {
   /** This page's URL (path and query), where actions come back to. */
   readonly self: string;
   readonly notice?: ActionAnswer;
+  /** `ARR`: each app's backfill state. */
+  readonly backfill?: readonly BackfillAppStatus[];
 }
 
 export function renderQueuePage(model: QueuePageModel): string {
@@ -34,7 +37,8 @@ export function renderQueuePage(model: QueuePageModel): string {
 ${list}
 ${pager(model.shell.base + "/queue", new URLSearchParams(), model.offset, model.pageSize, model.total, "folders")}
 </div>
-</section>`;
+</section>
+${model.backfill ? backfillPanel(model.backfill, model.now) : ""}`;
   return renderConsolePage({
     shell: model.shell,
     active: "queue",
