@@ -54,10 +54,14 @@ async function readCursors(file: string, log: Logger): Promise<Record<string, Cu
   }
   try {
     const shape = JSON.parse(text) as FileShape;
+    if (shape?.version !== 1 || typeof shape.apps !== "object" || shape.apps === null || Array.isArray(shape.apps)) {
+      throw new Error("not a cursor file");
+    }
     const out: Record<string, Cursor> = {};
-    for (const [name, value] of Object.entries(shape.apps ?? {})) {
+    for (const [name, value] of Object.entries(shape.apps)) {
       const date = Date.parse(value.date);
-      if (Number.isFinite(date) && Number.isInteger(value.id)) out[name] = { date, id: value.id };
+      if (!Number.isFinite(date) || !Number.isInteger(value.id)) throw new Error(`a bad cursor for '${name}'`);
+      out[name] = { date, id: value.id };
     }
     return out;
   } catch {

@@ -57,13 +57,16 @@ export async function readHistory<R extends HistoryRecordLike>(options: ReadOpti
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   let progress: ReadProgress = { pages: 0, records: 0, queued: 0, covered: 0 };
   let newest: Cursor | undefined;
-  // A bound on pages, in case an app ignores `page` and answers the same page for ever.
-  let maxPages = Number.POSITIVE_INFINITY;
-  for (let page = 1; page <= maxPages; page++) {
+  // An app that ignores `page` answers the same page again: that ends the read (a short `totalRecords` does not, so
+  // an app that miscounts is still read to the end).
+  let previous: string | undefined;
+  for (let page = 1; ; page++) {
     options.signal?.throwIfAborted();
     const answer = await options.pages.historyPage(page, pageSize, options.signal);
-    maxPages = Math.ceil(answer.totalRecords / pageSize) + 1;
     if (answer.records.length === 0) break;
+    const signature = `${answer.records[0]?.id}:${answer.records.at(-1)?.id}:${answer.records.length}`;
+    if (signature === previous) break;
+    previous = signature;
     const batch: ScanRequest[] = [];
     let older = false;
     let covered = 0;

@@ -11,5 +11,18 @@ import { resolveWorkUnit } from "./work-unit.ts";
 export function isCovered(rows: RowReader, request: ScanRequest, since: number): boolean {
   // The folder as the queue keys it (NFC), so two spellings of one folder are one.
   const { folder } = resolveWorkUnit(request);
-  return rows.get<{ id: number }>("SELECT id FROM items WHERE folder = ? AND last_at >= ? LIMIT 1", [folder, since]) !== undefined;
+  // Waiting: through the one-pending-item-per-folder index.
+  const pending = rows.get<{ id: number }>(
+    "SELECT id FROM items WHERE state = 'pending' AND folder = ? AND last_at >= ?",
+    [folder, since],
+  );
+  if (pending) return true;
+  // Finished: a folder requested since `since` finished after it, so the history index's range holds it. The range is
+  // the folders finished since the record's time: short for the regular reads (minutes), the whole kept history at
+  // most for a long `backfill --since`. No index of its own: the queue file stays as small as it was.
+  const finished = rows.get<{ id: number }>(
+    "SELECT id FROM items WHERE state <> 'pending' AND finished_at >= ?1 AND folder = ?2 AND last_at >= ?1 LIMIT 1",
+    [since, folder],
+  );
+  return finished !== undefined;
 }

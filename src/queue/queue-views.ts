@@ -42,7 +42,7 @@ function historyFilter(query: HistoryQuery): { where: string; params: (string | 
     params.push(query.state);
   }
   if (query.source) {
-    // One look at the source index, not one per item.
+    // One pass over the requests, not one per item.
     clauses.push("id IN (SELECT item_id FROM requests WHERE source = ?)");
     params.push(query.source);
   }

@@ -5,6 +5,7 @@ import type { Settings } from "../../config/settings.ts";
 import { ConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { anchorsFamily } from "../../ops/doctor/anchors.ts";
+import { arrFamily } from "../../ops/doctor/arr.ts";
 import { skip, type CheckResult } from "../../ops/doctor/check.ts";
 import { configFamily, type ConfigOutcome } from "../../ops/doctor/config-checks.ts";
 import { dataDirFamily } from "../../ops/doctor/data-dir.ts";
@@ -20,6 +21,7 @@ import { createPlexClient } from "../../plex/client.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";
 import { isInContainer } from "../in-container.ts";
+import { arrProbes } from "./doctor-arr.ts";
 import { driveProbe, rcProbe } from "./doctor-drive.ts";
 import { targetProbes } from "./doctor-targets.ts";
 import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
@@ -98,7 +100,7 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   if (!config) {
     families.push({
       name: "rest",
-      run: async () => [skip("rest", "Other checks", "Skipped until the config is valid (Plex, mappings, targets, anchors, scanner, Drive, port).")],
+      run: async () => [skip("rest", "Other checks", "Skipped until the config is valid (Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).")],
     });
     return families;
   }
@@ -130,6 +132,10 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   // TARGETS after Plex: their mapping checks read Plex's library folders (the primary form).
   if (Object.keys(config.TARGETS).length > 0) {
     families.push(targetsFamily({ targets: targetProbes(config), inContainer: input.inContainer ?? isInContainer() }));
+  }
+  // The *arr apps whose history the backfill reads (ARR): reachable, key accepted, which app and version, history.
+  if (Object.keys(config.ARR).length > 0) {
+    families.push(arrFamily({ apps: arrProbes(config, log), inContainer: input.inContainer ?? isInContainer() }));
   }
   // At start the anchor watch itself says which anchors are missing (src/paths/anchors.ts).
   if (config.SERVER_ANCHORS.length > 0 && !startup) {
