@@ -1,9 +1,9 @@
 import { TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
 import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
 import { isWindowsPath, normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
-import { causeCodes, fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import { isLoopback } from "./plex.ts";
+import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
 import type { CheckFamily, Findings } from "./run-checks.ts";
+import { unreachableCheck } from "./unreachable.ts";
 
 /**
  * The further scan targets (`TARGETS`), each as Plex is checked: does it answer (and if not, the likely cause:
@@ -291,45 +291,20 @@ function mappingChecks(probe: TargetProbe, folders: readonly TargetLibraryFolder
 
 /** What is wrong when a target does not answer, and what to do about it (as for Plex: plex.ts `unreachable`). */
 export function unreachableTarget(probe: TargetProbe, error: unknown, inContainer: boolean): CheckResult {
-  const { name, url } = probe;
-  const id = `target:${name}`;
-  const kind = KIND_LABEL[probe.kind];
-  const setting = `TARGETS.${name}.URL`;
-  let host = "";
-  let port = "";
-  try {
-    const parsed = new URL(url);
-    host = parsed.hostname.replace(/^\[|\]$/g, "");
-    port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
-  } catch {
-    /* the config validated it */
-  }
-  const codes = causeCodes(error);
-  if (isLoopback(host) && inContainer) {
-    return fail(
-      id,
-      name,
-      `No answer at ${url}: autoscan runs in a container, where '${host}' is the autoscan container itself, not ${kind}.`,
-      `Set ${setting} to ${kind}'s container name on a Docker network both share, e.g. ${KIND_EXAMPLE[probe.kind]} (or the host's LAN address).`,
-    );
-  }
-  if (codes.includes("ENOTFOUND") || codes.includes("EAI_AGAIN")) {
-    return fail(
-      id,
-      name,
-      `The name '${host}' in ${setting} does not resolve (${codes.includes("ENOTFOUND") ? "ENOTFOUND" : "EAI_AGAIN"}).`,
-      `If ${kind} runs in a container, put autoscan on the same Docker network and use the container's name; else use its IP address.`,
-    );
-  }
-  if (codes.includes("ECONNREFUSED")) {
-    return fail(id, name, `Nothing listens at ${host}:${port} (connection refused).`, `Start ${kind}, or correct the address and port in ${setting} (${KIND_PORT[probe.kind]}).`);
-  }
-  if (codes.includes("TIMEOUT")) {
-    return fail(id, name, `No answer from ${url} within ${probe.timeoutSeconds} s.`, `Check the address in ${setting} and any firewall between autoscan and ${kind}.`);
-  }
-  const code = codes.find((c) => /^E[A-Z_]+$/.test(c));
-  if (code) return fail(id, name, `Cannot connect to ${url} (${code}).`, `Check the address in ${setting} and the network between autoscan and ${kind}.`);
-  return fail(id, name, `No answer from ${url}: ${describeError(error)}.`, `Check the address in ${setting}.`);
+  return unreachableCheck(
+    {
+      id: `target:${probe.name}`,
+      title: probe.name,
+      url: probe.url,
+      label: KIND_LABEL[probe.kind],
+      setting: `TARGETS.${probe.name}.URL`,
+      portHint: KIND_PORT[probe.kind],
+      example: KIND_EXAMPLE[probe.kind],
+      timeoutSeconds: probe.timeoutSeconds,
+    },
+    error,
+    inContainer,
+  );
 }
 
 /** `outer` is `inner` or holds it, on whole segments (Windows folders without regard to case). */

@@ -5,7 +5,7 @@ import { isLoopback } from "./plex.ts";
 /**
  * What is wrong when a server autoscan calls does not answer, and what to do about it: `localhost` inside a
  * container, a name that does not resolve, a closed port, a timeout, another socket error. The same words for every
- * family that calls out (the *arr apps in arr.ts; targets.ts's `unreachableTarget` says the same for TARGETS).
+ * family that calls out (the *arr apps in arr.ts, the TARGETS in targets.ts).
  */
 export interface UnreachableServer {
   /** The check's id and title (`arr:sonarr`, `sonarr`). */
