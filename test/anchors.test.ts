@@ -1,3 +1,5 @@
+import { queueAdminFromScanQueue } from "../src/cli/wiring/web.ts";
+import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
 import { mkdirSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -211,6 +213,10 @@ describe("anchors hold the folders of their mount", () => {
       self: "/pass/queue",
     });
     expect(html).toContain(`<span class="badge warn">waiting for anchor ${m.anchorA}</span>`);
+    // And in the API's queue, for scripts.
+    const { app } = buildWebApp({ queue: queueAdminFromScanQueue(h.queue), console: { activity: () => h.dispatcher.activity() } });
+    const answer = (await (await app.request(`/api/${TEST_PASS}?cmd=queue`)).json()) as { queue: Record<string, unknown>[] };
+    expect(answer.queue[0]).toMatchObject({ folder: "/mnt/a/TV/<Show>", waitingForAnchor: m.anchorA });
   });
 });
 

@@ -51,7 +51,13 @@ async function run(cmd: string, params: Params, deps: RouteDeps): Promise<ApiAns
       const page = pageParams(params, 1000);
       if (typeof page === "string") return { success: false, msg: page };
       const found = await queue.listPending(page);
-      return { success: true, total: found.total, offset: page.offset, queue: found.items.map(itemJson) };
+      // What the dispatcher holds from memory: a folder waiting for its anchor (SERVER_ANCHORS) says which.
+      const held = new Map((deps.options.console?.activity?.().held ?? []).map((h) => [h.id, h.anchor]));
+      const items = found.items.map((item) => {
+        const anchor = held.get(item.id);
+        return anchor === undefined ? itemJson(item) : { ...itemJson(item), waitingForAnchor: anchor };
+      });
+      return { success: true, total: found.total, offset: page.offset, queue: items };
     }
     case "history": {
       const query = historyParams(params);
