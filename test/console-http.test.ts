@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { queueAdminFromScanQueue } from "../src/cli/wiring/web.ts";
 import type { createApp } from "../src/web/app.ts";
@@ -155,10 +156,12 @@ describe("the event stream", () => {
 
   it("says `change` after a request is stored, and subscribes only while open", async () => {
     let subscribers = 0;
+    const closing = new AbortController();
     const built = buildWebApp({
       queue: queueAdminFromScanQueue(h.queue),
       sink: h.queue.enqueue,
       console: {
+        closing: closing.signal,
         changes: {
           subscribe(listener) {
             subscribers++;
@@ -191,6 +194,21 @@ describe("the event stream", () => {
     await until("event: change");
     stop.abort();
     await expect.poll(() => subscribers).toBe(0);
+    // The stream took its listener on the service's stop signal with it (the signal lives as long as the process).
+    expect(getEventListeners(closing.signal, "abort")).toHaveLength(0);
+  });
+
+  it("ends open streams when the service stops, so the web server can close", async () => {
+    const closing = new AbortController();
+    const built = buildWebApp({ console: { closing: closing.signal, changes: { subscribe: () => () => undefined } } });
+    server = await startWebServer({ app: built.app, hostname: "127.0.0.1", port: 0 });
+    const res = await fetch(`${server.url}${base}/events`);
+    const reader = res.body!.getReader();
+    await reader.read();
+    closing.abort();
+    for (;;) if ((await reader.read()).done) break;
+    await server.close();
+    server = undefined;
   });
 
   it("is 404 without a change feed", async () => {

@@ -313,6 +313,35 @@ describe("failures and retries", () => {
     expect(h.logs.records.some((r) => r.level === 50 && r.msg.includes(logged))).toBe(true);
   });
 
+  it("a folder failed while its target was down, then retried, gets a fresh wait: one error after the retry does not fail it", async () => {
+    let failNext = 0;
+    const plex = createFakeTarget("plex", () => {
+      if (failNext > 0) {
+        failNext -= 1;
+        throw new TargetUnavailableError("503 Plex is starting");
+      }
+      return { status: "scanned" };
+    });
+    plex.available = false;
+    failNext = 1_000;
+    const h = await setup({ targets: [plex], dispatcher: { retryMaxMs: 30 * 60_000 } });
+    await h.touch(episode(1));
+    await h.enqueue(fileRequest(episode(1)));
+    await h.advance(SCAN_DELAY_MS);
+    // Down for 40 minutes: the folder is given up (SERVER_RETRY_MAX_HOURS here is 30 min).
+    for (let i = 0; i < 10; i++) await h.advance(5 * 60_000);
+    const [failed] = h.queue.listHistory();
+    expect(failed).toMatchObject({ state: "failed" });
+    // Plex is back but answers one 503 while it starts: the retried folder waits a little, then is scanned.
+    plex.available = true;
+    failNext = 1;
+    await h.queue.retry(failed!.id);
+    await h.advance(1_000);
+    expect(h.queue.getItem(failed!.id)?.state).toBe("pending");
+    await h.advance(5 * 60_000);
+    expect(h.queue.getItem(failed!.id)?.state).toBe("done");
+  });
+
   it("does not hammer a folder the target keeps refusing while the target itself answers", async () => {
     // Plex answers GET / (the availability probe), but the refresh of this folder fails every time.
     const plex = createFakeTarget("plex", () => {

@@ -101,7 +101,8 @@ export function createBackfill<R extends HistoryRecordLike>(options: BackfillOpt
         // The first read starts from now: the newest record becomes the cursor, nothing older is queued.
         const { records } = await app.pages.historyPage(1, 1, run.signal);
         const newest = records[0];
-        const start = newest ? { date: newest.date, id: newest.id } : { date: clock.now(), id: 0 };
+        // An empty history: everything written from now on is new, whatever the app's clock says.
+        const start = newest ? { date: newest.date, id: newest.id } : { date: 0, id: 0 };
         if (!run.dryRun) await cursors.set(app.name, start);
         log.info({ app: app.name }, `Reading '${app.name}' history from now on (the first read; use \`autoscan backfill --since\` to read further back).`);
         return done(app, { pages: 1, records: records.length, queued: 0, covered: 0, newest: start }, run);
@@ -112,6 +113,7 @@ export function createBackfill<R extends HistoryRecordLike>(options: BackfillOpt
         pages: app.pages,
         toRequests: app.toRequests,
         from,
+        ...(run.since === undefined && cursor ? { after: cursor } : {}),
         isCovered: options.isCovered,
         ...(run.dryRun ? {} : { sink: options.sink }),
         ...(options.pageSize ? { pageSize: options.pageSize } : {}),
@@ -119,7 +121,12 @@ export function createBackfill<R extends HistoryRecordLike>(options: BackfillOpt
         ...(run.onProgress ? { onProgress: (progress: ReadProgress) => run.onProgress?.(app.name, progress) } : {}),
         ...(run.onRequest ? { onRequest: (request: ScanRequest, record: HistoryRecordLike) => run.onRequest?.(app.name, request, record.date) } : {}),
       });
-      if (!run.dryRun && result.newest && (!cursor || isNewer(result.newest, cursor))) await cursors.set(app.name, result.newest);
+      // A read from `since` moves the cursor only when it began at or before the cursor: one that began later did not
+      // read what lies between the cursor and `since`.
+      const readFromCursor = run.since === undefined || !cursor || run.since <= cursor.date - 1000;
+      if (!run.dryRun && readFromCursor && result.newest && (!cursor || isNewer(result.newest, cursor))) {
+        await cursors.set(app.name, result.newest);
+      }
       return done(app, result, run);
     } catch (error) {
       if (run.signal?.aborted) return { app: app.name, ok: false, error: "stopped" };
@@ -153,7 +160,10 @@ export function createBackfill<R extends HistoryRecordLike>(options: BackfillOpt
     return { app: app.name, ok: true, result };
   }
 
-  function run(runOptions: RunOptions = {}): Promise<RunSummary[]> {
+  function run(requested: RunOptions = {}): Promise<RunSummary[]> {
+    // A stop ends every read, also one asked for through the API.
+    const signal = requested.signal ? AbortSignal.any([requested.signal, stopping.signal]) : stopping.signal;
+    const runOptions: RunOptions = { ...requested, signal };
     const task = async (): Promise<RunSummary[]> => {
       const apps = options.apps.filter((app) => runOptions.app === undefined || app.name === runOptions.app);
       const out: RunSummary[] = [];

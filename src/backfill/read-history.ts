@@ -24,6 +24,8 @@ export interface ReadOptions<R extends HistoryRecordLike> {
   readonly toRequests: (record: R) => ScanRequest[];
   /** Records older than this are not read (ms). */
   readonly from: number;
+  /** The record a previous read ended at: records up to it (by time and id) were read then, and are left out. */
+  readonly after?: Cursor;
   readonly isCovered: (request: ScanRequest, since: number) => boolean;
   /** Stores the requests (durable when it resolves); absent for a dry run. */
   readonly sink?: ScanSink;
@@ -57,15 +59,18 @@ export async function readHistory<R extends HistoryRecordLike>(options: ReadOpti
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   let progress: ReadProgress = { pages: 0, records: 0, queued: 0, covered: 0 };
   let newest: Cursor | undefined;
-  // An app that ignores `page` answers the same page again: that ends the read (a short `totalRecords` does not, so
-  // an app that miscounts is still read to the end).
+  // An app that ignores `page` answers the same page again and again: two repeats end the read (one can be records
+  // arriving while we read, which shift the pages by exactly one). A short `totalRecords` or a short page does not end
+  // it: an app that miscounts, or caps the page size below ours, is still read to the end.
   let previous: string | undefined;
+  let repeats = 0;
   for (let page = 1; ; page++) {
     options.signal?.throwIfAborted();
     const answer = await options.pages.historyPage(page, pageSize, options.signal);
     if (answer.records.length === 0) break;
     const signature = `${answer.records[0]?.id}:${answer.records.at(-1)?.id}:${answer.records.length}`;
-    if (signature === previous) break;
+    repeats = signature === previous ? repeats + 1 : 0;
+    if (repeats >= 2) break;
     previous = signature;
     const batch: ScanRequest[] = [];
     let older = false;
@@ -78,6 +83,8 @@ export async function readHistory<R extends HistoryRecordLike>(options: ReadOpti
         older = true;
         continue;
       }
+      // The overlap before the cursor holds records read last time (and, dated the same second, later ones).
+      if (options.after && record.date <= options.after.date && record.id <= options.after.id) continue;
       for (const request of options.toRequests(record)) {
         if (options.isCovered(request, record.date - CLOCK_SLACK_MS) || batch.some((queued) => sameFolderRequest(queued, request))) {
           covered += 1;
@@ -98,7 +105,7 @@ export async function readHistory<R extends HistoryRecordLike>(options: ReadOpti
     };
     options.onProgress?.(progress);
     // Newest first: once a page reaches past `from`, the pages after it are older still.
-    if (older || answer.records.length < pageSize) break;
+    if (older) break;
   }
   return newest ? { ...progress, newest } : progress;
 }

@@ -18,9 +18,15 @@ export interface IssueContext {
 
 /** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
 const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET"]);
-/** A target's TOKEN and PASSWORD (`TARGETS.<name>.TOKEN`). */
-const SECRET_TARGET_KEY = /^(TARGETS\.[^.]+\.(TOKEN|PASSWORD)|ARR\.[^.]+\.API_KEY)$/;
-const isSecretPath = (path: string): boolean => SECRET_PATHS.has(path) || SECRET_TARGET_KEY.test(path);
+/** Sections whose values hold tokens and keys. */
+const SECRET_SECTIONS: ReadonlySet<string> = new Set(["TARGETS", "ARR", "CLOUD"]);
+
+/** A target's TOKEN and PASSWORD, an *arr app's API_KEY: by the key path itself (names may hold dots). */
+function isSecretKey(keys: readonly (string | number)[]): boolean {
+  const [section, , key] = keys;
+  if (keys.length !== 3) return false;
+  return (section === "TARGETS" && (key === "TOKEN" || key === "PASSWORD")) || (section === "ARR" && key === "API_KEY");
+}
 
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context: IssueContext): string[] {
   const unknown = findUnknownKeys(context.raw, [], context);
@@ -42,7 +48,9 @@ function describeIssue(issue: v.BaseIssue<unknown>, context: IssueContext): stri
   if (last?.origin === "key" || issue.type === "check") return `${shown}${from}: ${tidy(issue.message)}.`;
   const value = valueAt(context.raw, keys);
   if (value === undefined) return `${shown}: this key is required and missing.`;
-  const found = isSecretPath(path) ? `a ${describeType(value)} (value hidden)` : formatValue(value);
+  // A whole section that holds secrets (a list given for TARGETS …) is described by its type alone.
+  const hidden = SECRET_PATHS.has(path) || isSecretKey(keys) || (keys.length === 1 && SECRET_SECTIONS.has(path));
+  const found = hidden ? `a ${describeType(value)} (value hidden)` : formatValue(value);
   return `${shown || "(the whole file)"}${from}: ${tidy(issue.message)}, found ${found}.`;
 }
 
@@ -123,10 +131,16 @@ function isRecordOfObjects(path: readonly (string | number)[]): boolean {
   return schema?.type === "record" && unwrap(schema.value)?.type === "strict_object";
 }
 
-/** Through `optional` wrappers (a piped schema keeps its own type and entries). */
+/**
+ * Through `optional` wrappers (a piped schema keeps its own type and entries), and into a pipe that starts with a
+ * guard (`namedSection` checks "an object, not a list" before its record).
+ */
 function unwrap(schema: unknown): SchemaNode | undefined {
-  let current = schema as SchemaNode | undefined;
+  let current = schema as (SchemaNode & { pipe?: readonly SchemaNode[] }) | undefined;
   while (current?.type === "optional") current = current.wrapped as SchemaNode;
+  if (current?.type === "custom" && current.pipe) {
+    return current.pipe.find((item) => item.type === "record" || item.type === "strict_object") ?? current;
+  }
   return current;
 }
 

@@ -60,6 +60,17 @@ const TOKEN_WORDS: Readonly<Record<string, string>> = {
   emby: "an Emby API key: Settings → Advanced → API Keys",
 };
 
+/**
+ * A section of named entries (`TARGETS`, `ARR`): an object of name → entry. A list is refused with the same message
+ * (valibot's record would take it, with names "0", "1" …).
+ */
+function namedSection<K extends v.GenericSchema<string, string>, E extends v.GenericSchema>(key: K, entry: E, message: string) {
+  return v.pipe(
+    v.custom<Record<string, unknown>>((input) => typeof input === "object" && input !== null && !Array.isArray(input), message),
+    v.record(key, entry, message),
+  );
+}
+
 /** An *arr app's name in `ARR`: also the label of its webhook URL (`/<SERVER_PASS>/<name>`). */
 export const ARR_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$/;
 
@@ -213,7 +224,7 @@ export const ConfigSchema = v.strictObject({
   USE_SUDO: bool(true),
   /** new: further scan targets by name (Jellyfin, Emby, another Plex, another autoscan); `plex` is PLEX_*. */
   TARGETS: v.optional(
-    v.record(
+    namedSection(
       v.pipe(
         v.string(),
         v.regex(TARGET_NAME, "expected a target name of letters, digits, '.', '_' or '-' (at most 40), e.g. \"jellyfin\""),
@@ -226,7 +237,7 @@ export const ConfigSchema = v.strictObject({
   ),
   /** new: the *arr apps by name (also their webhook label), read back for the imports autoscan missed. */
   ARR: v.optional(
-    v.record(
+    namedSection(
       v.pipe(
         v.string(),
         v.regex(ARR_NAME, 'expected an app name of letters, digits, space, ".", "_" or "-" (at most 40), e.g. "sonarr"'),

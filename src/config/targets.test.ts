@@ -55,6 +55,17 @@ describe("TARGETS", () => {
     expect(all).toContain('TARGETS.x.TYPE: expected one of "plex", "jellyfin", "emby", "autoscan", found "kodi".');
     expect(all).not.toContain(TOKEN);
     expect(problems({ TARGETS: { r: { TYPE: "autoscan", URL: "http://r:3030", USERNAME: "u" } } })[0]).toContain("USERNAME and PASSWORD go together");
+    // Names may hold dots; a section given as a list is refused and not echoed (it holds the tokens).
+    expect(problems({ TARGETS: { "jf.4k": { TYPE: "jellyfin", URL: "http://j:8096", TOKEN: 123456789012345 } } })).toEqual([
+      "TARGETS.jf.4k.TOKEN: expected a string, found a number (value hidden).",
+    ]);
+    const list = problems({ TARGETS: [{ TYPE: "jellyfin", URL: "http://j:8096", TOKEN }] });
+    expect(list).toEqual([
+      'TARGETS: expected an object of name → target, e.g. {"jellyfin": {"TYPE": "jellyfin", "URL": "http://jellyfin:8096", "TOKEN": "…"}}, found a list (value hidden).',
+    ]);
+    const apps = problems({ ARR: [{ TYPE: "sonarr", URL: "http://s:8989", API_KEY: TOKEN }] }).join("\n");
+    expect(apps).toContain("ARR: expected an object of name → app");
+    expect(apps).not.toContain(TOKEN);
     expect(problems({ SERVER_ANCHORS: ["Media/.anchor"] })).toEqual([
       'SERVER_ANCHORS[0]: expected an absolute path to an anchor file, found "Media/.anchor".',
     ]);

@@ -64,11 +64,14 @@ export function createScanTasks(options: ScanTaskOptions) {
       // own (a server that answers its probe but fails this folder is not sent it every few seconds). The folder's
       // schedule in the queue is not touched, so the other targets deliver it (and the folders behind it) at once.
       // It waits for this target until it is back, or until that has been down for SERVER_RETRY_MAX_HOURS.
-      const previous = health.retryAt.get(item.id);
+      // An entry from before a retry (or new requests) is another round: it starts again.
+      const entry = health.retryAt.get(item.id);
+      const previous = entry?.rev === item.rev ? entry : undefined;
       const since = previous?.since ?? now;
       if (now - since < options.retryMaxMs) {
         const tries = (previous?.tries ?? 0) + 1;
-        health.retryAt.set(item.id, { at: now + backoffDelay(tries, jitter), tries, since });
+        forgetOldRetries(health, now);
+        health.retryAt.set(item.id, { at: now + backoffDelay(tries, jitter), tries, since, rev: item.rev });
         await untilStored(() => queue.recordInterrupted(item.id), clock, signal);
         return;
       }
@@ -143,6 +146,8 @@ export function createScanTasks(options: ScanTaskOptions) {
         if (health.downSince !== undefined && now - health.downSince >= options.retryMaxMs) {
           const reason = `${name}: unavailable for more than ${hours(options.retryMaxMs)}`;
           const count = await queue.failWaitingFor(name, now - options.retryMaxMs, reason);
+          // Those folders are failed now: their waits with this target are over (a retry starts a new one).
+          for (const [id, wait] of health.retryAt) if (wait.since <= now - options.retryMaxMs) health.retryAt.delete(id);
           const message = `Gave up on ${count} folder(s) waiting for '${name}' (${reason}).`;
           if (count > 0) log.error({ target: name, count }, message);
         }
@@ -151,6 +156,16 @@ export function createScanTasks(options: ScanTaskOptions) {
       }
     },
   };
+}
+
+/**
+ * Waits whose time is over hold nothing; past a bound they are let go (their folder may have been deleted or failed
+ * meanwhile), so the map follows the folders this target is failing now, not every folder it ever failed.
+ */
+const RETRY_ENTRIES_KEPT = 10_000;
+function forgetOldRetries(health: TargetHealth, now: number): void {
+  if (health.retryAt.size < RETRY_ENTRIES_KEPT) return;
+  for (const [id, wait] of health.retryAt) if (wait.at <= now) health.retryAt.delete(id);
 }
 
 function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanContext {

@@ -24,7 +24,7 @@ export interface TargetHealth {
    * Folders this target failed with a target-wide error (it was down, or refused): each waits for this target alone,
    * with its own backoff, while the other targets deliver it. In memory: a restart tries again at once.
    */
-  readonly retryAt: Map<number, { at: number; tries: number; since: number }>;
+  readonly retryAt: Map<number, { at: number; tries: number; since: number; rev: number }>;
 }
 
 export function createTargetHealth(target: Target): TargetHealth {

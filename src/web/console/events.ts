@@ -37,13 +37,17 @@ export function createEventsHandler(deps: ConsoleDeps): Handler {
         timer = setTimeout(send, Math.max(0, last + THROTTLE_MS - Date.now()));
       });
       const heartbeat = setInterval(() => void stream.write(": keep-alive\n\n").catch(() => undefined), HEARTBEAT_MS);
+      let stop = (): void => undefined;
       try {
         // `retry`: how long the browser waits before it reconnects after a lost stream.
         await stream.writeSSE({ event: "hello", data: "", retry: 2000 });
         await new Promise<void>((resolve) => {
+          stop = resolve;
+          // The service may have begun to stop while the first event was written.
+          if (closing?.aborted) return resolve();
           stream.onAbort(resolve);
           c.req.raw.signal.addEventListener("abort", () => resolve(), { once: true });
-          closing?.addEventListener("abort", () => resolve(), { once: true });
+          closing?.addEventListener("abort", stop, { once: true });
           // The server keeps half-closed sockets open for writing (see server.ts), so a browser that leaves shows
           // only as the end of its side of the socket: for a stream nothing else is expected from it.
           const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket;
@@ -51,6 +55,8 @@ export function createEventsHandler(deps: ConsoleDeps): Handler {
           socket?.once("close", () => resolve());
         });
       } finally {
+        // The stop signal lives as long as the process: each stream takes its listener with it.
+        closing?.removeEventListener("abort", stop);
         unsubscribe();
         clearInterval(heartbeat);
         clearTimeout(timer);
