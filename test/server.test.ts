@@ -86,7 +86,7 @@ describe.concurrent("autoscan server", () => {
     const child = start(["--config", configPath], cwd);
     await waitForHealth(child, port);
     const exit = await stopWith(child, "SIGINT");
-    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(exit, `stderr: ${child.stderr()}\nstdout (end): ${child.stdout().slice(-2000)}`).toMatchObject({ code: 0, signal: null });
   });
 
   it("exits 0 on SIGTERM even while a client holds a keep-alive connection open", async () => {
