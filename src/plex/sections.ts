@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.ts";
+import { createListCache } from "../core/list-cache.ts";
+import { foldersHolding } from "../paths/containment.ts";
 import type { Logger } from "../core/logger.ts";
-import { isWindowsPath, normalizePath, withTrailingSlash } from "../paths/normalize.ts";
 import type { PlexSection } from "./wire-schemas.ts";
 
 /**
@@ -38,51 +39,19 @@ const DEFAULT_REFRESH_MS = 5 * 60_000;
 const DEFAULT_MISS_REFRESH_MS = 10_000;
 
 export function createSectionResolver(options: SectionResolverOptions): SectionResolver {
-  const { client, clock } = options;
-  const log = options.log.child({ component: "PLEX" });
-  const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
-  const missRefreshMs = options.missRefreshMs ?? DEFAULT_MISS_REFRESH_MS;
-  let cache: { sections: PlexSection[]; fetchedAt: number } | undefined;
-  let inFlight: Promise<PlexSection[]> | undefined;
-
-  function refresh(signal?: AbortSignal): Promise<PlexSection[]> {
-    // Concurrent callers share one request.
-    inFlight ??= client
-      .listSections(signal)
-      .then((sections) => {
-        const changed = !cache || describe(cache.sections) !== describe(sections);
-        cache = { sections, fetchedAt: clock.now() };
-        if (changed) log.debug({ sections: sections.map(summary) }, "Loaded Plex sections");
-        return sections;
-      })
-      .finally(() => {
-        inFlight = undefined;
-      });
-    return inFlight;
-  }
-
-  async function list(signal?: AbortSignal): Promise<PlexSection[]> {
-    if (cache && clock.now() - cache.fetchedAt < refreshMs) return cache.sections;
-    try {
-      return await refresh(signal);
-    } catch (error) {
-      // A stale list beats no list while Plex is briefly away; the scan itself will then tell whether Plex is up.
-      if (!cache) throw error;
-      log.warn({ err: error }, "Could not refresh the Plex sections; using the list from before");
-      return cache.sections;
-    }
-  }
-
+  const cache = createListCache({
+    load: (signal) => options.client.listSections(signal),
+    clock: options.clock,
+    log: options.log.child({ component: "PLEX" }),
+    what: "the Plex sections",
+    summary,
+    refreshMs: options.refreshMs ?? DEFAULT_REFRESH_MS,
+    missRefreshMs: options.missRefreshMs ?? DEFAULT_MISS_REFRESH_MS,
+  });
   return {
-    list,
-    refresh,
-    async resolve(folder, signal) {
-      const sections = await list(signal);
-      const found = matchSections(sections, folder);
-      if (found.length > 0 || !cache || clock.now() - cache.fetchedAt < missRefreshMs) return found;
-      log.debug({ folder }, "No section holds this folder; fetching the section list again");
-      return matchSections(await refresh(signal), folder);
-    },
+    list: (signal) => cache.list(signal),
+    refresh: (signal) => cache.refresh(signal),
+    resolve: (folder, signal) => cache.find((sections) => matchSections(sections, folder), signal, folder),
   };
 }
 
@@ -92,29 +61,9 @@ export function createSectionResolver(options: SectionResolverOptions): SectionR
  * length of the matching location, longest (most specific) first. Windows locations compare case-insensitively.
  */
 export function matchSections(sections: readonly PlexSection[], folder: string): PlexSection[] {
-  const path = normalizePath(folder);
-  const scored: { section: PlexSection; depth: number; order: number }[] = [];
-  sections.forEach((section, order) => {
-    const depth = Math.max(-1, ...section.locations.map((location) => containment(location, path)));
-    if (depth >= 0) scored.push({ section, depth, order });
-  });
-  return scored.sort((a, b) => b.depth - a.depth || a.order - b.order).map((entry) => entry.section);
-}
-
-/** Length of `location` when it holds `path` (or is it), else -1. */
-function containment(rawLocation: string, path: string): number {
-  const location = withTrailingSlash(normalizePath(rawLocation));
-  const fold = isWindowsPath(location);
-  const a = fold ? path.toLowerCase() : path;
-  const b = fold ? location.toLowerCase() : location;
-  if (withTrailingSlash(a) === b || a.startsWith(b)) return location.length;
-  return -1;
+  return foldersHolding(sections, (section) => section.locations, folder);
 }
 
 function summary(section: PlexSection): string {
   return `${section.id}: ${section.title} [${section.locations.join(", ")}]`;
-}
-
-function describe(sections: readonly PlexSection[]): string {
-  return sections.map(summary).join("\n");
 }

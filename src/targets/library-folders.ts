@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
-import { isWindowsPath, normalizePath, withTrailingSlash } from "../paths/normalize.ts";
+import { createListCache } from "../core/list-cache.ts";
+import { foldersHolding } from "../paths/containment.ts";
 
 /**
  * Which libraries of a Jellyfin or Emby server hold a folder. The servers find the library themselves from the path
@@ -39,75 +40,28 @@ const DEFAULT_REFRESH_MS = 5 * 60_000;
 const DEFAULT_MISS_REFRESH_MS = 10_000;
 
 export function createLibraryFolderCache(options: LibraryFolderCacheOptions): LibraryFolderCache {
-  const { clock, log, fields } = options;
-  const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
-  const missRefreshMs = options.missRefreshMs ?? DEFAULT_MISS_REFRESH_MS;
-  let cache: { folders: LibraryFolder[]; fetchedAt: number } | undefined;
-  let inFlight: Promise<LibraryFolder[]> | undefined;
-
-  function refresh(signal?: AbortSignal): Promise<LibraryFolder[]> {
-    // Concurrent callers share one request.
-    inFlight ??= options
-      .load(signal)
-      .then((folders) => {
-        const changed = !cache || describe(cache.folders) !== describe(folders);
-        cache = { folders, fetchedAt: clock.now() };
-        if (changed) log.debug({ ...fields, libraries: folders.map(summary) }, "Loaded the library folders");
-        return folders;
-      })
-      .finally(() => {
-        inFlight = undefined;
-      });
-    return inFlight;
-  }
-
-  async function list(signal?: AbortSignal): Promise<LibraryFolder[]> {
-    if (cache && clock.now() - cache.fetchedAt < refreshMs) return cache.folders;
-    try {
-      return await refresh(signal);
-    } catch (error) {
-      // A stale list beats no list while the server is briefly away; the scan itself then tells whether it is up.
-      if (!cache) throw error;
-      log.warn({ ...fields, err: error }, "Could not refresh the library folders; using the list from before");
-      return cache.folders;
-    }
-  }
-
+  const cache = createListCache({
+    load: options.load,
+    clock: options.clock,
+    log: options.log,
+    fields: options.fields,
+    what: "the library folders",
+    summary,
+    refreshMs: options.refreshMs ?? DEFAULT_REFRESH_MS,
+    missRefreshMs: options.missRefreshMs ?? DEFAULT_MISS_REFRESH_MS,
+  });
   return {
-    list,
-    async resolve(folder, signal) {
-      const found = matchLibraryFolders(await list(signal), folder);
-      if (found.length > 0 || !cache || clock.now() - cache.fetchedAt < missRefreshMs) return found;
-      log.debug({ ...fields, path: folder }, "No library holds this folder; fetching the library folders again");
-      return matchLibraryFolders(await refresh(signal), folder);
-    },
+    list: (signal) => cache.list(signal),
+    resolve: (folder, signal) => cache.find((folders) => matchLibraryFolders(folders, folder), signal, folder),
   };
 }
 
 /**
- * The library folders holding `folder`, matched on whole path segments (`/data/Movies` never holds
- * `/data/Movies4K/x`), every match kept, the longest (most specific) first; Windows paths compare case-insensitively.
- * The same rule as Plex's sections (src/plex/sections.ts `matchSections`).
+ * The library folders holding `folder`: the rule of Plex's sections (src/paths/containment.ts), which every server
+ * applies to the path it is sent.
  */
 export function matchLibraryFolders(folders: readonly LibraryFolder[], folder: string): LibraryFolder[] {
-  const path = normalizePath(folder);
-  const scored: { entry: LibraryFolder; depth: number; order: number }[] = [];
-  folders.forEach((entry, order) => {
-    const depth = containment(entry.path, path);
-    if (depth >= 0) scored.push({ entry, depth, order });
-  });
-  return scored.sort((a, b) => b.depth - a.depth || a.order - b.order).map((scoredEntry) => scoredEntry.entry);
-}
-
-/** Length of `location` when it holds `path` (or is it), else -1. */
-function containment(rawLocation: string, path: string): number {
-  if (rawLocation.length === 0) return -1;
-  const location = withTrailingSlash(normalizePath(rawLocation));
-  const fold = isWindowsPath(location);
-  const a = fold ? path.toLowerCase() : path;
-  const b = fold ? location.toLowerCase() : location;
-  if (withTrailingSlash(a) === b || a.startsWith(b)) return location.length;
-  return -1;
+  return foldersHolding(folders, (entry) => [entry.path], folder);
 }
 
 /** The names of the libraries behind some matches, each once, for a log line or a scan detail. */
@@ -117,8 +71,4 @@ export function libraryNames(matches: readonly LibraryFolder[]): string[] {
 
 function summary(entry: LibraryFolder): string {
   return `${entry.library}: ${entry.path}`;
-}
-
-function describe(folders: readonly LibraryFolder[]): string {
-  return folders.map(summary).join("\n");
 }
