@@ -1,11 +1,12 @@
 // Lint rules, including the architecture's dependency rule (docs: ../shared/design/ARCHITECTURE.md):
 // core imports nothing; config, paths, logging, docker import only core; intake/queue/plex/drive/rclone import core
 // and paths (plex may import docker); targets (Jellyfin, Emby, relays) import core and paths; backfill imports core,
-// paths and intake (a history record becomes its webhook's requests); web imports core and
+// paths and intake (a history record becomes its webhook's requests); cluster (the Drive poller's and backfill
+// reader's roles across instances on PostgreSQL) imports core, queue, drive and backfill; web imports core and
 // intake; only cli wires everything together.
 import tseslint from "typescript-eslint";
 
-const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "targets", "backfill", "docker", "drive", "rclone", "web", "cli"];
+const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "targets", "backfill", "docker", "drive", "rclone", "cluster", "web", "cli"];
 const allowed = {
   core: [],
   config: ["core"],
@@ -19,6 +20,7 @@ const allowed = {
   backfill: ["core", "paths", "intake"],
   drive: ["core", "paths"],
   rclone: ["core", "paths"],
+  cluster: ["core", "queue", "drive", "backfill"],
   web: ["core", "intake", "paths"],
 };
 // One override per module: files under src/<mod>/ may not import src/<other>/ unless the rule allows it.

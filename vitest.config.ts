@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // One throwaway PostgreSQL for the run (test/support/postgres.ts); absent PostgreSQL skips those suites loudly.
+    globalSetup: ["test/support/postgres-global-setup.ts"],
   },
 });

@@ -58,7 +58,7 @@ try {
   });
   const seconds = (performance.now() - started) / 1000;
   console.log(`${result.records.toLocaleString("en-US")} history records read in ${seconds.toFixed(1)} s (${Math.round(result.records / seconds).toLocaleString("en-US")} records/s), ${result.pages} pages`);
-  console.log(`requests queued ${result.queued.toLocaleString("en-US")}, left out as covered ${result.covered.toLocaleString("en-US")}; folders waiting ${queue.pendingCount().toLocaleString("en-US")}`);
+  console.log(`requests queued ${result.queued.toLocaleString("en-US")}, left out as covered ${result.covered.toLocaleString("en-US")}; folders waiting ${(await queue.pendingCount()).toLocaleString("en-US")}`);
   console.log(`heap at start ${mb(heapStart)}, peak ${mb(peak)}; after each 10,000 records (after GC): ${samples.join(", ")}`);
   await queue.close();
 } finally {

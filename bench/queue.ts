@@ -191,7 +191,7 @@ async function dispatchThousand(dir: string): Promise<void> {
   });
   const started = performance.now();
   dispatcher.start();
-  while (queue.pendingCount() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  while ((await queue.pendingCount()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   const elapsed = performance.now() - started;
   console.log(
     `dispatch: 1,000 due folders, target answering in 10 ms, 1 scan at a time → ${plex.calls.length} calls in ` +

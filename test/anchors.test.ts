@@ -71,7 +71,7 @@ async function setupMounts(options: { dispatcher?: Partial<DispatcherOptions>; r
   return { h, plex, watch, anchorLogs, media, anchorA, anchorB };
 }
 
-const pendingByFolder = (h: QueueHarness) => new Map(h.queue.listPending().map((item) => [item.folder, item]));
+const pendingByFolder = async (h: QueueHarness) => new Map((await h.queue.listPending()).map((item) => [item.folder, item]));
 const anchorLines = (m: Mounts, level: number) => m.anchorLogs.records.filter((r) => r.component === "ANCHOR" && r.level === level);
 
 describe("anchors hold the folders of their mount", () => {
@@ -100,7 +100,7 @@ describe("anchors hold the folders of their mount", () => {
     await h.enqueue(fileRequest("/mnt/a/TV/Show/e4.mkv", "Sonarr"));
     await h.advance(2 * SCAN_DELAY_MS);
     expect(plex.calls).toHaveLength(3);
-    const waiting = pendingByFolder(h);
+    const waiting = await pendingByFolder(h);
     expect([...waiting.keys()].sort()).toEqual(["/mnt/a/Movies/X", "/mnt/a/TV/Show"]);
     for (const item of waiting.values()) {
       expect(item).toMatchObject({ state: "pending", fileChecks: 0, attempts: 0 });
@@ -122,7 +122,7 @@ describe("anchors hold the folders of their mount", () => {
     expect(show?.context.files).toHaveLength(4);
     await h.advance(10 * SCAN_DELAY_MS);
     expect(plex.calls).toHaveLength(5);
-    expect(h.queue.pendingCount()).toBe(0);
+    expect(await h.queue.pendingCount()).toBe(0);
     expect(h.dispatcher.activity().held).toEqual([]);
     expect(anchorLines(m, 40)).toHaveLength(1);
     expect(anchorLines(m, 30).map((r) => r.msg)).toEqual([
@@ -142,8 +142,8 @@ describe("anchors hold the folders of their mount", () => {
     await h.advance(SCAN_DELAY_MS);
     await h.advance(5 * 60_000);
     expect(plex.calls).toHaveLength(0);
-    expect(h.queue.listPending()[0]).toMatchObject({ folder: "/mnt/a/TV/Show", fileChecks: 0, attempts: 0 });
-    expect(h.dispatcher.activity().held).toEqual([{ id: h.queue.listPending()[0]?.id, anchor: m.anchorA }]);
+    expect((await h.queue.listPending())[0]).toMatchObject({ folder: "/mnt/a/TV/Show", fileChecks: 0, attempts: 0 });
+    expect(h.dispatcher.activity().held).toEqual([{ id: (await h.queue.listPending())[0]?.id, anchor: m.anchorA }]);
 
     await rename(`${mount}-down`, mount);
     await m.watch.check();
@@ -163,7 +163,7 @@ describe("anchors hold the folders of their mount", () => {
     await h.queue.enqueue([fileRequest("/mnt/a/TV/Show/e1.mkv"), fileRequest("/mnt/b/Movies/M/m.mkv")]);
     await h.advance(SCAN_DELAY_MS);
     expect(plex.folders()).toEqual(["/mnt/b/Movies/M"]);
-    expect(pendingByFolder(h).get("/mnt/a/TV/Show")).toMatchObject({ fileChecks: 0 });
+    expect((await pendingByFolder(h)).get("/mnt/a/TV/Show")).toMatchObject({ fileChecks: 0 });
   });
 
   it("a checked folder whose anchor goes before its scan is held, and the folder of another mount behind it is sent", async () => {
@@ -179,13 +179,13 @@ describe("anchors hold the folders of their mount", () => {
     await h.touch("/mnt/b/Movies/M/m.mkv");
     await h.queue.enqueue([fileRequest("/mnt/a/TV/Show/e1.mkv"), fileRequest("/mnt/b/Movies/M/m.mkv")]);
     await h.advance(SCAN_DELAY_MS);
-    expect(pendingByFolder(h).get("/mnt/a/TV/Show")).toMatchObject({ fileChecks: 1 });
+    expect((await pendingByFolder(h)).get("/mnt/a/TV/Show")).toMatchObject({ fileChecks: 1 });
     await rm(m.anchorA);
     await m.watch.check();
     busy.resolve({ status: "scanned" });
     await h.settle();
     expect(plex.folders()).toEqual(["/mnt/b/First", "/mnt/b/Movies/M"]);
-    expect(pendingByFolder(h).get("/mnt/a/TV/Show")).toMatchObject({ attempts: 0 });
+    expect((await pendingByFolder(h)).get("/mnt/a/TV/Show")).toMatchObject({ attempts: 0 });
 
     await writeFile(m.anchorA, "");
     await m.watch.check();
@@ -203,7 +203,7 @@ describe("anchors hold the folders of their mount", () => {
     await h.advance(SCAN_DELAY_MS);
     const html = renderQueuePage({
       shell: { base: "/pass", drive: false, csrf: "token" },
-      items: h.queue.listPending(),
+      items: await h.queue.listPending(),
       total: 1,
       offset: 0,
       pageSize: 50,

@@ -77,16 +77,16 @@ async function seedHistory(dataDir: string): Promise<void> {
     await fail(9_000, "Plex did not answer for 30 minutes (connection refused at 127.0.0.1:32400).");
     await queue.enqueue(batch(995));
     const at = Date.now() + 1000;
-    const checked = queue.dueForCheck(at, 1000, new Set());
+    const checked = await queue.dueForCheck(at, 1000, new Set());
     await Promise.all(checked.map((item) => queue.recordCheck(item.id, item.rev, { kind: "ready", checks: 1, scanFolder: item.folder, files: [] })));
     await Promise.all(
-      queue.dueForTarget("plex", at, 1000, new Set()).map(async (item) => {
+      (await queue.dueForTarget("plex", at, 1000, new Set())).map(async (item) => {
         await queue.beginAttempt(item.id, item.rev);
         await queue.recordScan(item.id, item.rev, "plex", { status: "scanned" }, ["plex"]);
       }),
     );
     await fail(5, "Plex answered 401 Unauthorized: PLEX_TOKEN is wrong or expired; run autoscan doctor.");
-    expect(queue.historyCount()).toBe(SEEDED);
+    expect(await queue.historyCount()).toBe(SEEDED);
   } finally {
     await queue.close();
   }

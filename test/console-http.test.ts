@@ -87,16 +87,16 @@ describe("the Queue and History pages", () => {
 describe("actions", () => {
   it("scan now, retry and delete answer JSON to the script and are logged with the item id", async () => {
     await h.enqueue(fileRequest("/tv/Waiting/S01/e.mkv"));
-    const [item] = h.queue.listPending();
+    const [item] = await h.queue.listPending();
     const json = { accept: "application/json", origin: "http://localhost" };
     const scan = await action(`${base}/items/${item!.id}/scan`, { token }, json);
     expect(scan.status).toBe(200);
     expect(await scan.json()).toMatchObject({ ok: true, title: "Scanning now" });
-    expect(h.queue.getItem(item!.id)!.dueAt).toBeLessThanOrEqual(h.clock.now());
+    expect((await h.queue.getItem(item!.id))!.dueAt).toBeLessThanOrEqual(h.clock.now());
     expect(log.lines.find((line) => line.action === "scan")).toMatchObject({ id: item!.id, msg: expect.stringContaining("Console: scan now of") });
     const gone = await action(`${base}/items/${item!.id}/delete`, { token }, json);
     expect(await gone.json()).toMatchObject({ ok: true, title: "Deleted" });
-    expect(h.queue.listPending()).toEqual([]);
+    expect(await h.queue.listPending()).toEqual([]);
     const again = await action(`${base}/items/${item!.id}/delete`, { token }, json);
     expect(again.status).toBe(404);
     expect(await again.json()).toMatchObject({ ok: false, title: "Not found" });
@@ -104,7 +104,7 @@ describe("actions", () => {
 
   it("without the script, redirect back to the page with a notice it prints", async () => {
     await h.enqueue(fileRequest("/tv/Waiting/S01/e.mkv"));
-    const [item] = h.queue.listPending();
+    const [item] = await h.queue.listPending();
     const res = await action(`${base}/items/${item!.id}/scan`, { token, back: `${base}/queue?offset=0` });
     expect(res.status).toBe(303);
     const location = res.headers.get("location")!;
@@ -119,7 +119,7 @@ describe("actions", () => {
 
   it("refuse cross-site requests and a missing or wrong token, and change nothing", async () => {
     await h.enqueue(fileRequest("/tv/Waiting/S01/e.mkv"));
-    const [item] = h.queue.listPending();
+    const [item] = await h.queue.listPending();
     const path = `${base}/items/${item!.id}/delete`;
     const cases = [
       await action(path, { token }, { origin: "https://evil.example" }),
@@ -128,7 +128,7 @@ describe("actions", () => {
       await action(path, { token: "x".repeat(token.length) }, {}),
     ];
     for (const res of cases) expect(res.status).toBe(403);
-    expect(h.queue.listPending()).toHaveLength(1);
+    expect(await h.queue.listPending()).toHaveLength(1);
     expect(log.lines.filter((line) => String(line.msg).startsWith("Console: refused"))).toHaveLength(4);
   });
 
@@ -140,10 +140,10 @@ describe("actions", () => {
     await h.advance(SCAN_DELAY_MS);
     // The files never appear: ten file checks, then the folders fail.
     for (let i = 0; i < 12; i++) await h.advance(60_000);
-    expect(h.queue.historyCount({ state: "failed" })).toBe(2);
+    expect(await h.queue.historyCount({ state: "failed" })).toBe(2);
     const res = await action(`${base}/history/retry-failed`, { token }, { accept: "application/json" });
     expect(await res.json()).toMatchObject({ ok: true, message: "2 failed folders wait for their scan again." });
-    expect(h.queue.listPending()).toHaveLength(2);
+    expect(await h.queue.listPending()).toHaveLength(2);
   });
 });
 

@@ -44,7 +44,7 @@ describe("kinds are looked up, not guessed into a wider scan", () => {
     await h.touch("/movies/The.Matrix.1999.1080p/");
     await h.touch("/movies/Heat.1995.1080p/");
     await h.enqueue(manual("/movies/The.Matrix.1999.1080p"), manual("/movies/Heat.1995.1080p"));
-    expect(h.queue.listPending().map((item) => item.folder).sort()).toEqual([
+    expect((await h.queue.listPending()).map((item) => item.folder).sort()).toEqual([
       "/movies/Heat.1995.1080p",
       "/movies/The.Matrix.1999.1080p",
     ]);
@@ -58,7 +58,7 @@ describe("kinds are looked up, not guessed into a wider scan", () => {
     await h.touch("/movies/Heat (1995)/Heat (1995).mkv");
     await h.touch("/movies/Heat (1995)/Heat (1995).en.forced.subtitles");
     await h.enqueue(manual("/movies/Heat (1995)/Heat (1995).mkv"), manual("/movies/Heat (1995)/Heat (1995).en.forced.subtitles"));
-    expect(h.queue.listPending().map((item) => item.folder)).toEqual(["/movies/Heat (1995)"]);
+    expect((await h.queue.listPending()).map((item) => item.folder)).toEqual(["/movies/Heat (1995)"]);
     await h.advance(SCAN_DELAY_MS);
     expect(plex.folders()).toEqual(["/movies/Heat (1995)"]);
   });
@@ -67,7 +67,7 @@ describe("kinds are looked up, not guessed into a wider scan", () => {
     const plex = createFakeTarget();
     const h = await setup(plex, false);
     await h.enqueue(manual("/movies/The.Matrix.1999.1080p"), manual("/movies/Heat.1995.1080p"));
-    expect(h.queue.listPending().map((item) => item.folder).sort()).toEqual([
+    expect((await h.queue.listPending()).map((item) => item.folder).sort()).toEqual([
       "/movies/Heat.1995.1080p",
       "/movies/The.Matrix.1999.1080p",
     ]);
@@ -86,7 +86,7 @@ describe("two spellings of one folder", () => {
     await h.touch(`/tv/${NFD}/Season 01/e02.mkv`);
     await h.enqueue(fileRequest(`/tv/${NFC}/Season 01/e01.mkv`, "Sonarr"));
     await h.enqueue(fileRequest(`/tv/${NFD}/Season 01/e02.mkv`, "Sonarr (mac)"));
-    const pending = h.queue.listPending();
+    const pending = await h.queue.listPending();
     expect(pending).toHaveLength(1);
     expect(pending[0]?.folder).toBe(`/tv/${NFC}/Season 01`);
     await h.advance(SCAN_DELAY_MS);
@@ -100,7 +100,7 @@ describe("two spellings of one folder", () => {
     const deleted = { deleted: true, event: "EpisodeFileDelete" };
     await h.enqueue(fileRequest(`/tv/${NFD}/Season 01/e01.mkv`, "Sonarr", deleted));
     await h.enqueue(fileRequest(`/tv/${NFC}/Season 01/e02.mkv`, "Sonarr", deleted));
-    expect(h.queue.listPending()).toHaveLength(1);
+    expect(await h.queue.listPending()).toHaveLength(1);
     await h.advance(SCAN_DELAY_MS);
     expect(plex.folders()).toEqual([`/tv/${NFD}/Season 01`]);
   });

@@ -49,13 +49,13 @@ const FILE = "/data/Movies/Heat (1995)/Heat (1995).mkv";
  * answer as outside work): move the clock a minute at a time, with a moment of real time for the answer, until
  * `done` holds.
  */
-async function advanceUntil(done: () => boolean, what: string, maxMinutes = 60): Promise<void> {
+async function advanceUntil(done: () => boolean | Promise<boolean>, what: string, maxMinutes = 60): Promise<void> {
   for (let minute = 0; minute < maxMinutes; minute++) {
-    if (done()) return;
+    if (await done()) return;
     await harness.advance(60_000);
-    for (let i = 0; i < 20 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 20 && !(await done()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  if (!done()) throw new Error(`${what}: not after ${maxMinutes} minutes (log: ${harness.logs.messages().join(" | ")})`);
+  if (!(await done())) throw new Error(`${what}: not after ${maxMinutes} minutes (log: ${harness.logs.messages().join(" | ")})`);
 }
 
 describe("Plex API target behind the queue", () => {
@@ -67,13 +67,13 @@ describe("Plex API target behind the queue", () => {
     await harness.advance(SCAN_DELAY_MS);
     await advanceUntil(() => harness.logs.messages().some((m) => m.includes("Plex is unreachable")), "Plex reported down");
     expect(plex.scans).toEqual([]);
-    expect(harness.queue.listPending()).toHaveLength(1);
+    expect(await harness.queue.listPending()).toHaveLength(1);
 
     await advanceUntil(() => false, "", 10).catch(() => undefined); // still down for 10 minutes: nothing is lost
-    expect(harness.queue.listPending()).toHaveLength(1);
+    expect(await harness.queue.listPending()).toHaveLength(1);
 
     plex.setDown(false);
-    await advanceUntil(() => harness.queue.listPending().length === 0, "the scan was delivered");
+    await advanceUntil(async () => (await harness.queue.listPending()).length === 0, "the scan was delivered");
     expect(plex.scans.map((s) => [s.sectionId, s.path])).toEqual([["1", "/data/Movies/Heat (1995)"]]);
   });
 
@@ -84,7 +84,7 @@ describe("Plex API target behind the queue", () => {
     await harness.advance(SCAN_DELAY_MS);
     await advanceUntil(() => harness.logs.records.some((r) => r.level >= 50 && r.msg.includes("Plex rejected the token")), "token rejected", 30);
     expect(plex.scans).toEqual([]);
-    expect(harness.queue.listPending()).toHaveLength(1);
+    expect(await harness.queue.listPending()).toHaveLength(1);
     const errors = harness.logs.records.filter((r) => r.level >= 50).map((r) => r.msg);
     expect(errors.some((m) => m.includes("Plex rejected the token"))).toBe(true);
   });
@@ -95,7 +95,7 @@ describe("Plex API target behind the queue", () => {
     await harness.touch(file);
     await harness.enqueue(fileRequest(file, "Lidarr"));
     await harness.advance(SCAN_DELAY_MS);
-    await advanceUntil(() => harness.queue.listPending().length === 0, "the folder was finished");
+    await advanceUntil(async () => (await harness.queue.listPending()).length === 0, "the folder was finished");
     expect(plex.scans).toEqual([]);
   });
 });

@@ -53,7 +53,7 @@ describe("durability", () => {
     await queue.close();
 
     const restored = await open(copy);
-    expect(restored.pendingCount()).toBe(50);
+    expect(await restored.pendingCount()).toBe(50);
     expect(logs.messages()).toContain(`Restored 50 scan request(s) from '${join(copy, "queue.db")}'.`);
     await restored.close();
   });
@@ -67,7 +67,7 @@ describe("durability", () => {
     const copy = await crashCopy(dir);
     await queue.close();
     const restored = await open(copy);
-    expect(restored.pendingCount()).toBe(200);
+    expect(await restored.pendingCount()).toBe(200);
     await restored.close();
   });
 
@@ -81,7 +81,7 @@ describe("durability", () => {
     const others = names.filter((name) => name !== "queue.db" && name !== "queue.db.prev" && name !== "autoscan.lock");
     expect(others.every((name) => /^queue\.db\.journal\.\d+$/.test(name))).toBe(true);
     const again = await open(dir);
-    expect(again.pendingCount()).toBe(2);
+    expect(await again.pendingCount()).toBe(2);
     await again.close();
   });
 
@@ -95,7 +95,7 @@ describe("durability", () => {
     if (!journal) throw new Error("no journal");
     await appendFile(join(copy, journal), '0badf00d {"s":99,"c":[{"k":"del"');
     const restored = await open(copy);
-    expect(restored.pendingCount()).toBe(1);
+    expect(await restored.pendingCount()).toBe(1);
     await restored.close();
   });
 });
@@ -106,7 +106,7 @@ describe("a damaged queue file", () => {
     await open(dir).then((q) => q.close());
     await writeFile(join(dir, "queue.db"), "this is not a database, it is a shopping list\n".repeat(200));
     const queue = await open(dir);
-    expect(queue.pendingCount()).toBe(0);
+    expect(await queue.pendingCount()).toBe(0);
     const aside = (await readdir(dir)).find((name) => name.startsWith("queue.db.corrupt-"));
     expect(aside).toBeDefined();
     const line = logs.records.find((r) => r.msg.includes("is damaged"));
@@ -128,7 +128,7 @@ describe("a damaged queue file", () => {
     await truncate(join(copy, "queue.db"), Math.floor(size / 2));
 
     const restored = await open(copy);
-    expect(restored.listPending({ limit: 1000 }).map((i) => i.folder)).toContain("/movies/Film 1000 (2020)");
+    expect((await restored.listPending({ limit: 1000 })).map((i) => i.folder)).toContain("/movies/Film 1000 (2020)");
     expect((await readdir(copy)).some((name) => name.startsWith("queue.db.corrupt-"))).toBe(true);
     await restored.close();
   });

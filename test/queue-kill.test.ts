@@ -59,7 +59,7 @@ async function pendingFolders(file: string): Promise<{ folders: Set<string>; mes
   const queue = await createScanQueue({ file, clock: createManualClock(), log: logs.log, scanDelayMs: 60_000 });
   const folders = new Set<string>();
   for (let offset = 0; ; offset += 1000) {
-    const page = queue.listPending({ limit: 1000, offset });
+    const page = await queue.listPending({ limit: 1000, offset });
     for (const item of page) folders.add(item.folder);
     if (page.length < 1000) break;
   }

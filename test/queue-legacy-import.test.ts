@@ -77,11 +77,11 @@ describe("importing plex_autoscan's queue", () => {
     );
     const logs = captureLog();
     const queue = await open(file, logs);
-    expect(queue.listPending().map((i) => i.folder).sort()).toEqual([
+    expect((await queue.listPending()).map((i) => i.folder).sort()).toEqual([
       "/mnt/unionfs/Movies/Film (2020)",
       "/mnt/unionfs/TV/Show/Season 01",
     ]);
-    const season = queue.listPending().find((i) => i.folder.endsWith("Season 01"));
+    const season = (await queue.listPending()).find((i) => i.folder.endsWith("Season 01"));
     expect(season?.requests.map((r) => [r.source, r.event])).toEqual([
       ["Sonarr", "Download"],
       ["Sonarr", "Upgrade"],
@@ -95,7 +95,7 @@ describe("importing plex_autoscan's queue", () => {
 
     const again = captureLog();
     const reopened = await open(file, again);
-    expect(reopened.pendingCount()).toBe(2);
+    expect(await reopened.pendingCount()).toBe(2);
     expect(again.messages().some((m) => m.startsWith("Imported"))).toBe(false);
     await reopened.close();
   });
@@ -111,7 +111,7 @@ describe("importing plex_autoscan's queue", () => {
     // A.mkv is on disk (its folder is scanned); B.mkv is not, so it stays as written: never widened to a guess.
     await onDisk("/data/movies/A (2001)/A.mkv");
     const queue = await open(file);
-    const items = queue.listPending();
+    const items = await queue.listPending();
     expect(items.map((i) => i.folder).sort()).toEqual(["/data/movies/A (2001)", "/data/movies/B (2002)/B.mkv"]);
     expect(items.flatMap((i) => i.requests.map((r) => r.source)).sort()).toEqual(["Radarr", "plex_autoscan"]);
     await queue.close();
@@ -126,7 +126,7 @@ describe("importing plex_autoscan's queue", () => {
     const file = join(temp.dir, "queue.db");
     await writeLegacy(file, L3UDDZ_SCHEMA, "");
     const queue = await open(file);
-    expect(queue.pendingCount()).toBe(0);
+    expect(await queue.pendingCount()).toBe(0);
     await queue.close();
   });
 });

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { constants } from "node:fs";
 import { access, copyFile, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import type { ScanOutcome } from "../src/core/target.ts";
 import type { CheckResult, WorkItem } from "../src/queue/dispatch/dispatch-port.ts";
 import { createScanQueue, type ScanQueue } from "../src/queue/scan-queue.ts";
 import { captureLog } from "./support/capture-log.ts";
+import { describeEachStore, type QueueAdapter } from "./support/queue-adapters.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 import { createQueueModel, DAY_MS, type ModelSettings, type QueueModel } from "./support/queue-model.ts";
 
@@ -31,6 +32,7 @@ const HOUR_MS = 60 * 60 * 1000;
 const MAINTENANCE_MS = 6 * HOUR_MS;
 const UNKNOWN_ID = 1_000_000;
 const RUNS = Number(process.env.QUEUE_MODEL_RUNS ?? 40);
+const PG_RUNS = Number(process.env.QUEUE_MODEL_RUNS ?? 8);
 
 // ---- Settings (may change at every restart, as a config edit would) ----------------------------------------------
 
@@ -320,7 +322,10 @@ async function makeScratchDir(): Promise<{ dir: string; cleanup(): Promise<void>
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
+async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly Op[]): Promise<void> {
+  // PostgreSQL keeps the queue in its own database; a restart there is a close and an open (what PostgreSQL makes
+  // durable is its business: the SIGKILL tests check a whole instance dying).
+  const pgPlace = adapter.name === "postgresql" ? await adapter.place() : undefined;
   const temp = await makeScratchDir();
   const { clock, advance } = createTestClock();
   const logs = captureLog("warn");
@@ -330,8 +335,18 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
     await mkdir(dir);
     return dir;
   };
-  const open = (dir: string, s: Settings): Promise<ScanQueue> =>
-    createScanQueue({
+  const open = (dir: string, s: Settings): Promise<ScanQueue> => {
+    const common = {
+      clock,
+      log: logs.log,
+      scanDelayMs: s.delayMs,
+      priorities: PRIORITIES[s.priorities]?.option ?? {},
+      historyMaxDays: s.historyMaxDays,
+      historyMaxRows: s.historyMaxRows,
+      maintenanceIntervalMs: MAINTENANCE_MS,
+    };
+    if (pgPlace) return pgPlace.open(common);
+    return createScanQueue({
       file: join(dir, "queue.db"),
       clock,
       log: logs.log,
@@ -344,6 +359,7 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
       maintenanceIntervalMs: MAINTENANCE_MS,
       lock: false,
     });
+  };
 
   const firstDir = await newDir();
   const live: Live = { queue: await open(firstDir, initial), dir: firstDir, settings: initial };
@@ -353,7 +369,7 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
   const ids = (): number[] => [...seen].sort((a, b) => a - b).concat(UNKNOWN_ID);
 
   try {
-    expectSame(live.queue, model, clock, ids(), "at the first open");
+    await expectSame(live.queue, model, clock, ids(), "at the first open");
     for (const [step, op] of ops.entries()) {
       const where = `after step ${String(step)} (${op.k})`;
       switch (op.k) {
@@ -376,7 +392,7 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
         case "check": {
           const skip = new Set(inFlight.filter((f) => f.kind === "check").map((f) => f.item.id));
           if (op.sleep && model.dueForCheck(op.limit, skip).length === 0) await sleepUntilReady();
-          const due = live.queue.dueForCheck(clock.now(), op.limit, skip);
+          const due = await live.queue.dueForCheck(clock.now(), op.limit, skip);
           expect(due, `${where}: dueForCheck`).toEqual(model.dueForCheck(op.limit, skip));
           const item = due[op.pick % Math.max(1, due.length)];
           if (item) inFlight.push({ kind: "check", item });
@@ -386,7 +402,7 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
           const target = live.settings.targets[op.target % live.settings.targets.length] ?? "plex";
           const skip = new Set(inFlight.filter((f) => f.kind === "scan" && f.target === target).map((f) => f.item.id));
           if (op.sleep && model.dueForTarget(target, op.limit, skip).length === 0) await sleepUntilReady();
-          const due = live.queue.dueForTarget(target, clock.now(), op.limit, skip);
+          const due = await live.queue.dueForTarget(target, clock.now(), op.limit, skip);
           expect(due, `${where}: dueForTarget(${target})`).toEqual(model.dueForTarget(target, op.limit, skip));
           const item = due[op.pick % Math.max(1, due.length)];
           if (!item) break;
@@ -397,11 +413,11 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
         }
         case "round": {
           const none = new Set<number>();
-          const checks = live.queue.dueForCheck(clock.now(), 1000, none);
+          const checks = await live.queue.dueForCheck(clock.now(), 1000, none);
           expect(checks, `${where}: dueForCheck`).toEqual(model.dueForCheck(1000, none));
           for (const item of checks) await expectResults([ending({ kind: "check", item }, op)], where);
           for (const target of live.settings.targets) {
-            const scans = live.queue.dueForTarget(target, clock.now(), 1000, none);
+            const scans = await live.queue.dueForTarget(target, clock.now(), 1000, none);
             expect(scans, `${where}: dueForTarget(${target})`).toEqual(model.dueForTarget(target, 1000, none));
             for (const item of scans) {
               const start = await live.queue.beginAttempt(item.id, item.rev);
@@ -414,19 +430,20 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
         case "reopen": {
           model = await reopen(op, model);
           inFlight = [];
-          expectDispatchSame(live, model, clock, where);
+          await expectDispatchSame(live, model, clock, where);
           break;
         }
       }
       for (const item of model.state.items) seen.add(item.id);
-      expectSame(live.queue, model, clock, ids(), where);
+      await expectSame(live.queue, model, clock, ids(), where);
     }
     model = await reopen({ k: "reopen", how: "crash", settings: live.settings, requests: [], ticks: 0 }, model);
-    expectSame(live.queue, model, clock, ids(), "after the last crash");
-    expectDispatchSame(live, model, clock, "after the last crash");
+    await expectSame(live.queue, model, clock, ids(), "after the last crash");
+    await expectDispatchSame(live, model, clock, "after the last crash");
   } finally {
     await live.queue.close().catch(() => {});
     await temp.cleanup();
+    await pgPlace?.cleanup();
   }
 
   /** Makes the write's call on the live queue; `expected` later applies it to the model. */
@@ -526,6 +543,17 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
     let dir = live.dir;
     if (op.how === "clean") {
       await live.queue.close();
+    } else if (pgPlace) {
+      // A write on its way when the instance stops: committed or not, as a whole.
+      const writing = op.how === "torn" ? live.queue.enqueue(op.requests) : undefined;
+      for (let i = 0; i < op.ticks; i++) await new Promise((resolve) => setImmediate(resolve));
+      await live.queue.close();
+      const result = await writing?.catch(() => undefined);
+      if (writing && result) {
+        const after = before.clone();
+        expect(result, "the write on its way during the stop").toEqual({ items: after.enqueue(op.requests) });
+        candidates = [before, after];
+      }
     } else {
       let writing: Promise<EnqueueResult> | undefined;
       if (op.how === "torn") {
@@ -555,7 +583,7 @@ async function runSteps(initial: Settings, ops: readonly Op[]): Promise<void> {
       .filter((msg) => !(op.how === "lost" && msg.includes("is missing but its previous snapshot is there")));
     expect(errors, `${op.how} reopen: the store reported damage or loss`).toEqual([]);
     // A write on its way when the files were copied is kept or lost as a whole: the queue equals one of the two.
-    const views = { pending: live.queue.listPending({ limit: 1000 }), history: live.queue.listHistory({ limit: 1000 }) };
+    const views = { pending: await live.queue.listPending({ limit: 1000 }), history: await live.queue.listHistory({ limit: 1000 }) };
     const matching = candidates.find((candidate) =>
       isDeepStrictEqual(views, { pending: candidate.listPending(), history: candidate.listHistory() }),
     );
@@ -585,26 +613,26 @@ async function expectResults(made: readonly Made[], where: string): Promise<void
 }
 
 /** What users see: the queue and history pages, each item by id, the counts, and when the dispatcher wakes. */
-function expectSame(queue: ScanQueue, model: QueueModel, clock: Clock, ids: readonly number[], where: string): void {
+async function expectSame(queue: ScanQueue, model: QueueModel, clock: Clock, ids: readonly number[], where: string): Promise<void> {
   expect(clock.now(), `${where}: the model's clock`).toBe(model.state.now);
-  expect(queue.listPending({ limit: 1000 }), `${where}: pending`).toEqual(model.listPending());
-  expect(queue.listHistory({ limit: 1000 }), `${where}: history`).toEqual(model.listHistory());
-  expect(queue.pendingCount(), `${where}: pendingCount`).toBe(model.pendingCount());
-  expect(queue.historyCount(), `${where}: historyCount`).toBe(model.listHistory().length);
-  for (const id of ids) expect(queue.getItem(id), `${where}: getItem(${String(id)})`).toEqual(model.getItem(id));
+  expect(await queue.listPending({ limit: 1000 }), `${where}: pending`).toEqual(model.listPending());
+  expect(await queue.listHistory({ limit: 1000 }), `${where}: history`).toEqual(model.listHistory());
+  expect(await queue.pendingCount(), `${where}: pendingCount`).toBe(model.pendingCount());
+  expect(await queue.historyCount(), `${where}: historyCount`).toBe(model.listHistory().length);
+  for (const id of ids) expect(await queue.getItem(id), `${where}: getItem(${String(id)})`).toEqual(model.getItem(id));
   // A hint: waking early is harmless, waking late is not.
-  const wake = queue.nextWakeAt(clock.now());
+  const wake = await queue.nextWakeAt(clock.now());
   const ready = model.nextReadyAt();
   if (ready === undefined) expect(wake === undefined || wake > clock.now(), `${where}: nextWakeAt ${String(wake)}`).toBe(true);
   else expect(wake !== undefined && wake > clock.now() && wake <= ready, `${where}: nextWakeAt ${String(wake)}, due ${String(ready)}`).toBe(true);
 }
 
 /** What the dispatcher is handed, in full (as a fresh process sees it after a restart). */
-function expectDispatchSame(live: Live, model: QueueModel, clock: Clock, where: string): void {
+async function expectDispatchSame(live: Live, model: QueueModel, clock: Clock, where: string): Promise<void> {
   const none = new Set<number>();
-  expect(live.queue.dueForCheck(clock.now(), 1000, none), `${where}: dueForCheck`).toEqual(model.dueForCheck(1000, none));
+  expect(await live.queue.dueForCheck(clock.now(), 1000, none), `${where}: dueForCheck`).toEqual(model.dueForCheck(1000, none));
   for (const target of ["plex", "jellyfin"]) {
-    expect(live.queue.dueForTarget(target, clock.now(), 1000, none), `${where}: dueForTarget(${target})`).toEqual(
+    expect(await live.queue.dueForTarget(target, clock.now(), 1000, none), `${where}: dueForTarget(${target})`).toEqual(
       model.dueForTarget(target, 1000, none),
     );
   }
@@ -624,13 +652,17 @@ async function crashCopy(from: string, to: string): Promise<void> {
   }
 }
 
-describe("the queue store against its model", () => {
+describeEachStore("the queue store against its model", (adapter) => {
   it(
     "equals the model after every step, every restart and every crash",
     async () => {
       await fc.assert(
-        fc.asyncProperty(settingsArb, fc.array(opArb, { maxLength: 60, size: "max" }), (settings, ops) => runSteps(settings, ops)),
-        { numRuns: RUNS, ...(process.env.QUEUE_MODEL_SEED ? { seed: Number(process.env.QUEUE_MODEL_SEED) } : {}) },
+        fc.asyncProperty(settingsArb, fc.array(opArb, { maxLength: 60, size: "max" }), (settings, ops) => runSteps(adapter, settings, ops)),
+        {
+          // Each PostgreSQL step is dozens of round trips to the server: fewer runs, the same properties.
+          numRuns: adapter.name === "postgresql" ? PG_RUNS : RUNS,
+          ...(process.env.QUEUE_MODEL_SEED ? { seed: Number(process.env.QUEUE_MODEL_SEED) } : {}),
+        },
       );
     },
     // Passing takes seconds; a failure shrinks (re-running sequences) and gets the time to say what failed.

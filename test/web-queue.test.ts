@@ -84,7 +84,7 @@ describe("web app + real queue file", () => {
     await first.queue.close();
     open.splice(0);
     const second = await start(file);
-    expect(second.queue.pendingCount()).toBe(2);
+    expect(await second.queue.pendingCount()).toBe(2);
     const again = async (query: string) => (await fetch(`${second.server.url}/api/${TEST_PASS}?${query}`)).json();
     expect(await again(`cmd=delete&id=${String(show?.id)}`)).toEqual({ success: true });
     expect(await again("cmd=delete&id=not-a-number")).toEqual({ success: false, msg: "No queue item with id not-a-number" });

@@ -52,7 +52,7 @@ async function setup(records: Rec[], now: { at: number }, hang?: { active: boole
       queued.push(...requests);
       return { items: requests.map((r) => ({ folder: r.path, merged: false })) };
     },
-    isCovered: (request) => queued.some((q) => q.path === request.path),
+    isCovered: async (request) => queued.some((q) => q.path === request.path),
     clock: { now: () => now.at, sleep: () => Promise.resolve() },
     log: silent,
     intervalMs: 900_000,

@@ -28,7 +28,7 @@ export interface BackfillOptions<R extends HistoryRecordLike = HistoryRecordLike
   readonly apps: readonly BackfillApp<R>[];
   readonly cursors: CursorStore;
   readonly sink: ScanSink;
-  readonly isCovered: (request: ScanRequest, since: number) => boolean;
+  readonly isCovered: (request: ScanRequest, since: number) => Promise<boolean>;
   readonly clock: Clock;
   readonly log: Logger;
   /** `SERVER_BACKFILL_INTERVAL` in ms. */
@@ -40,7 +40,10 @@ export interface BackfillOptions<R extends HistoryRecordLike = HistoryRecordLike
 
 export interface AppStatus {
   readonly name: string;
-  readonly state: "waiting" | "ok" | AppProblem;
+  /** `standby`: another instance shares the database and reads the history (src/cluster's wrapper says so). */
+  readonly state: "waiting" | "ok" | "standby" | AppProblem;
+  /** While `standby`: the instance that reads, when known. */
+  readonly activeInstance?: string;
   /** The last read that ended (ms), and what it found. */
   readonly lastRead?: { readonly at: number; readonly records: number; readonly queued: number; readonly covered: number };
   /** Why the last read failed, in words (the cursor did not move). */

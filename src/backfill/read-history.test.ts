@@ -41,7 +41,7 @@ function queue() {
     for (const request of requests) stored.set(request.path, Date.now());
     return { items: requests.map((request) => ({ folder: request.path, merged: false })) } satisfies EnqueueResult;
   };
-  const isCovered = (request: ScanRequest, since: number): boolean => (stored.get(request.path) ?? Number.NEGATIVE_INFINITY) >= since;
+  const isCovered = async (request: ScanRequest, since: number): Promise<boolean> => (stored.get(request.path) ?? Number.NEGATIVE_INFINITY) >= since;
   return { stored, batches, sink, isCovered };
 }
 
@@ -193,7 +193,7 @@ describe("readHistory", () => {
       pages,
       toRequests,
       from: T0,
-      isCovered: () => false,
+      isCovered: async () => false,
       sink,
       pageSize,
       onProgress: () => void (peak = Math.max(peak, process.memoryUsage().heapUsed)),

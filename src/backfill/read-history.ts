@@ -26,7 +26,7 @@ export interface ReadOptions<R extends HistoryRecordLike> {
   readonly from: number;
   /** The record a previous read ended at: records up to it (by time and id) were read then, and are left out. */
   readonly after?: Cursor;
-  readonly isCovered: (request: ScanRequest, since: number) => boolean;
+  readonly isCovered: (request: ScanRequest, since: number) => Promise<boolean>;
   /** Stores the requests (durable when it resolves); absent for a dry run. */
   readonly sink?: ScanSink;
   readonly pageSize?: number;
@@ -86,7 +86,7 @@ export async function readHistory<R extends HistoryRecordLike>(options: ReadOpti
       // The overlap before the cursor holds records read last time (and, dated the same second, later ones).
       if (options.after && record.date <= options.after.date && record.id <= options.after.id) continue;
       for (const request of options.toRequests(record)) {
-        if (options.isCovered(request, record.date - CLOCK_SLACK_MS) || batch.some((queued) => sameFolderRequest(queued, request))) {
+        if ((await options.isCovered(request, record.date - CLOCK_SLACK_MS)) || batch.some((queued) => sameFolderRequest(queued, request))) {
           covered += 1;
           continue;
         }

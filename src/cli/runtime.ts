@@ -2,6 +2,7 @@ import { loadConfig, requireServerPass, type LoadedConfig } from "../config/load
 import { effectiveLogLevel } from "../config/reload.ts";
 import { resolveSettings, type Settings } from "../config/settings.ts";
 import type { Config } from "../config/schema.ts";
+import { databaseUrlSecrets } from "../core/database-url.ts";
 import type { Logger } from "../core/logger.ts";
 import { createLogger, type LogHandle } from "../logging/create-logger.ts";
 import type { CommandInput } from "./command.ts";
@@ -58,6 +59,7 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
       config.CLOUD.CLIENT_SECRET,
       ...Object.values(config.TARGETS).flatMap((target) => [target.TOKEN, target.PASSWORD]),
       ...Object.values(config.ARR).map((app) => app.API_KEY),
+      ...databaseUrlSecrets(config.SERVER_DATABASE_URL),
     ],
   });
   const log = logs.log.child({ component: "AUTOSCAN" });

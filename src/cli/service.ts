@@ -16,11 +16,15 @@ import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
 import { createTargetsFromConfig } from "./wiring/targets.ts";
-import { backfillAdmin, createBackfillFromConfig } from "./wiring/backfill.ts";
+import { backfillAdmin, createBackfillFromConfig, type BackfillWiringInput } from "./wiring/backfill.ts";
+import type { DriveWiringInput } from "./wiring/drive.ts";
 import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
+import { newInstanceId } from "./wiring/instance-id.ts";
+import { moveQueueFileInto } from "./wiring/move-queue.ts";
+import { instanceHealth, type InstanceHealth } from "./wiring/instance-health.ts";
 import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
@@ -65,7 +69,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   anchorWatch.start();
   const anchorGuard = guardServerPath(anchorWatch, mapper.localForms);
   const anchors = { guard: anchorGuard, onReturn: anchorWatch.onReturn, check: anchorWatch.check };
-  const queue = await openQueue(runtime, clock, mapper, metrics);
+  const instance = newInstanceId();
+  const queue = await openQueue(runtime, clock, mapper, metrics, instance);
   metrics?.countQueueWith(() => queue.countByState());
   // Refused requests are summarised per client across config reloads (each reload makes a new web app).
   const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
@@ -73,9 +78,12 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   // TARGETS: the further servers every folder fans out to, beside the primary Plex.
   const others = createTargetsFromConfig({ config, clock, log, metrics });
   const targets = [plex.target, ...others.targets];
+  // SERVER_DATABASE_URL: one instance polls Google Drive and one reads the *arr history (src/cluster's roles).
+  const database = config.SERVER_DATABASE_URL ? { url: config.SERVER_DATABASE_URL, instance } : undefined;
+  const roles = database ? await import("./wiring/roles.ts") : undefined;
   // The Google clients are loaded only when Drive monitoring is on (they cost ~20 MB of memory).
-  const drive = config.CLOUD.ENABLED
-    ? (await import("./wiring/drive.ts")).createDriveMonitorFromConfig({
+  const driveInput: DriveWiringInput | undefined = config.CLOUD.ENABLED
+    ? {
         config,
         settings,
         env: options.env,
@@ -86,10 +94,15 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
         log,
         onSecret: (value) => runtime.logs.scrubber.add(value),
         metrics,
-      })
+      }
+    : undefined;
+  const drive = driveInput
+    ? roles && database
+      ? roles.driveByRoleFromConfig(driveInput, database)
+      : (await import("./wiring/drive.ts")).createDriveMonitorFromConfig(driveInput)
     : undefined;
   // ARR: the *arr apps' history, read back at start and every SERVER_BACKFILL_INTERVAL for what no webhook brought.
-  const backfill = await createBackfillFromConfig({
+  const backfillInput: BackfillWiringInput = {
     config,
     dataDir: settings.dataDir,
     sink: queue.enqueue,
@@ -98,7 +111,9 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     clock,
     log,
     ...(metrics ? { metrics } : {}),
-  });
+  };
+  const backfill = roles && database ? roles.backfillByRoleFromConfig(backfillInput, database) : await createBackfillFromConfig(backfillInput);
+  const health = instanceHealth({ database: database !== undefined, instance, drive, backfill });
   const admin = backfill ? backfillAdmin(backfill, Object.keys(config.ARR).filter((name) => config.ARR[name]?.BACKFILL)) : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
@@ -112,7 +127,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(drive ? { drive: () => drive.status() } : {}),
     closing: closing.signal,
   };
-  const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
+  const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     others.close();
@@ -138,7 +153,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, mapper, plex, drive, isReady: () => state.ready, rejections, metrics, console: consoleSources, backfill: admin, announce: false };
+      const parts = { queue, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
@@ -157,6 +172,8 @@ interface WebParts {
   readonly plex: PlexWiring;
   readonly drive: DriveMonitor | undefined;
   readonly isReady: () => boolean;
+  /** `/health`'s store, instance id and roles (from memory). */
+  readonly instanceHealth: () => InstanceHealth;
   readonly rejections: RejectionLog;
   readonly metrics: ServiceMetrics | undefined;
   readonly console: ConsoleSources;
@@ -205,7 +222,7 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
           },
         }
       : {}),
-    health: () => (parts.isReady() ? queueHealth(queue) : { ready: false, status: "starting" }),
+    health: async () => ({ ...(parts.isReady() ? await queueHealth(queue) : { ready: false, status: "starting" }), ...parts.instanceHealth() }),
     rejections: parts.rejections,
     metrics: parts.metrics,
     // The preview and the Libraries page read the config this app is built from (a reload builds them again).
@@ -218,10 +235,33 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
   return createApp(parts.announce === false ? { ...options, announce: false } : options);
 }
 
-async function openQueue(runtime: Runtime, clock: Clock, mapper: PathMapper, metrics: ServiceMetrics | undefined): Promise<ScanQueue> {
+async function openQueue(
+  runtime: Runtime,
+  clock: Clock,
+  mapper: PathMapper,
+  metrics: ServiceMetrics | undefined,
+  instance: string,
+): Promise<ScanQueue> {
   const { config, settings, log } = runtime;
   const queueOptions = scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms });
-  return createScanQueue({ ...queueOptions, metrics });
+  if (!config.SERVER_DATABASE_URL) return createScanQueue({ ...queueOptions, metrics });
+  // SERVER_DATABASE_URL: the queue in PostgreSQL, shared with any other instance on the same database.
+  const { createPgScanQueue } = await import("../queue/postgres/pg-scan-queue.ts");
+  const queue = await createPgScanQueue({
+    ...queueOptions,
+    url: config.SERVER_DATABASE_URL,
+    instance,
+    leaseMs: config.SERVER_LEASE_SECONDS * 1000,
+    dataDir: settings.dataDir,
+    ...(metrics ? { metrics } : {}),
+  });
+  try {
+    await moveQueueFileInto(queue, settings.queueFile, clock, log);
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+  return queue;
 }
 
 function startDispatcher(

@@ -1,3 +1,4 @@
+import { maskDatabaseUrl } from "../core/database-url.ts";
 import type { Env } from "./settings.ts";
 
 /**
@@ -30,9 +31,15 @@ export function applyEnvOverrides(
     if (text === undefined || text === "") continue;
     raw[key] = stringKeys.has(key) && !text.trimStart().startsWith('"') ? text : decode(text);
     origins.set(key, `environment variable ${key}`);
-    notes.push(`Using ENV setting ${key}=${SECRET_KEYS.has(key) ? "<redacted>" : text}`);
+    notes.push(`Using ENV setting ${key}=${shownValue(key, text)}`);
   }
   return { raw, origins, notes };
+}
+
+/** A secret as `<redacted>`; the database URL with its password as `***` (its host and database help). */
+function shownValue(key: string, text: string): string {
+  if (key === "SERVER_DATABASE_URL") return maskDatabaseUrl(text);
+  return SECRET_KEYS.has(key) ? "<redacted>" : text;
 }
 
 function decode(text: string): unknown {

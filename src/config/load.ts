@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { ConfigError } from "../core/errors.ts";
 import { EXAMPLE_PASS, buildDefaultConfig, generateServerPass, renderConfig } from "./defaults.ts";
 import { applyEnvOverrides } from "./env-override.ts";
+import { readFileVariables, type FileValue } from "./file-variables.ts";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys } from "./legacy.ts";
 import { describeIssues, knownKeysAt } from "./problems.ts";
@@ -39,16 +40,22 @@ export async function loadConfig(path: string, env: Env, createIfMissing: boolea
     await writeDefaultConfig(path);
     return { kind: "created", path };
   }
-  return parseConfigText(text, path, env);
+  return parseConfigText(text, path, env, await readFileVariables(env));
 }
 
-export function parseConfigText(text: string, path: string, env: Env): LoadedConfig {
+/** `files`: values read from `KEY_FILE` variables (file-variables.ts); they win over the file, like the environment. */
+export function parseConfigText(text: string, path: string, env: Env, files: readonly FileValue[] = []): LoadedConfig {
   const parsed = parseJsonText(text, path);
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`${path} must hold a JSON object ({ … }).`, [`${path}: expected an object at the top level.`]);
   }
   // Environment first, so a `GOOGLE` variable is migrated like a `GOOGLE` section in the file.
   const overridden = applyEnvOverrides(parsed as Record<string, unknown>, env, knownKeysAt([]), STRING_KEYS);
+  for (const file of files) {
+    overridden.raw[file.key] = file.value;
+    overridden.origins.set(file.key, `the file ${file.path}, named by ${file.variable}`);
+    overridden.notes.push(`Using ${file.key} from ${file.path} (${file.variable})`);
+  }
   const legacy = migrateLegacyKeys(overridden.raw);
   const result = v.safeParse(ConfigSchema, legacy.raw);
   if (!result.success) {

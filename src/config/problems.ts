@@ -17,7 +17,7 @@ export interface IssueContext {
 }
 
 /** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
-const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET"]);
+const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET", "SERVER_DATABASE_URL"]);
 /** Sections whose values hold tokens and keys. */
 const SECRET_SECTIONS: ReadonlySet<string> = new Set(["TARGETS", "ARR", "CLOUD"]);
 

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { checkDatabaseUrl } from "../core/database-url.ts";
 import { bool, int, num, oneOf, pathMap, str, strList, url } from "./schema-parts.ts";
 
 /**
@@ -136,6 +137,26 @@ const TargetSchema = v.pipe(
   ),
 );
 
+/**
+ * `SERVER_DATABASE_URL`: "" (the embedded queue file), or a PostgreSQL URL with a host and a database. The message of
+ * a bad one shows it with its password as `***` (src/core/database-url.ts); problems.ts never echoes the value.
+ */
+const databaseUrl = () =>
+  v.optional(
+    v.pipe(
+      v.string(`expected a string: a PostgreSQL URL such as postgres://user:password@host:5432/autoscan, or "" for the embedded queue`),
+      v.trim(),
+      v.check(
+        (text) => text === "" || checkDatabaseUrl(text).ok,
+        (issue) => {
+          const checked = checkDatabaseUrl(String(issue.input));
+          return checked.ok ? "expected a PostgreSQL URL" : checked.problem;
+        },
+      ),
+    ),
+    "",
+  );
+
 export const ConfigSchema = v.strictObject({
   // Plex
   PLEX_LOCAL_URL: url("http://localhost:32400"),
@@ -207,6 +228,14 @@ export const ConfigSchema = v.strictObject({
     {},
   ),
   SERVER_USE_SQLITE: bool(false),
+  /**
+   * new: the queue in PostgreSQL, shared by several instances (`postgres://user:password@host:5432/database`); "" is the
+   * embedded queue file. Also the environment variables SERVER_DATABASE_URL and SERVER_DATABASE_URL_FILE (a file that
+   * holds the URL: Docker secrets; file-variables.ts).
+   */
+  SERVER_DATABASE_URL: databaseUrl(),
+  /** new: seconds an instance holds a claimed folder without renewing it; a dead instance's folders wait this long. */
+  SERVER_LEASE_SECONDS: int(15, 5, 600),
   /** new: scans at once per target. */
   SERVER_SCAN_CONCURRENCY: int(1, 1, 16),
   /** new: hours a scan is retried while its target is unavailable before it is marked failed. */

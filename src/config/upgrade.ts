@@ -18,7 +18,15 @@ export interface UpgradeResult {
 }
 
 type Raw = Record<string, unknown>;
-const OPT_IN: ReadonlySet<string> = new Set(["TARGETS", "SERVER_ANCHORS", "ARR", "SERVER_BACKFILL_INTERVAL"]);
+const OPT_IN: ReadonlySet<string> = new Set([
+  "TARGETS",
+  "SERVER_ANCHORS",
+  "ARR",
+  "SERVER_BACKFILL_INTERVAL",
+  // Several instances on PostgreSQL: a file that works runs one instance on the embedded queue, and stays so.
+  "SERVER_DATABASE_URL",
+  "SERVER_LEASE_SECONDS",
+]);
 const isObject = (value: unknown): value is Raw => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**

@@ -41,6 +41,9 @@ export interface DriveMetrics {
 export interface StoreMetrics {
   /** One record appended to the queue's log (fdatasync included), or refused by the disk. */
   storeWrite(seconds: number, ok: boolean): void;
+  /** PostgreSQL, several instances: a folder taken over from an instance that stopped renewing its claim
+   *  (`scanInFlight`: an attempt had started there, so that scan may be sent once more). */
+  queueTakeover(scanInFlight: boolean): void;
 }
 
 export type ScanResult = "scanned" | "skipped" | "failed" | "unavailable";

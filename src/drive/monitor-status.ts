@@ -12,7 +12,10 @@ export interface DriveMonitorStatus {
   readonly access: string;
   /** The credentials as Google knows them once connected (`OAuth client 123….apps.googleusercontent.com`), when not the same as `access`. */
   readonly account?: string;
-  readonly state: "idle" | "starting" | "running" | "stopped" | "failed";
+  /** `standby`: another instance shares the database and polls (the monitor's wrapper in src/cluster says so). */
+  readonly state: "idle" | "starting" | "running" | "stopped" | "failed" | "standby";
+  /** While `standby`: the instance that polls Google Drive, when known. */
+  readonly activeInstance?: string;
   /** Why monitoring stopped for good, with the fix (state `failed`). */
   readonly reason?: string;
   /** When the current access token expires (ms since the epoch), when known. */

@@ -1,5 +1,5 @@
 import type { ScanRequest } from "../core/scan.ts";
-import type { RowReader } from "./store/rows.ts";
+import type { AsyncRows } from "./rows-async.ts";
 import { resolveWorkUnit } from "./work-unit.ts";
 
 /**
@@ -8,11 +8,11 @@ import { resolveWorkUnit } from "./work-unit.ts";
  * an import that arrived as a webhook (or was backfilled before) is covered; a folder scanned before the import is
  * not. Failed folders count as covered: they are in the history for a person to retry, not to be queued again.
  */
-export function isCovered(rows: RowReader, request: ScanRequest, since: number): boolean {
+export async function isCovered(rows: AsyncRows, request: ScanRequest, since: number): Promise<boolean> {
   // The folder as the queue keys it (NFC), so two spellings of one folder are one.
   const { folder } = resolveWorkUnit(request);
   // Waiting: through the one-pending-item-per-folder index.
-  const pending = rows.get<{ id: number }>(
+  const pending = await rows.get<{ id: number }>(
     "SELECT id FROM items WHERE state = 'pending' AND folder = ? AND last_at >= ?",
     [folder, since],
   );
@@ -20,7 +20,7 @@ export function isCovered(rows: RowReader, request: ScanRequest, since: number):
   // Finished: a folder requested since `since` finished after it, so the history index's range holds it. The range is
   // the folders finished since the record's time: short for the regular reads (minutes), the whole kept history at
   // most for a long `backfill --since`. No index of its own: the queue file stays as small as it was.
-  const finished = rows.get<{ id: number }>(
+  const finished = await rows.get<{ id: number }>(
     "SELECT id FROM items WHERE state <> 'pending' AND finished_at >= ?1 AND folder = ?2 AND last_at >= ?1 LIMIT 1",
     [since, folder],
   );

@@ -61,8 +61,16 @@ function createItem(
   now: number,
   policy: MergePolicy,
 ): ItemRow {
-  const item: ItemRow = {
-    id: tx.newItemId(),
+  const item = newItemRow(tx.newItemId(), folder, now, policy);
+  tx.apply({ k: "item", r: item });
+  tx.apply({ k: "req", r: requestRow(tx, item.id, request, path, now) });
+  return item;
+}
+
+/** A new waiting folder (its first request is stored beside it). */
+export function newItemRow(id: number, folder: string, now: number, policy: MergePolicy): ItemRow {
+  return {
+    id,
     folder,
     state: "pending",
     priority: resolvePriority(folder, policy.priorities),
@@ -81,9 +89,6 @@ function createItem(
     last_error: null,
     finished_at: null,
   };
-  tx.apply({ k: "item", r: item });
-  tx.apply({ k: "req", r: requestRow(tx, item.id, request, path, now) });
-  return item;
 }
 
 function mergeInto(
@@ -100,13 +105,7 @@ function mergeInto(
     "SELECT id FROM requests WHERE item_id = ? AND path = ? AND kind = ? AND deleted = ? AND source = ? AND event = ?",
     [item.id, row.path, row.kind, row.deleted, row.source, row.event],
   );
-  const merged: ItemRow = {
-    ...item,
-    priority: Math.min(item.priority, resolvePriority(item.folder, policy.priorities)),
-    last_at: now,
-    due_at: Math.max(item.due_at, Math.min(now + policy.delayMs, item.first_at + 3 * policy.delayMs)),
-    ...(duplicate ? {} : addsWork(item, row)),
-  };
+  const merged = mergedItemRow(item, row, duplicate !== undefined, now, policy);
   if (!duplicate) {
     tx.apply({ k: "req", r: row });
     // Targets that already scanned the folder have not seen the new file: every target scans it again.
@@ -114,6 +113,20 @@ function mergeInto(
   }
   tx.apply({ k: "item", r: merged });
   return merged;
+}
+
+/**
+ * A waiting folder after one more request: the lowest priority kept, the wait restarted within the 3 × delay cap, and
+ * (unless it is the same request again) new work.
+ */
+export function mergedItemRow(item: ItemRow, row: RequestRow, duplicate: boolean, now: number, policy: MergePolicy): ItemRow {
+  return {
+    ...item,
+    priority: Math.min(item.priority, resolvePriority(item.folder, policy.priorities)),
+    last_at: now,
+    due_at: Math.max(item.due_at, Math.min(now + policy.delayMs, item.first_at + 3 * policy.delayMs)),
+    ...(duplicate ? {} : addsWork(item, row)),
+  };
 }
 
 /** New work: a scan already running does not count for it, and the files are checked again. */
@@ -127,8 +140,12 @@ function addsWork(item: ItemRow, row: RequestRow): Partial<ItemRow> {
 }
 
 function requestRow(tx: StoreTransaction, itemId: number, request: ScanRequest, path: string, now: number): RequestRow {
+  return requestRowOf(tx.newRequestId(), itemId, request, path, now);
+}
+
+export function requestRowOf(id: number, itemId: number, request: ScanRequest, path: string, now: number): RequestRow {
   return {
-    id: tx.newRequestId(),
+    id,
     item_id: itemId,
     path,
     kind: request.kind,

@@ -8,10 +8,13 @@ import type { ItemRow, RequestRow } from "./store/rows.ts";
  * A `failed` folder keeps the targets that had finished it (only the others are asked again); a `done` folder is
  * scanned by every target again. When the folder is already waiting, the old item's requests join the waiting one.
  */
+/** What a retry resets: the folder's failures and backoff. */
+export const RETRY_FRESH = { next_at: 0, attempts: 0, unfinished: 0, first_failed_at: null, last_error: null, finished_at: null } as const;
+
 export function retryItem(tx: StoreTransaction, id: number, now: number): boolean {
   const item = tx.rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
   if (!item) return false;
-  const fresh = { next_at: 0, attempts: 0, unfinished: 0, first_failed_at: null, last_error: null, finished_at: null };
+  const fresh = RETRY_FRESH;
   if (item.state === "pending") {
     tx.apply({ k: "item", r: { ...item, ...fresh, due_at: Math.min(item.due_at, now) } });
     return true;
@@ -55,6 +58,6 @@ export function pruneHistory(tx: StoreTransaction, now: number, maxDays: number,
   return true;
 }
 
-function recheck(item: ItemRow): Partial<ItemRow> {
+export function recheck(item: ItemRow): Partial<ItemRow> {
   return { rev: item.rev + 1, checks: 0, scan_folder: null, files: null };
 }

@@ -1,25 +1,27 @@
 import { BadRequestError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { EnqueueResult, ScanRequest, ScanSink } from "../core/scan.ts";
+import type { EnqueueResult, ScanRequest, ScanSink, ScanSinkOptions } from "../core/scan.ts";
 import { isAbsolutePath } from "../paths/normalize.ts";
-import { applyRequests, type EnqueueEvent, type MergePolicy } from "./enqueue-requests.ts";
-import type { QueueStore } from "./store/queue-store.ts";
+import type { EnqueueEvent, EnqueueOutcome } from "./enqueue-requests.ts";
 
 /**
  * The queue's `ScanSink`: validates, resolves what a path of unknown kind names on disk, merges the requests into
- * the queue in one store write, and resolves once that write is on disk. The store puts writes that arrive together
- * into one log record, so many webhooks at once cost few fsyncs.
+ * the queue in one store write (`store`: the embedded store's or PostgreSQL's), and resolves once that write is
+ * durable. The embedded store puts writes that arrive together into one log record, so many webhooks at once cost
+ * few fsyncs; PostgreSQL commits each batch in one transaction.
  */
 export interface QueueSinkOptions {
-  readonly store: QueueStore;
+  /** Merges the requests (received at `at`) into the queue, durably; rejects when nothing was stored. */
+  readonly store: (requests: readonly ScanRequest[], at: number, options: ScanSinkOptions) => Promise<EnqueueOutcome>;
   readonly now: () => number;
-  readonly policy: MergePolicy;
   readonly log: Logger;
   /** Told the earliest time the new work may be due, once it is durable. */
   readonly notify: (earliest: number) => void;
   /** Looks a path of `unknown` kind up on disk before it is merged (file → its folder, folder → itself). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
 }
+
+const KINDS: ReadonlySet<string> = new Set(["file", "folder", "unknown"]);
 
 export function createQueueSink(options: QueueSinkOptions): ScanSink {
   const { store, log } = options;
@@ -29,12 +31,14 @@ export function createQueueSink(options: QueueSinkOptions): ScanSink {
     if (bad) {
       throw new BadRequestError(`Scan path '${bad.path}' is not absolute; expected a full path such as /mnt/tv/Show`);
     }
+    const odd = requests.find((request) => !KINDS.has(request.kind));
+    if (odd) throw new BadRequestError(`Scan path '${odd.path}' has kind '${String(odd.kind)}'; expected file, folder or unknown`);
     const { resolveKind } = options;
     const resolved = resolveKind
       ? await Promise.all(requests.map((request) => (request.kind === "unknown" ? resolveKind(request) : request)))
       : requests;
     const at = options.now();
-    const outcome = await store.write((tx) => applyRequests(tx, resolved, at, options.policy), sinkOptions);
+    const outcome = await store(resolved, at, sinkOptions);
     logIntake(log, outcome.events, at, sinkOptions.origin);
     if (outcome.earliestDue < Number.POSITIVE_INFINITY) options.notify(outcome.earliestDue);
     return { items: outcome.items };

@@ -1,37 +1,38 @@
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
-import type { ItemRow, ItemState, RequestRow, RowReader as RowAccess, TargetRow } from "./store/rows.ts";
+import type { AsyncRows as RowAccess } from "./rows-async.ts";
+import type { ItemRow, ItemState, RequestRow, TargetRow } from "./store/rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
 
 const MAX_PAGE = 1000;
 
-export function listPendingItems(rows: RowAccess, page: PageOptions): QueueItemView[] {
-  const items = rows.all<ItemRow>(
+export async function listPendingItems(rows: RowAccess, page: PageOptions): Promise<QueueItemView[]> {
+  const items = await rows.all<ItemRow>(
     "SELECT * FROM items WHERE state = 'pending' ORDER BY priority, first_at, id LIMIT ? OFFSET ?",
     pageParams(page),
   );
-  return items.map((item) => toView(rows, item));
+  return Promise.all(items.map((item) => toView(rows, item)));
 }
 
 /** Finished and failed folders, newest first, that match `query`. */
-export function listHistoryItems(rows: RowAccess, query: HistoryQuery): QueueItemView[] {
+export async function listHistoryItems(rows: RowAccess, query: HistoryQuery): Promise<QueueItemView[]> {
   const filter = historyFilter(query);
-  const items = rows.all<ItemRow>(
+  const items = await rows.all<ItemRow>(
     `SELECT * FROM items WHERE ${filter.where} ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?`,
     [...filter.params, ...pageParams(query)],
   );
-  return items.map((item) => toView(rows, item));
+  return Promise.all(items.map((item) => toView(rows, item)));
 }
 
 /** How many history folders match `query` (all of them without filters). */
-export function countHistory(rows: RowAccess, query: HistoryQuery = {}): number {
+export async function countHistory(rows: RowAccess, query: HistoryQuery = {}): Promise<number> {
   const filter = historyFilter(query);
-  return rows.get<{ n: number }>(`SELECT COUNT(*) AS n FROM items WHERE ${filter.where}`, filter.params)?.n ?? 0;
+  return (await rows.get<{ n: number }>(`SELECT COUNT(*) AS n FROM items WHERE ${filter.where}`, filter.params))?.n ?? 0;
 }
 
 /** The sources that sent the requests still kept, for the history's filter. */
-export function listSources(rows: RowAccess): string[] {
-  return rows.all<{ source: string }>("SELECT DISTINCT source FROM requests ORDER BY source").map((r) => r.source);
+export async function listSources(rows: RowAccess): Promise<string[]> {
+  return (await rows.all<{ source: string }>("SELECT DISTINCT source FROM requests ORDER BY source")).map((r) => r.source);
 }
 
 function historyFilter(query: HistoryQuery): { where: string; params: (string | number)[] } {
@@ -58,16 +59,16 @@ function historyFilter(query: HistoryQuery): { where: string; params: (string | 
 }
 
 /** Folders per state, for the metrics' queue gauge. */
-export function countByState(rows: RowAccess): Record<ItemState, number> {
+export async function countByState(rows: RowAccess): Promise<Record<ItemState, number>> {
   const counts: Record<ItemState, number> = { pending: 0, done: 0, failed: 0 };
-  for (const row of rows.all<{ state: ItemState; n: number }>("SELECT state, COUNT(*) AS n FROM items GROUP BY state")) {
+  for (const row of await rows.all<{ state: ItemState; n: number }>("SELECT state, COUNT(*) AS n FROM items GROUP BY state")) {
     counts[row.state] = row.n;
   }
   return counts;
 }
 
-export function findItem(rows: RowAccess, id: number): QueueItemView | undefined {
-  const item = rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
+export async function findItem(rows: RowAccess, id: number): Promise<QueueItemView | undefined> {
+  const item = await rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
   return item ? toView(rows, item) : undefined;
 }
 
@@ -76,9 +77,9 @@ function pageParams(page: PageOptions): [number, number] {
   return [limit, Math.max(0, Math.trunc(page.offset ?? 0))];
 }
 
-function toView(rows: RowAccess, item: ItemRow): QueueItemView {
-  const requests = rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
-  const targets = rows.all<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? ORDER BY target", [item.id]);
+async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
+  const requests = await rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
+  const targets = await rows.all<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? ORDER BY target", [item.id]);
   return {
     id: item.id,
     folder: item.folder,

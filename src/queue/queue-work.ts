@@ -38,9 +38,9 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
     });
 
   return {
-    dueForCheck: (at, limit, skip) => workItems(due.dueForCheck(at, limit, skip)),
-    dueForTarget: (target, at, limit, skip) => workItems(due.dueForTarget(target, at, limit, skip)),
-    nextWakeAt: (at) => due.nextWakeAt(at),
+    dueForCheck: (at, limit, skip) => Promise.resolve(workItems(due.dueForCheck(at, limit, skip))),
+    dueForTarget: (target, at, limit, skip) => Promise.resolve(workItems(due.dueForTarget(target, at, limit, skip))),
+    nextWakeAt: (at) => Promise.resolve(due.nextWakeAt(at)),
     async recordCheck(id, rev, result) {
       await store.write((tx) => {
         const item = pendingItem(id);
@@ -52,10 +52,8 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
       return store.write((tx): AttemptStart | undefined => {
         const item = pendingItem(id);
         if (!item || item.rev !== rev) return undefined;
-        if (item.unfinished >= MAX_UNFINISHED_ATTEMPTS * Math.max(1, targets)) {
-          const reason =
-            `The last ${String(item.unfinished)} scan attempts of this folder started and never finished: autoscan ` +
-            "stopped or crashed during each. Retry it once the cause is fixed.";
+        if (tooManyUnfinished(item, targets)) {
+          const reason = neverFinishedReason(item.unfinished);
           put(tx, { ...item, state: "failed", finished_at: now(), last_error: reason });
           return { go: false, reason };
         }
@@ -117,12 +115,24 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         return items.length;
       });
     },
-    pendingCount: () => due.size,
+    pendingCount: () => Promise.resolve(due.size),
     writable: () => store.health().writable,
   };
 }
 
-function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
+/** Whether a folder's attempts that never ended (the process died during each) reached the limit: it is given up. */
+export function tooManyUnfinished(item: ItemRow, targets: number): boolean {
+  return item.unfinished >= MAX_UNFINISHED_ATTEMPTS * Math.max(1, targets);
+}
+
+export function neverFinishedReason(unfinished: number): string {
+  return (
+    `The last ${String(unfinished)} scan attempts of this folder started and never finished: autoscan ` +
+    "stopped or crashed during each. Retry it once the cause is fixed."
+  );
+}
+
+export function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
   switch (result.kind) {
     case "ready":
       return { ...item, checks: result.checks, scan_folder: result.scanFolder, files: JSON.stringify(result.files) };
@@ -135,29 +145,33 @@ function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
 
 /** An attempt ended (whatever its outcome): it takes back the start `beginAttempt` counted for it. Each target's
  *  attempt counts on its own, so one target finishing does not hide another's attempt that never ended. */
-function ended(item: ItemRow): number {
+export function ended(item: ItemRow): number {
   return Math.max(0, item.unfinished - 1);
 }
 
-function afterFailure(item: ItemRow, failure: FailureRecord, at: number): ItemRow {
+export function afterFailure(item: ItemRow, failure: FailureRecord, at: number): ItemRow {
   const firstFailedAt = item.first_failed_at ?? at;
   const base = { ...item, attempts: item.attempts + 1, unfinished: ended(item), first_failed_at: firstFailedAt, last_error: failure.error };
   if (at - firstFailedAt >= failure.retryMaxMs) return { ...base, state: "failed", finished_at: at };
   return { ...base, next_at: failure.retryAt };
 }
 
-function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; detail: string | null } {
+export function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; detail: string | null } {
   return outcome.status === "scanned"
     ? { status: "scanned", detail: outcome.detail ?? null }
     : { status: "skipped", detail: outcome.reason };
 }
 
+/** The columns of a folder's requests a check and a scan use: a busy folder holds hundreds, read at every dispatch. */
+export const WORK_REQUESTS_SQL = "SELECT path, kind, deleted, source, event FROM requests WHERE item_id = ? ORDER BY id";
+export type WorkRequestRow = Pick<RequestRow, "path" | "kind" | "deleted" | "source" | "event">;
+
 export function toWorkItem(rows: RowReader, item: ItemRow): WorkItem {
-  // Only the columns a check and a scan use: a busy folder holds hundreds of requests, and it is read at every dispatch.
-  const requests = rows.all<Pick<RequestRow, "path" | "kind" | "deleted" | "source" | "event">>(
-    "SELECT path, kind, deleted, source, event FROM requests WHERE item_id = ? ORDER BY id",
-    [item.id],
-  );
+  return workItemOf(item, rows.all<WorkRequestRow>(WORK_REQUESTS_SQL, [item.id]));
+}
+
+/** A pending row and its requests as the dispatcher sees them. */
+export function workItemOf(item: ItemRow, requests: readonly WorkRequestRow[]): WorkItem {
   return {
     id: item.id,
     rev: item.rev,

@@ -6,13 +6,14 @@ import { acquireDataDirLock } from "../core/data-dir-lock.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
-import type { MergePolicy } from "./enqueue-requests.ts";
+import { applyRequests, type MergePolicy } from "./enqueue-requests.ts";
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./queue-admin.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { createQueueWork } from "./queue-work.ts";
 import { isCovered } from "./coverage.ts";
 import { createQueueSink } from "./queue-sink.ts";
+import { asyncRows } from "./rows-async.ts";
 import { openQueueStore, type QueueStore, type StoreHealth } from "./store/queue-store.ts";
 import { dirname } from "node:path";
 
@@ -53,21 +54,21 @@ export interface ScanQueue extends DispatchQueue {
   /** The `ScanSink` every intake hands requests to; resolves once they are on disk. */
   readonly enqueue: ScanSink;
   readonly file: string;
-  listPending(page?: PageOptions): QueueItemView[];
-  listHistory(query?: HistoryQuery): QueueItemView[];
+  listPending(page?: PageOptions): Promise<QueueItemView[]>;
+  listHistory(query?: HistoryQuery): Promise<QueueItemView[]>;
   /** History folders matching `query` (all without one). */
-  historyCount(query?: HistoryQuery): number;
+  historyCount(query?: HistoryQuery): Promise<number>;
   /** The sources of the requests kept (pending and history), for filters. */
-  sources(): string[];
+  sources(): Promise<string[]>;
   /** Folders per state (`pending`, `done`, `failed`). */
-  countByState(): Record<string, number>;
-  getItem(id: number): QueueItemView | undefined;
+  countByState(): Promise<Record<string, number>>;
+  getItem(id: number): Promise<QueueItemView | undefined>;
   /** Makes a pending, failed or finished folder due now. False when there is no such item. */
   retry(id: number): Promise<boolean>;
   /** Deletes a pending or finished folder. False when there is no such item. */
   remove(id: number): Promise<boolean>;
-  /** Whether a request for the same folder arrived at or after `since` (see `coverage.ts`); from memory. */
-  isCovered(request: ScanRequest, since: number): boolean;
+  /** Whether a request for the same folder arrived at or after `since` (see `coverage.ts`). */
+  isCovered(request: ScanRequest, since: number): Promise<boolean>;
   /** Retries every failed folder; resolves with how many. */
   retryFailed(): Promise<number>;
   /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action);
@@ -129,9 +130,8 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const work = createQueueWork(observed, now);
 
   const enqueue = createQueueSink({
-    store: observed,
+    store: (requests, at, sinkOptions) => observed.write((tx) => applyRequests(tx, requests, at, policy), sinkOptions),
     now,
-    policy,
     log,
     notify,
     ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
@@ -152,7 +152,8 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     finishedSincePrune = 0;
     prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
   };
-  const restored = work.pendingCount();
+  const restored = await work.pendingCount();
+  const reads = asyncRows(store.rows);
   log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
   const maintenance = startMaintenance(store, clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
   const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 1_000);
@@ -181,13 +182,13 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    listPending: (page = {}) => listPendingItems(store.rows, page),
-    listHistory: (query = {}) => listHistoryItems(store.rows, query),
-    historyCount: (query = {}) => countHistory(store.rows, query),
-    sources: () => listSources(store.rows),
-    isCovered: (request, since) => isCovered(store.rows, request, since),
-    countByState: () => countByState(store.rows),
-    getItem: (id) => findItem(store.rows, id),
+    listPending: (page = {}) => listPendingItems(reads, page),
+    listHistory: (query = {}) => listHistoryItems(reads, query),
+    historyCount: (query = {}) => countHistory(reads, query),
+    sources: () => listSources(reads),
+    isCovered: (request, since) => isCovered(reads, request, since),
+    countByState: () => countByState(reads),
+    getItem: (id) => findItem(reads, id),
     async retry(id) {
       const result = await observed.write((tx) => retryItem(tx, id, now()));
       if (result) notify(now());

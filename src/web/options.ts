@@ -19,7 +19,7 @@ export interface WebOptions {
   /** Present when Google Drive monitoring is enabled. */
   readonly drive?: DriveAdmin;
   /** `GET /health`: 200 when `ready`, 503 otherwise; the other fields are passed through to the JSON answer. */
-  readonly health: () => HealthReport;
+  readonly health: () => HealthReport | Promise<HealthReport>;
   readonly log: Logger;
   /** `SERVER_PASS`: the URL secret of `/<SERVER_PASS>` and `/api/<SERVER_PASS>`. Must not be empty. */
   readonly serverPass: string;

@@ -6,6 +6,7 @@ import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../..
 import { createScanQueue, type ScanQueue, type ScanQueueOptions } from "../../src/queue/scan-queue.ts";
 import { captureLog, makeTempDir } from "./capture-log.ts";
 import { createManualClock, type ManualClock } from "./manual-clock.ts";
+import type { QueuePlace } from "./queue-adapters.ts";
 
 /**
  * A real queue file and a real dispatcher on a manual clock. Server paths (`/tv/…`) live under `<temp>/media` on
@@ -33,6 +34,8 @@ export interface HarnessOptions {
   /** Reuse a folder (a restart); default a fresh temp folder. */
   readonly dir?: string;
   readonly clock?: ManualClock;
+  /** Where the queue lives (PostgreSQL, see `queue-adapters.ts`); default `<dir>/queue.db`. */
+  readonly place?: QueuePlace;
 }
 
 export const SCAN_DELAY_MS = 180_000;
@@ -45,13 +48,10 @@ export async function createQueueHarness(options: HarnessOptions): Promise<Queue
   const logs = captureLog();
   const media = join(dir, "media");
   await mkdir(media, { recursive: true });
-  const queue = await createScanQueue({
-    file: join(dir, "queue.db"),
-    clock,
-    log: logs.log,
-    scanDelayMs: SCAN_DELAY_MS,
-    ...options.queue,
-  });
+  const queueOptions = { clock, log: logs.log, scanDelayMs: SCAN_DELAY_MS, ...options.queue };
+  const queue = options.place
+    ? await options.place.open(queueOptions)
+    : await createScanQueue({ file: join(dir, "queue.db"), ...queueOptions });
   const dispatcher = createDispatcher({
     queue,
     targets: options.targets,

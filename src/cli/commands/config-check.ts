@@ -2,6 +2,7 @@ import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
 import type { Config, TargetConfig } from "../../config/schema.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
+import { maskDatabaseUrl } from "../../core/database-url.ts";
 import type { Command } from "../command.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 
@@ -32,7 +33,9 @@ function renderSummary(settings: Settings, config: Config): string {
   return [
     `Config file:     ${settings.configPath}`,
     `Data directory:  ${settings.dataDir}`,
-    `Queue file:      ${settings.queueFile}`,
+    config.SERVER_DATABASE_URL === ""
+      ? `Queue file:      ${settings.queueFile}`
+      : `Queue:           PostgreSQL at ${maskDatabaseUrl(config.SERVER_DATABASE_URL)} (lease ${config.SERVER_LEASE_SECONDS} s)`,
     `Log file:        ${settings.logFile ?? "(none)"}`,
     "",
     config.SERVER_PASS === ""

@@ -7,7 +7,7 @@ import { createArrClient } from "../../backfill/arr-client.ts";
 import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../../backfill/arr-errors.ts";
 import { ARR_TYPE_FACTS } from "../../backfill/arr-type.ts";
 import { createBackfill, type AppProblem, type Backfill, type BackfillApp } from "../../backfill/backfill.ts";
-import { openCursorStore } from "../../backfill/cursor-store.ts";
+import { openCursorStore, type CursorStore } from "../../backfill/cursor-store.ts";
 import { recordRequests, type HistoryRecord } from "../../backfill/history-record.ts";
 import { sourceName } from "../../intake/to-scan-requests.ts";
 import type { PathMapper } from "../../paths/mapping.ts";
@@ -21,11 +21,13 @@ export interface BackfillWiringInput {
   readonly config: Config;
   readonly dataDir: string;
   readonly sink: ScanSink;
-  readonly isCovered: (request: ScanRequest, since: number) => boolean;
+  readonly isCovered: (request: ScanRequest, since: number) => Promise<boolean>;
   readonly mapper: PathMapper;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics?: { backfillRead(app: string, result: "ok" | AppProblem, queued: number): void };
+  /** Where the cursors live; default `<data dir>/backfill.json` (the PostgreSQL store when instances share a database). */
+  readonly cursors?: CursorStore;
 }
 
 export async function createBackfillFromConfig(input: BackfillWiringInput): Promise<Backfill | undefined> {
@@ -44,7 +46,7 @@ export async function createBackfillFromConfig(input: BackfillWiringInput): Prom
       };
     });
   if (apps.length === 0) return undefined;
-  const cursors = await openCursorStore(join(input.dataDir, "backfill.json"), log);
+  const cursors = input.cursors ?? (await openCursorStore(join(input.dataDir, "backfill.json"), log));
   return createBackfill({
     apps,
     cursors,

@@ -9,6 +9,7 @@ import { arrFamily } from "../../ops/doctor/arr.ts";
 import { skip, type CheckResult } from "../../ops/doctor/check.ts";
 import { configFamily, type ConfigOutcome } from "../../ops/doctor/config-checks.ts";
 import { dataDirFamily } from "../../ops/doctor/data-dir.ts";
+import { databaseFamily } from "../../ops/doctor/database.ts";
 import { driveFamily, rcFamily } from "../../ops/doctor/drive.ts";
 import { mappingFamily } from "../../ops/doctor/mappings.ts";
 import { plexFamily } from "../../ops/doctor/plex.ts";
@@ -18,6 +19,7 @@ import { scannerFamily } from "../../ops/doctor/scanner.ts";
 import { targetsFamily } from "../../ops/doctor/targets.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { createPlexClient } from "../../plex/client.ts";
+import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";
 import { isInContainer } from "../in-container.ts";
@@ -100,9 +102,23 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   if (!config) {
     families.push({
       name: "rest",
-      run: async () => [skip("rest", "Other checks", "Skipped until the config is valid (Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).")],
+      run: async () => [skip("rest", "Other checks", "Skipped until the config is valid (database, Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).")],
     });
     return families;
+  }
+  // The queue's store. At start the store itself connects, migrates and says what is wrong: doctor only.
+  if (!startup) {
+    families.push(
+      config.SERVER_DATABASE_URL === ""
+        ? databaseFamily({ kind: "embedded", queueFile: settings.queueFile })
+        : databaseFamily({
+            kind: "postgresql",
+            // The driver (pg) is loaded only when a database is set, as the service itself does.
+            probe: (await import("./doctor-database.ts")).databaseProbe({ url: config.SERVER_DATABASE_URL }),
+            knownVersion: Math.max(0, ...pgMigrations.map((step) => step.version)),
+            inContainer: input.inContainer ?? isInContainer(),
+          }),
+    );
   }
   const plexTimeoutS = Math.min(config.PLEX_TIMEOUT, 10);
   const scannerMode = config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER;

@@ -9,7 +9,7 @@ import type { ScanSink } from "../../core/scan.ts";
 import { countedDriveApi } from "../../drive/counted-api.ts";
 import { connectDrive, type DriveCredentials, type GoogleEndpoints } from "../../drive/credentials.ts";
 import { openDriveStateStore } from "../../drive/drive-store.ts";
-import { createDriveMonitor, type DriveMonitor } from "../../drive/poller.ts";
+import { createDriveMonitor, type DriveMonitor, type DriveMonitorOptions } from "../../drive/poller.ts";
 import { createTokenStore, type TokenStore } from "../../drive/token-store.ts";
 import { createScrubber } from "../../logging/redact.ts";
 import { countedSink } from "../../ops/metrics/counted-sink.ts";
@@ -47,6 +47,16 @@ export function tokenStoreFor(settings: Pick<Settings, "dataDir">): TokenStore {
 
 /** `undefined` when `CLOUD.ENABLED` is off. Call `monitor.start()` once the server is ready. */
 export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMonitor | undefined {
+  return driveMonitorFactoryFromConfig(input)?.();
+}
+
+/**
+ * What `createDriveMonitorFromConfig` makes, as a factory: the config is read (and warned about) once; each call makes
+ * a new monitor, on the cache file or on `openStore`'s store (the PostgreSQL one, when instances share a database).
+ */
+export function driveMonitorFactoryFromConfig(
+  input: DriveWiringInput,
+): ((openStore?: DriveMonitorOptions["openStore"]) => DriveMonitor) | undefined {
   const { config, settings } = input;
   const cloud = config.CLOUD;
   if (!cloud.ENABLED) return undefined;
@@ -62,7 +72,7 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
     scrubber.add(value);
     input.onSecret?.(value);
   };
-  return createDriveMonitor({
+  return (openStore) => createDriveMonitor({
     connect: async (signal) => {
       const connection = await connectDrive(
         {
@@ -77,7 +87,7 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
       );
       return metrics ? { ...connection, api: countedDriveApi(connection.api, metrics) } : connection;
     },
-    openStore: () => openDriveStateStore({ path: settings.cacheFile, log }),
+    openStore: openStore ?? (() => openDriveStateStore({ path: settings.cacheFile, log })),
     sink: metrics ? countedSink(input.sink, metrics) : input.sink,
     // plex_autoscan compared Plex's size with the file as autoscan sees it (SERVER_FILE_EXIST_PATH_MAPPINGS).
     isInLibrary: (serverPath) => input.isInLibrary(serverPath, input.mapper.localForms(serverPath)[0]),

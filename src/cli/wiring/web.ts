@@ -20,7 +20,7 @@ export interface WebWiringInput {
   readonly queue: QueueAdmin;
   /** Only when Google Drive monitoring is on. */
   readonly drive?: DriveAdmin;
-  readonly health: () => HealthReport;
+  readonly health: () => HealthReport | Promise<HealthReport>;
   /** The process's one path mapper, if the server command already made it; else one is made from the config. */
   readonly mapper?: PathMapper;
   /** Where refused requests are summarised (one per process, across reloads). */
@@ -67,8 +67,8 @@ export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
   const toId = (id: string): number | undefined => (/^\d{1,15}$/.test(id) ? Number(id) : undefined);
   return {
     pendingCount: () => queue.pendingCount(),
-    listPending: (page = {}) => ({ items: queue.listPending(page), total: queue.pendingCount() }),
-    listHistory: (query = {}) => ({ items: queue.listHistory(query), total: queue.historyCount(query) }),
+    listPending: async (page = {}) => ({ items: await queue.listPending(page), total: await queue.pendingCount() }),
+    listHistory: async (query = {}) => ({ items: await queue.listHistory(query), total: await queue.historyCount(query) }),
     getItem: (id) => {
       const n = toId(id);
       return n === undefined ? undefined : queue.getItem(n);
@@ -90,14 +90,27 @@ export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
  * `GET /health` from the queue's state, kept in memory (never waits on the disk): ready once the queue file is open,
  * and 503 whenever a webhook would get 503 right now (the store cannot write, or the disk has stalled).
  */
-export function queueHealth(queue: ScanQueue | undefined): HealthReport {
+export async function queueHealth(queue: ScanQueue | undefined): Promise<HealthReport> {
   if (!queue) return { ready: false, status: "starting" };
   const store = queue.health();
-  if (store.writable) return { ready: true, queue: "ok", pending: queue.pendingCount() };
+  if (store.writable) return { ready: true, queue: "ok", pending: await pendingWithin(queue, HEALTH_COUNT_MS) };
   return {
     ready: false,
     status: "error",
     queue: store.problem ?? `the queue file '${queue.file}' cannot be written`,
     ...(store.since === undefined ? {} : { since: new Date(store.since).toISOString() }),
   };
+}
+
+/** How long `/health` waits for the pending count (a database under load must not make the health check hang). */
+const HEALTH_COUNT_MS = 1_000;
+
+async function pendingWithin(queue: ScanQueue, ms: number): Promise<number | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([queue.pendingCount().catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

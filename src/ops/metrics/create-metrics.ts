@@ -10,7 +10,7 @@ import { eventLabel, nameLabel, sourceLabel, statusClass } from "./labels.ts";
  */
 export interface ServiceMetrics extends Metrics, MetricsExposition {
   /** Where the queue's folders are counted by state, at each scrape (the queue opens after the metrics exist). */
-  countQueueWith(count: () => Readonly<Record<string, number>>): void;
+  countQueueWith(count: () => Promise<Readonly<Record<string, number>>>): void;
   readonly registry: Registry;
 }
 
@@ -40,15 +40,15 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     labelNames: ["source", "event", "answer"] as const,
     registers,
   });
-  let countQueue: (() => Readonly<Record<string, number>>) | undefined;
+  let countQueue: (() => Promise<Readonly<Record<string, number>>>) | undefined;
   new Gauge({
     name: "autoscan_queue_folders",
     help: "Folders in the queue by state: pending (waiting, being checked or scanned), done and failed (the history).",
     labelNames: ["state"] as const,
     registers,
-    collect() {
+    async collect() {
       if (!countQueue) return;
-      const counts = countQueue();
+      const counts = await countQueue();
       for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
     },
   });
@@ -97,13 +97,19 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
   });
   const writes = new Histogram({
     name: "autoscan_store_write_duration_seconds",
-    help: "Time to make one queue write durable (append to the log and fdatasync); writes that arrive meanwhile go together.",
+    help: "Time to make one queue write durable (append to the log and fdatasync, or one PostgreSQL commit); writes that arrive meanwhile go together.",
     buckets: WRITE_BUCKETS,
     registers,
   });
   const writeFailures = new Counter({
     name: "autoscan_store_write_failures_total",
-    help: "Queue writes the disk refused (requests answered 503 until the store can write again).",
+    help: "Queue writes the disk or the database refused (requests answered 503 until the store can write again).",
+    registers,
+  });
+  const takeovers = new Counter({
+    name: "autoscan_queue_takeovers_total",
+    help: "Folders this instance took over from another that stopped renewing its claim (PostgreSQL); scan_in_flight=true: a scan had started there and may be sent once more.",
+    labelNames: ["scan_in_flight"] as const,
     registers,
   });
 
@@ -153,6 +159,9 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     storeWrite(seconds, ok) {
       if (ok) writes.observe(seconds);
       else writeFailures.inc();
+    },
+    queueTakeover(scanInFlight) {
+      takeovers.inc({ scan_in_flight: scanInFlight ? "true" : "false" });
     },
     backfillRead(app, result, queued) {
       // App names come from the config's ARR section: a fixed set.

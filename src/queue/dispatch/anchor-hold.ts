@@ -24,7 +24,11 @@ export interface AnchorHold {
    * Up to `limit` due items that may go out now: `fetch` is asked with `inProgress` and the held ids left out; an
    * item it answers that lies under a missing anchor is held, and `fetch` is asked again for the rest.
    */
-  take(limit: number, inProgress: ReadonlySet<number>, fetch: (limit: number, skip: ReadonlySet<number>) => WorkItem[]): WorkItem[];
+  take(
+    limit: number,
+    inProgress: ReadonlySet<number>,
+    fetch: (limit: number, skip: ReadonlySet<number>) => Promise<WorkItem[]>,
+  ): Promise<WorkItem[]>;
   /**
    * After a file check that did not find every file: whether the item is under an anchor that is missing now (looked
    * at again first). Then the check does not count, and the item is held.
@@ -54,13 +58,13 @@ export function createAnchorHold(anchors: DispatchAnchors | undefined, log: Logg
   }
 
   return {
-    take(limit, inProgress, fetch) {
+    async take(limit, inProgress, fetch) {
       if (!anchors) return fetch(limit, inProgress);
       const out: WorkItem[] = [];
       for (;;) {
         const skip = new Set([...inProgress, ...held.keys(), ...out.map((item) => item.id)]);
         let heldNow = false;
-        for (const item of fetch(limit - out.length, skip)) {
+        for (const item of await fetch(limit - out.length, skip)) {
           const anchor = guardOf(item);
           if (anchor === undefined) out.push(item);
           else {

@@ -50,12 +50,16 @@ export type AttemptStart =
   | { readonly go: false; readonly reason: string };
 
 export interface DispatchQueue {
-  /** Due items whose files have not been checked yet, in dispatch order, leaving out `skip` (in progress). */
-  dueForCheck(now: number, limit: number, skip: ReadonlySet<number>): WorkItem[];
+  /**
+   * Due items whose files have not been checked yet, in dispatch order, leaving out `skip` (in progress). With several
+   * instances on one database, the items answered are claimed for this instance (see `postgres/claims.ts`): another
+   * instance does not get them while this one holds them.
+   */
+  dueForCheck(now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
   /** Due, checked items that `target` has not scanned yet, in dispatch order (priority, then oldest). */
-  dueForTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): WorkItem[];
+  dueForTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
   /** The earliest time after `now` at which a pending item may become due (a hint; waking early is harmless). */
-  nextWakeAt(now: number): number | undefined;
+  nextWakeAt(now: number): Promise<number | undefined>;
   recordCheck(id: number, rev: number, result: CheckResult): Promise<void>;
   /**
    * Marks an attempt as started, on disk before it starts (a scan that kills the process still counts). An item
@@ -81,7 +85,7 @@ export interface DispatchQueue {
   recordInterrupted(id: number): Promise<void>;
   /** Fails every item that has waited since before `dueBefore` for `target`, which has been down all that time. */
   failWaitingFor(target: string, dueBefore: number, reason: string): Promise<number>;
-  pendingCount(): number;
+  pendingCount(): Promise<number>;
   /** Whether the store takes writes now (from memory); while it does not, the dispatcher starts nothing. */
   writable(): boolean;
   /** Called with the earliest time new work may be due, after each enqueue or retry. Returns an unsubscribe. */

@@ -122,10 +122,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...(metrics ? { metrics } : {}),
   });
 
-  function launchChecks(now: number): void {
+  async function launchChecks(now: number): Promise<void> {
     const free = checkConcurrency - checking.size;
     if (free <= 0) return;
-    for (const item of anchorHold.take(free, checking, (limit, skip) => queue.dueForCheck(now, limit, skip))) {
+    for (const item of await anchorHold.take(free, checking, (limit, skip) => queue.dueForCheck(now, limit, skip))) {
       checking.add(item.id);
       track(() => withLogId(item.id, async () => {
         try {
@@ -141,29 +141,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  function launchScans(health: TargetHealth, now: number): void {
+  async function launchScans(health: TargetHealth, now: number): Promise<void> {
     if (health.downUntil > now || health.probing) return;
     if (health.needsProbe) return track(() => tasks.probe(health));
     const free = concurrency - health.inFlight.size;
     if (free <= 0) return;
     const due = (limit: number, skip: ReadonlySet<number>) => queue.dueForTarget(health.target.name, now, limit, skip);
-    for (const item of anchorHold.take(free, heldFolders(health, now), due)) {
+    for (const item of await anchorHold.take(free, heldFolders(health, now), due)) {
       health.inFlight.add(item.id);
       track(() => withLogId(item.id, () => tasks.scan(health, item)));
     }
   }
 
   /** Starts what is due; returns when to look again. */
-  function schedule(): number {
+  async function schedule(): Promise<number> {
     const now = clock.now();
     if (healths.length === 0) return Number.POSITIVE_INFINITY;
     // While the store cannot write, nothing new starts: its outcome could not be recorded (and the store says so).
     if (!queue.writable()) return now + STORE_RETRY_MS;
-    launchChecks(now);
-    for (const health of healths) launchScans(health, now);
+    await launchChecks(now);
+    for (const health of healths) await launchScans(health, now);
     const downs = healths.filter((h) => h.downUntil > now && !h.probing).map((h) => h.downUntil);
     const folderRetries = healths.map((h) => nextFolderRetry(h, now));
-    return Math.min(queue.nextWakeAt(now) ?? Number.POSITIVE_INFINITY, ...downs, ...folderRetries);
+    return Math.min((await queue.nextWakeAt(now)) ?? Number.POSITIVE_INFINITY, ...downs, ...folderRetries);
   }
 
   return {

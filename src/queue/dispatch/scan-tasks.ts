@@ -40,7 +40,7 @@ export function createScanTasks(options: ScanTaskOptions) {
     const record = (): ReturnType<DispatchQueue["recordScan"]> =>
       queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
     const result = await untilStored(record, clock, signal);
-    const left = result?.completed ? `; ${queue.pendingCount()} folder(s) left in the queue` : "";
+    const left = result?.completed ? `; ${await queue.pendingCount()} folder(s) left in the queue` : "";
     if (outcome.status === "scanned") log.info(fields, `Finished scan of '${folder}' by '${health.target.name}'${left}.`);
     else log.info({ ...fields, reason: outcome.reason }, `Skipped the scan of '${folder}' by '${health.target.name}': ${outcome.reason}${left}.`);
     if (result === undefined) log.debug(fields, "The folder got new requests (or was removed) during the scan");

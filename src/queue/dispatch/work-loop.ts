@@ -28,7 +28,7 @@ const RETRY_AFTER_ERROR_MS = 5_000;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-export function createWorkLoop(options: { clock: Clock; log: Logger; pass: () => number }): WorkLoop {
+export function createWorkLoop(options: { clock: Clock; log: Logger; pass: () => Promise<number> }): WorkLoop {
   const { clock, log } = options;
   let running = 0;
   let outside = 0;
@@ -54,7 +54,7 @@ export function createWorkLoop(options: { clock: Clock; log: Logger; pass: () =>
     while (!stopping) {
       wakeRequested = false;
       try {
-        plannedWake = options.pass();
+        plannedWake = await options.pass();
       } catch (error) {
         // A broken pass must not stop dispatching for good (Cloudbox/autoscan's silent stall): look again soon.
         log.error({ err: error }, `Could not read due work from the queue (${describeError(error)}); retrying soon`);

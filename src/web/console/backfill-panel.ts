@@ -8,6 +8,7 @@ import type { BackfillAppStatus } from "./sources.ts";
  */
 const STATES: Readonly<Record<BackfillAppStatus["state"], { badge: string; label: string }>> = {
   waiting: { badge: "muted", label: "not read yet" },
+  standby: { badge: "muted", label: "standby" },
   ok: { badge: "ok", label: "read" },
   down: { badge: "warn", label: "not answering" },
   auth: { badge: "err", label: "key refused" },
@@ -21,7 +22,9 @@ export function backfillPanel(apps: readonly BackfillAppStatus[], now: number): 
       const state = STATES[app.state];
       const read = app.lastRead
         ? `last read ${timeTag(app.lastRead.at, now)}: ${app.lastRead.queued} queued that no webhook brought`
-        : "";
+        : app.state === "standby"
+          ? `${app.activeInstance ? `instance ${escapeHtml(app.activeInstance)}` : "another instance"} reads its history; this one takes over if it stops`
+          : "";
       const problem = app.problem
         ? `<p class="reason"><b>Since ${timeTag(app.problem.since, now)}:</b> ${messageHtml(app.problem.message)}</p>`
         : "";

@@ -50,6 +50,15 @@ function verdictOf(status: DriveStatus, now: number): Verdict {
       return { badge: "muted", label: "Stopped", sentence: "Monitoring was stopped (autoscan is shutting down)." };
     case "idle":
       return { badge: "muted", label: "Not started", sentence: "Monitoring starts once the server is ready." };
+    case "standby": {
+      // Several instances share the database (SERVER_DATABASE_URL): one polls, the others stand by.
+      const who = status.activeInstance ? `Instance <b>${escapeHtml(status.activeInstance)}</b>` : "Another autoscan instance";
+      return {
+        badge: "info",
+        label: "Standby",
+        sentence: `${who} polls Google Drive; this instance takes over if it stops.`,
+      };
+    }
   }
   if (status.lastPoll && !status.lastPoll.ok) {
     const failures = status.failuresInARow ?? 1;
@@ -73,8 +82,8 @@ function statePanel(status: DriveStatus, now: number): string {
   const failing = verdict.label === "Failing" && status.lastPoll?.detail ? problem("Last error", status.lastPoll.detail) : "";
   const rows: [string, string][] = [["Access", escapeHtml(status.access)]];
   if (status.account) rows.push(["Credentials", escapeHtml(status.account)]);
-  const inUse = status.state !== "failed" && status.state !== "stopped";
-  rows.push(["Access token", inUse ? tokenText(status.tokenExpiresAt, now) : `<span class="muted">not in use while monitoring is stopped</span>`]);
+  const inUse = status.state !== "failed" && status.state !== "stopped" && status.state !== "standby";
+  rows.push(["Access token", inUse ? tokenText(status.tokenExpiresAt, now) : `<span class="muted">not in use while ${status.state === "standby" ? "another instance polls" : "monitoring is stopped"}</span>`]);
   rows.push([status.drives.length === 1 ? "Drive" : "Drives", drivesText(status.drives)]);
   rows.push(["Poll interval", escapeHtml(duration(status.pollIntervalMs, true))]);
   rows.push(["Last poll", lastPollText(status, now)]);

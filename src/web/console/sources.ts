@@ -78,8 +78,10 @@ export interface DriveStatus {
   readonly access: string;
   /** The credentials as Google knows them once connected, when they say more than `access`. */
   readonly account?: string;
-  /** The monitor's state: idle, starting, running, stopped, failed. */
+  /** The monitor's state: idle, starting, running, stopped, failed, standby (another instance polls). */
   readonly state: string;
+  /** While `standby`: the instance that polls Google Drive, when known. */
+  readonly activeInstance?: string;
   /** Why monitoring stopped for good, with the fix (state `failed`). */
   readonly reason?: string;
   /** ms since the epoch. */
@@ -100,7 +102,9 @@ export interface DriveStatus {
 
 export interface BackfillAppStatus {
   readonly name: string;
-  readonly state: "waiting" | "ok" | "down" | "auth" | "api" | "other";
+  /** `standby`: another instance (`activeInstance`) reads the history. */
+  readonly state: "waiting" | "ok" | "standby" | "down" | "auth" | "api" | "other";
+  readonly activeInstance?: string;
   readonly lastRead?: { readonly at: number; readonly records: number; readonly queued: number; readonly covered: number };
   readonly problem?: { readonly since: number; readonly message: string };
   readonly cursor?: { readonly date: number; readonly id: number };

@@ -7,10 +7,10 @@ import type { RouteDeps } from "../deps.ts";
  * service is ready; 503 while it starts, or when the queue store is unusable. The details come from `health()`.
  */
 export function createHealthHandler(deps: RouteDeps) {
-  return (c: Context): Response => {
+  return async (c: Context): Promise<Response> => {
     c.header("cache-control", "no-store");
     try {
-      const { ready, status, ...details } = deps.options.health();
+      const { ready, status, ...details } = await deps.options.health();
       return c.json({ status: status ?? (ready ? "ok" : "starting"), ...details }, ready ? 200 : 503);
     } catch (error) {
       deps.log.warn({ err: error }, "The health check failed");

@@ -1,0 +1,49 @@
+import { backfillByRole } from "../../cluster/backfill-by-role.ts";
+import { driveMonitorByRole } from "../../cluster/drive-by-role.ts";
+import type { RoleHolding } from "../../cluster/role-component.ts";
+import type { Backfill } from "../../backfill/backfill.ts";
+import type { DriveMonitor } from "../../drive/poller.ts";
+import { createBackfillFromConfig, type BackfillWiringInput } from "./backfill.ts";
+import { driveMonitorFactoryFromConfig, type DriveWiringInput } from "./drive.ts";
+
+/**
+ * `SERVER_DATABASE_URL`: instances share one database, and one of them polls Google Drive and one reads the *arr
+ * history (src/cluster). The Drive monitor and the backfill are made as without a database, wrapped so that they run
+ * only while this instance holds their role; a standby tries to take it every poll interval (at most a minute).
+ * Loaded only when a database is set (it brings the PostgreSQL driver).
+ */
+export interface SharedDatabase {
+  readonly url: string;
+  /** This instance's id. */
+  readonly instance: string;
+}
+
+/** `undefined` when `CLOUD.ENABLED` is off. */
+export function driveByRoleFromConfig(input: DriveWiringInput, database: SharedDatabase): (DriveMonitor & RoleHolding) | undefined {
+  const create = driveMonitorFactoryFromConfig(input);
+  if (!create) return undefined;
+  return driveMonitorByRole({
+    lock: { url: database.url, instance: database.instance, log: input.log.child({ component: "GOOGLE" }), retryMs: input.config.CLOUD.POLL_INTERVAL * 1000 },
+    create,
+  });
+}
+
+/** `undefined` when no app under `ARR` has `BACKFILL` on. */
+export function backfillByRoleFromConfig(input: BackfillWiringInput, database: SharedDatabase): (Backfill & RoleHolding) | undefined {
+  const apps = Object.keys(input.config.ARR).filter((name) => input.config.ARR[name]?.BACKFILL);
+  if (apps.length === 0) return undefined;
+  return backfillByRole({
+    lock: {
+      url: database.url,
+      instance: database.instance,
+      log: input.log.child({ component: "BACKFILL" }),
+      retryMs: input.config.SERVER_BACKFILL_INTERVAL * 1000,
+    },
+    apps,
+    create: async (cursors) => {
+      const backfill = await createBackfillFromConfig({ ...input, cursors });
+      if (!backfill) throw new Error("no *arr app has BACKFILL on");
+      return backfill;
+    },
+  });
+}

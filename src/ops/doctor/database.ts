@@ -1,0 +1,228 @@
+import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
+import type { CheckFamily } from "./run-checks.ts";
+import { unreachableCheck } from "./unreachable.ts";
+
+/**
+ * The queue's store. Without SERVER_DATABASE_URL one line: the queue is the embedded file. With it, PostgreSQL in four
+ * steps, a failed connection skipping the rest:
+ * - can autoscan connect (nothing there, a name that does not resolve: unreachable.ts's words; user or password
+ *   refused; the database missing, with the `CREATE DATABASE` that makes it);
+ * - the server's version: autoscan claims folders with `FOR UPDATE SKIP LOCKED` (9.5+) and its tables use
+ *   `GENERATED … AS IDENTITY` (10+): below 10 it cannot run; below 13 (end of life) a warning;
+ * - the schema `autoscan`: not there yet (created at the first start, if the user may), behind this autoscan (the next
+ *   start migrates), or written by a newer autoscan (this one refuses to start: upgrade it);
+ * - the clock offset between this machine and the database: leases are compared across instances, so one whose clock
+ *   runs far off takes over folders too early or holds them too long.
+ * The probe (cli/wiring/doctor-database.ts) owns the driver and the URL: what reaches this file is classified, and the
+ * URL it shows has its password as `***`.
+ */
+export interface DatabaseTarget {
+  /** `postgres://user:***@host:5432/db` */
+  readonly shown: string;
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user: string;
+  /** How long connecting may take, for the message (the probe enforces it). */
+  readonly timeoutSeconds: number;
+}
+
+export type DatabaseConnect =
+  | { readonly ok: true; readonly session: DatabaseSession }
+  /** Nothing answered: the socket error, with its `code` (ECONNREFUSED, ENOTFOUND …) or `name` TimeoutError. */
+  | { readonly ok: false; readonly problem: "unreachable"; readonly error: unknown }
+  /** The server answered and refused: `auth` (28P01, 28000), `database` (3D000), `other` (TLS, too many clients …). */
+  | { readonly ok: false; readonly problem: "auth" | "database" | "other"; readonly message: string; readonly code?: string };
+
+export interface DatabaseSchemaState {
+  /** Whether `autoscan.schema_migrations` exists. */
+  readonly exists: boolean;
+  /** The highest version applied (0: none). */
+  readonly version: number;
+  /** Whether the user may create a schema in the database (needed at the first start). */
+  readonly canCreate: boolean;
+}
+
+export interface DatabaseClockReading {
+  /** This machine's clock just before and just after the database read its own (ms since the epoch). */
+  readonly sentAt: number;
+  readonly receivedAt: number;
+  /** The database's `clock_timestamp()`, ms since the epoch. */
+  readonly databaseAt: number;
+}
+
+export interface DatabaseSession {
+  /** `SHOW server_version`: `15.8 (Debian 15.8-0+deb12u1)`. */
+  serverVersion(): Promise<string>;
+  schema(): Promise<DatabaseSchemaState>;
+  clock(): Promise<DatabaseClockReading>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseProbe {
+  readonly target: DatabaseTarget;
+  connect(signal: AbortSignal): Promise<DatabaseConnect>;
+}
+
+export type DatabaseCheckOptions =
+  | { readonly kind: "embedded"; readonly queueFile: string }
+  | {
+      readonly kind: "postgresql";
+      readonly probe: DatabaseProbe;
+      /** The newest schema version this autoscan knows (the last of its migrations). */
+      readonly knownVersion: number;
+      readonly inContainer: boolean;
+    };
+
+const TITLE = "Database";
+const SETTING = "SERVER_DATABASE_URL";
+/** Leases are compared across instances; beyond this offset a warning. */
+export const MAX_CLOCK_OFFSET_MS = 2000;
+
+export function databaseFamily(options: DatabaseCheckOptions): CheckFamily {
+  return { name: "database", run: (_findings, signal) => databaseChecks(options, signal) };
+}
+
+export async function databaseChecks(options: DatabaseCheckOptions, signal: AbortSignal): Promise<CheckResult[]> {
+  if (options.kind === "embedded") {
+    return [ok("database", TITLE, `The queue is embedded, in ${options.queueFile} (${SETTING} is not set: one instance).`)];
+  }
+  const { probe, knownVersion } = options;
+  const { target } = probe;
+  const connected = await probe.connect(signal);
+  if (!connected.ok) {
+    const reason = connected.problem === "unreachable" ? "PostgreSQL did not answer." : "PostgreSQL refused the connection.";
+    return [connectFailed(connected, target, options.inContainer), ...skipRest(reason)];
+  }
+  const { session } = connected;
+  try {
+    const out: CheckResult[] = [ok("database", TITLE, `Connected to ${target.shown} as ${target.user || "(the default user)"}.`)];
+    const version = versionCheck(await session.serverVersion());
+    out.push(version);
+    if (version.status === "error") return [...out, ...skipRest("This PostgreSQL is too old for autoscan.", ["database.schema", "database.clock"])];
+    out.push(schemaCheck(await session.schema(), knownVersion, target));
+    out.push(clockCheck(await session.clock()));
+    return out;
+  } finally {
+    await session.close();
+  }
+}
+
+function connectFailed(connected: DatabaseConnect & { ok: false }, target: DatabaseTarget, inContainer: boolean): CheckResult {
+  const { host, port, database, user } = target;
+  if (connected.problem === "unreachable") {
+    return unreachableCheck(
+      {
+        id: "database",
+        title: TITLE,
+        url: `postgres://${host.includes(":") ? `[${host}]` : host}:${port}`,
+        label: "PostgreSQL",
+        setting: SETTING,
+        portHint: "PostgreSQL listens on 5432",
+        example: "postgres://autoscan:PASSWORD@postgres:5432/autoscan",
+        timeoutSeconds: target.timeoutSeconds,
+      },
+      connected.error,
+      inContainer,
+    );
+  }
+  if (connected.problem === "auth") {
+    return fail(
+      "database",
+      TITLE,
+      `PostgreSQL at ${host}:${port} refused the password or user '${user}' (${connected.code ?? "auth"}: ${connected.message}).`,
+      `Check the user and password in ${SETTING} (special characters percent-encoded: @ as %40), and that pg_hba.conf lets '${user}' in from this host.`,
+    );
+  }
+  if (connected.problem === "database") {
+    return fail(
+      "database",
+      TITLE,
+      `PostgreSQL at ${host}:${port} has no database '${database}'.`,
+      `Create it: CREATE DATABASE "${database}" OWNER "${user || "autoscan"}"; (or with the postgres image: POSTGRES_DB=${database}), or correct the name in ${SETTING}.`,
+    );
+  }
+  return fail(
+    "database",
+    TITLE,
+    `PostgreSQL at ${host}:${port} refused the connection${connected.code ? ` (${connected.code})` : ""}: ${connected.message}`,
+    `Check ${SETTING} (TLS: sslmode=require or disable as the server wants) and PostgreSQL's log.`,
+  );
+}
+
+/** `SHOW server_version` → a check: below 10 autoscan cannot run, below 13 (out of support) a warning. */
+export function versionCheck(text: string): CheckResult {
+  const id = "database.version";
+  const title = "PostgreSQL version";
+  const match = /^(\d+)(?:\.(\d+))?/.exec(text.trim());
+  const shown = text.trim().split(" ")[0] ?? text;
+  if (!match) return warn(id, title, `The server says its version is '${shown}', which autoscan does not recognise.`, "Use PostgreSQL 13 or newer.");
+  const major = Number(match[1]);
+  if (major < 10) {
+    return fail(
+      id,
+      title,
+      `PostgreSQL ${shown} is too old: autoscan needs 10 or newer (GENERATED AS IDENTITY; FOR UPDATE SKIP LOCKED is 9.5+).`,
+      "Upgrade PostgreSQL (13 or newer; the compose example uses postgres:17).",
+    );
+  }
+  if (major < 13) {
+    return warn(id, title, `PostgreSQL ${shown} works, but is out of support.`, "Upgrade PostgreSQL to 13 or newer when you can.");
+  }
+  return ok(id, title, `PostgreSQL ${shown}.`);
+}
+
+function schemaCheck(state: DatabaseSchemaState, known: number, target: DatabaseTarget): CheckResult {
+  const id = "database.schema";
+  const title = "Queue schema";
+  if (!state.exists || state.version === 0) {
+    if (!state.canCreate && !state.exists) {
+      return fail(
+        id,
+        title,
+        `No autoscan tables yet, and '${target.user}' may not create the schema "autoscan" in '${target.database}'.`,
+        `Let it: GRANT CREATE ON DATABASE "${target.database}" TO "${target.user}"; (or make it the database's owner).`,
+      );
+    }
+    return ok(id, title, `No autoscan tables yet: they will be created at the first start (schema ${known}).`);
+  }
+  if (state.version < known) return ok(id, title, `Schema ${state.version}: the next start migrates it from ${state.version} to ${known}.`);
+  if (state.version > known) {
+    return fail(
+      id,
+      title,
+      `Written by a newer autoscan (schema ${state.version}, this one knows ${known}): this instance refuses to start on it.`,
+      "Upgrade this instance to the image the others run.",
+    );
+  }
+  return ok(id, title, `Schema ${known}, as this autoscan expects.`);
+}
+
+function clockCheck(reading: DatabaseClockReading): CheckResult {
+  const id = "database.clock";
+  const title = "Clock offset";
+  const roundTrip = Math.max(0, reading.receivedAt - reading.sentAt);
+  const offset = reading.databaseAt - (reading.sentAt + roundTrip / 2);
+  // Only what lies beyond the round trip's uncertainty counts.
+  const beyond = Math.max(0, Math.abs(offset) - roundTrip / 2);
+  const seconds = (Math.abs(offset) / 1000).toFixed(1);
+  const side = offset > 0 ? "behind" : "ahead of";
+  if (beyond > MAX_CLOCK_OFFSET_MS) {
+    return warn(
+      id,
+      title,
+      `This machine's clock is ${seconds} s ${side} the database's: instances compare lease times, so folders may be taken over early or late.`,
+      "Keep the clocks in sync (NTP: systemd-timesyncd, chrony) on every autoscan host and the database's.",
+    );
+  }
+  return ok(id, title, `Within ${Math.max(0.1, Math.abs(offset) / 1000).toFixed(1)} s of the database's clock.`);
+}
+
+function skipRest(reason: string, ids: readonly string[] = ["database.version", "database.schema", "database.clock"]): CheckResult[] {
+  const titles: Readonly<Record<string, string>> = {
+    "database.version": "PostgreSQL version",
+    "database.schema": "Queue schema",
+    "database.clock": "Clock offset",
+  };
+  return ids.map((id) => skip(id, titles[id] ?? id, reason));
+}

@@ -1,0 +1,111 @@
+import type { Logger } from "../../core/logger.ts";
+import type { WorkItem } from "../dispatch/dispatch-port.ts";
+import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../queue-work.ts";
+import type { ItemRow } from "../store/rows.ts";
+import type { PgPool } from "./pool.ts";
+import { toPgPlaceholders } from "./pg-rows.ts";
+import { inTransaction } from "./transaction.ts";
+
+/**
+ * Which instance dispatches a folder. A due folder is claimed by the first instance that asks for it: its row is
+ * locked with `FOR UPDATE SKIP LOCKED` (instances asking at the same moment take different rows, none waits) and gets
+ * `lease_owner` = this instance and `lease_until` = now + the lease. The holder keeps renewing its leases while it
+ * lives (`renew`), so it checks the folder's files and sends it to every target; the other instances leave it alone.
+ * A holder that dies stops renewing: once its lease has run out, the next instance that asks takes the folder over
+ * (a scan it had started may then be sent once more: the log says so). A folder that finishes lets go of its claim.
+ */
+export interface ClaimOptions {
+  readonly pool: PgPool;
+  /** This instance's id (`lease_owner`). */
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly log: Logger;
+  /** Told of each folder taken over from an instance that stopped renewing its claim. */
+  readonly onTakeover?: (item: { id: number; folder: string; from: string; unfinished: number }) => void;
+}
+
+export interface Claims {
+  /** Claims and answers up to `limit` due items whose files were not checked, in dispatch order. */
+  forCheck(now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
+  /** Claims and answers up to `limit` due, checked items `target` has not finished, in dispatch order. */
+  forTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
+  /** Moves every claim of this instance's on to now + the lease. */
+  renew(now: number): Promise<number>;
+  /** Lets go of every claim of this instance's (a clean stop: the others take its folders at once). */
+  releaseAll(): Promise<number>;
+}
+
+type ClaimedRow = ItemRow & { prev_owner: string | null; prev_until: number };
+
+const CLAIMABLE = `state = 'pending' AND GREATEST(due_at, next_at) <= $1
+  AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $1)
+  AND NOT (id = ANY($3::bigint[]))`;
+
+const claimSql = (extra: string): string => `
+  WITH picked AS (
+    SELECT id, lease_owner AS prev_owner, lease_until AS prev_until FROM items
+    WHERE ${CLAIMABLE} ${extra}
+    ORDER BY priority, first_at, id
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED)
+  UPDATE items SET lease_owner = $2, lease_until = $5
+  FROM picked WHERE items.id = picked.id
+  RETURNING items.*, picked.prev_owner, picked.prev_until`;
+
+const FOR_CHECK = claimSql("AND scan_folder IS NULL");
+const FOR_TARGET = claimSql(
+  "AND scan_folder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $6)",
+);
+const REQUESTS_OF = toPgPlaceholders(WORK_REQUESTS_SQL).replace("item_id = $1", "item_id = ANY($1::bigint[])").replace(
+  "SELECT path",
+  "SELECT item_id, path",
+);
+
+const byOrder = (a: ItemRow, b: ItemRow): number => a.priority - b.priority || a.first_at - b.first_at || a.id - b.id;
+
+export function createClaims(options: ClaimOptions): Claims {
+  const { pool, owner, leaseMs, log } = options;
+
+  async function claim(sql: string, now: number, limit: number, skip: ReadonlySet<number>, extra: unknown[]): Promise<WorkItem[]> {
+    if (limit <= 0) return [];
+    return inTransaction(pool, async (client) => {
+      const claimed = await client.query<ClaimedRow>(sql, [now, owner, [...skip], limit, now + leaseMs, ...extra]);
+      const rows = claimed.rows.sort(byOrder);
+      if (rows.length === 0) return [];
+      for (const row of rows) {
+        if (row.prev_owner !== null && row.prev_owner !== owner) tookOver(row);
+      }
+      const requests = await client.query<WorkRequestRow & { item_id: number }>(REQUESTS_OF, [rows.map((r) => r.id)]);
+      const byItem = new Map<number, WorkRequestRow[]>();
+      for (const r of requests.rows) {
+        const list = byItem.get(r.item_id) ?? [];
+        list.push(r);
+        byItem.set(r.item_id, list);
+      }
+      return rows.map((row) => workItemOf(row, byItem.get(row.id) ?? []));
+    });
+  }
+
+  function tookOver(row: ClaimedRow): void {
+    const fields = { id: row.id, folder: row.folder, from: row.prev_owner, unfinished: row.unfinished };
+    const again = row.unfinished > 0 ? " A scan it had started there may be sent once more." : "";
+    log.warn(fields, `Took over '${row.folder}' from instance ${row.prev_owner ?? "?"}, which stopped renewing its claim.${again}`);
+    options.onTakeover?.({ id: row.id, folder: row.folder, from: row.prev_owner ?? "", unfinished: row.unfinished });
+  }
+
+  return {
+    forCheck: (now, limit, skip) => claim(FOR_CHECK, now, limit, skip, []),
+    forTarget: (target, now, limit, skip) => claim(FOR_TARGET, now, limit, skip, [target]),
+    async renew(now) {
+      const result = await pool.query("UPDATE items SET lease_until = $2 WHERE lease_owner = $1 AND state = 'pending'", [
+        owner,
+        now + leaseMs,
+      ]);
+      return result.rowCount ?? 0;
+    },
+    async releaseAll() {
+      const result = await pool.query("UPDATE items SET lease_owner = NULL, lease_until = 0 WHERE lease_owner = $1", [owner]);
+      return result.rowCount ?? 0;
+    },
+  };
+}

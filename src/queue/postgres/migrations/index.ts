@@ -1,0 +1,8 @@
+import { pgInitialSchema } from "./001-initial.ts";
+import type { PgMigration } from "./migration.ts";
+
+/** Every PostgreSQL schema step, in order. Append `NNN-name.ts`; never edit a released one. */
+export const pgMigrations: readonly PgMigration[] = [pgInitialSchema];
+
+/** The schema autoscan's tables live in (a database shared with other applications keeps them apart). */
+export const PG_SCHEMA = "autoscan";

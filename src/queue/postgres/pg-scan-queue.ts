@@ -1,0 +1,241 @@
+import type { Clock } from "../../core/clock.ts";
+import { acquireDataDirLock } from "../../core/data-dir-lock.ts";
+import { StoreUnavailableError, describeError } from "../../core/errors.ts";
+import { createDatabaseHealth, untilReachable } from "./database-health.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { StoreMetrics } from "../../core/metrics.ts";
+import type { ScanRequest } from "../../core/scan.ts";
+import type { ScanPriorities } from "../../paths/priority.ts";
+import { isCovered } from "../coverage.ts";
+import type { MergePolicy } from "../enqueue-requests.ts";
+import { createQueueSink } from "../queue-sink.ts";
+import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "../queue-views.ts";
+import type { ScanQueue } from "../scan-queue.ts";
+import { createClaims } from "./claims.ts";
+import { migratePostgres } from "./migrate.ts";
+import { pgMigrations } from "./migrations/index.ts";
+import { pruneHistoryPg, removeItemPg, retryFailedItemsPg, retryItemPg } from "./pg-admin.ts";
+import { applyRequestsPg } from "./pg-enqueue.ts";
+import { pgRows } from "./pg-rows.ts";
+import { createPgWork } from "./pg-work.ts";
+import { classifyDatabaseError, maskDatabaseUrl, openPgPool, type PgClient } from "./pool.ts";
+import { listenForQueueEvents, sendQueueEvent, type QueueEvent } from "./queue-events.ts";
+import { createWriteBatcher } from "./write-batch.ts";
+
+/**
+ * The scan queue in PostgreSQL (`SERVER_DATABASE_URL`): the same `ScanQueue` as the embedded store, so the
+ * dispatcher, the console, the API and the metrics do not know which one they use. Several instances may share one
+ * database: requests are stored (committed) before a webhook is answered, whichever instance took it; due folders are
+ * claimed by one instance at a time (`claims.ts`); changes are announced to the others (`queue-events.ts`).
+ */
+export interface PgScanQueueOptions {
+  readonly url: string;
+  /** This instance's id: the owner of its claims, and its name in `pg_stat_activity`. */
+  readonly instance: string;
+  /** `SERVER_LEASE_SECONDS` in ms: a claim not renewed for this long is taken over by another instance. */
+  readonly leaseMs: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly scanDelayMs: number;
+  readonly priorities?: ScanPriorities;
+  readonly historyMaxDays?: number;
+  readonly historyMaxRows?: number;
+  readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
+  /** How often history is pruned (default 10 minutes). */
+  readonly maintenanceIntervalMs?: number;
+  /** While the database cannot be reached, how often it is tried again (default 2 s). */
+  readonly probeIntervalMs?: number;
+  /** This instance's data directory: locked while the queue is open (two processes never share one). */
+  readonly dataDir?: string;
+  /** How long a start waits for a database that does not answer yet (default 60 s: it may be starting too). */
+  readonly startWaitMs?: number;
+  /** `SERVER_METRICS`: commit latency, refused writes, folders taken over. */
+  readonly metrics?: StoreMetrics;
+}
+
+export async function createPgScanQueue(options: PgScanQueueOptions): Promise<ScanQueue> {
+  const log = options.log.child({ component: "QUEUE" });
+  const { clock, instance } = options;
+  const now = (): number => clock.now();
+  const where = maskDatabaseUrl(options.url);
+  const lock = options.dataDir === undefined ? undefined : await acquireDataDirLock({ dir: options.dataDir, log });
+  const pool = openPgPool({ url: options.url, log, applicationName: `autoscan ${instance}` });
+  let migrated;
+  try {
+    migrated = await untilReachable(() => migratePostgres(pool, pgMigrations, log), where, log, options.startWaitMs ?? 60_000);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    await lock?.release();
+    throw classifyDatabaseError(error);
+  }
+  const policy: { delayMs: number; priorities: MergePolicy["priorities"] } = {
+    delayMs: Math.max(0, options.scanDelayMs),
+    priorities: options.priorities ?? {},
+  };
+  let maxDays = options.historyMaxDays ?? 7;
+  let maxRows = options.historyMaxRows ?? 10_000;
+  const reads = pgRows(pool);
+  const health = createDatabaseHealth(pool, where, log, options.probeIntervalMs ?? 2_000);
+
+  const workListeners = new Set<(earliest: number) => void>();
+  const changeListeners = new Set<() => void>();
+  const hear = (event: QueueEvent): void => {
+    if (event.kind === "work") for (const listener of workListeners) listener(event.earliest);
+    for (const listener of changeListeners) listener();
+  };
+
+  const { metrics } = options;
+  const batcher = createWriteBatcher(pool, metrics);
+  let closed = false;
+  /** One write (in this instance's next transaction) that announces itself to every instance when it commits. */
+  async function write<T>(
+    work: (client: PgClient) => Promise<T>,
+    event: (result: T) => QueueEvent = () => ({ kind: "change" }),
+    writeOptions: { readonly signal?: AbortSignal } = {},
+  ): Promise<T> {
+    if (closed) throw new StoreUnavailableError("The queue is closed: autoscan is stopping.");
+    const result = await health.track(
+      batcher.write(async (client) => {
+        const out = await work(client);
+        await sendQueueEvent(client, instance, event(out));
+        return out;
+      }, writeOptions),
+    );
+    // Told here too, not only through LISTEN: this instance's dispatcher must not wait for its own announcement.
+    hear(event(result));
+    return result;
+  }
+
+  const claims = createClaims({
+    pool,
+    owner: instance,
+    leaseMs: options.leaseMs,
+    log,
+    ...(metrics ? { onTakeover: (item: { unfinished: number }) => metrics.queueTakeover(item.unfinished > 0) } : {}),
+  });
+  const work = createPgWork({ pool, transact: (run) => write(run), claims, owner: instance, now, pollMs: options.leaseMs });
+  const tracked = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A): Promise<R> => health.track(fn(...args));
+
+  const enqueue = createQueueSink({
+    store: (requests, at, sinkOptions) =>
+      write(
+        (client) => applyRequestsPg(client, requests, at, policy),
+        (outcome) => (outcome.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", earliest: outcome.earliestDue } : { kind: "change" }),
+        sinkOptions.signal ? { signal: sinkOptions.signal } : {},
+      ),
+    now,
+    log,
+    // `write` has told the dispatcher already.
+    notify: () => undefined,
+    ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
+  });
+
+  const prune = async (): Promise<void> => {
+    const dropped = await write((client) => pruneHistoryPg(client, now(), maxDays, maxRows));
+    if (dropped > 0) log.debug({ dropped }, `Pruned ${String(dropped)} folder(s) from the history.`);
+  };
+  let finishedSincePrune = 0;
+  const finished = (count: number): void => {
+    finishedSincePrune += count;
+    if (finishedSincePrune < Math.max(100, maxRows / 10)) return;
+    finishedSincePrune = 0;
+    prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
+  };
+
+  const listener = listenForQueueEvents({ url: options.url, applicationName: `autoscan ${instance}`, instance, log, onEvent: hear });
+  // Claims are renewed three times per lease: one missed renewal (a slow database) does not lose them.
+  const renewal = setInterval(() => {
+    claims.renew(now()).catch((error: unknown) => log.warn({ err: error }, `Could not renew this instance's claims: ${describeError(error)}`));
+  }, Math.max(1_000, Math.floor(options.leaseMs / 3)));
+  renewal.unref();
+  const maintenance = startMaintenance(clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
+  await prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
+
+  const pending = await work.pendingCount();
+  log.info(
+    { database: where, instance, schema: migrated.to, pending },
+    `Queue in PostgreSQL at ${where} (schema ${String(migrated.to)}): ${String(pending)} folder(s) waiting; this is instance ${instance}.`,
+  );
+
+  return {
+    ...work,
+    dueForCheck: tracked(work.dueForCheck),
+    dueForTarget: tracked(work.dueForTarget),
+    nextWakeAt: tracked(work.nextWakeAt),
+    pendingCount: tracked(work.pendingCount),
+    async recordScan(...args) {
+      const result = await work.recordScan(...args);
+      if (result?.completed) finished(1);
+      return result;
+    },
+    async recordFailure(...args) {
+      const result = await work.recordFailure(...args);
+      if (result.failed) finished(1);
+      return result;
+    },
+    async failWaitingFor(...args) {
+      const count = await work.failWaitingFor(...args);
+      finished(count);
+      return count;
+    },
+    enqueue,
+    file: where,
+    onWork(listener) {
+      workListeners.add(listener);
+      return () => workListeners.delete(listener);
+    },
+    listPending: (page = {}) => listPendingItems(reads, page),
+    listHistory: (query = {}) => listHistoryItems(reads, query),
+    historyCount: (query = {}) => countHistory(reads, query),
+    sources: () => listSources(reads),
+    isCovered: (request, since) => isCovered(reads, request, since),
+    countByState: () => countByState(reads),
+    getItem: (id) => findItem(reads, id),
+    retry: (id) => write((client) => retryItemPg(client, id, now()), (ok) => (ok ? { kind: "work", earliest: now() } : { kind: "change" })),
+    remove: (id) => write((client) => removeItemPg(client, id)),
+    retryFailed: () =>
+      write((client) => retryFailedItemsPg(client, now()), (count) => (count > 0 ? { kind: "work", earliest: now() } : { kind: "change" })),
+    onChange(listener) {
+      changeListeners.add(listener);
+      return () => changeListeners.delete(listener);
+    },
+    reconfigure(next) {
+      policy.delayMs = Math.max(0, next.scanDelayMs);
+      policy.priorities = next.priorities ?? {};
+      maxDays = next.historyMaxDays ?? maxDays;
+      maxRows = next.historyMaxRows ?? maxRows;
+    },
+    writable: () => health.current().writable,
+    isHealthy: () => health.current().writable,
+    health: () => health.current(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(renewal);
+      maintenance.abort();
+      health.stop();
+      await batcher.drain();
+      await listener.close();
+      // A clean stop hands this instance's folders to the others at once, instead of after the lease.
+      const released = await claims.releaseAll().catch(() => 0);
+      if (released > 0) log.info({ released }, `Released ${String(released)} claimed folder(s) for the other instances.`);
+      workListeners.clear();
+      changeListeners.clear();
+      await pool.end();
+      await lock?.release();
+    },
+  };
+}
+
+/** Prunes the history every `intervalMs` on the queue's clock (an interval after the last tick, however long it took). */
+function startMaintenance(clock: Clock, intervalMs: number, prune: () => Promise<void>, log: Logger): AbortController {
+  const stop = new AbortController();
+  void (async () => {
+    for (;;) {
+      await clock.sleep(intervalMs, stop.signal);
+      if (stop.signal.aborted) return;
+      await prune().catch((error: unknown) => log.warn({ err: error }, "Queue maintenance failed; trying again later"));
+    }
+  })();
+  return stop;
+}
