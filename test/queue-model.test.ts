@@ -26,7 +26,8 @@ import { createQueueModel, DAY_MS, type ModelSettings, type QueueModel } from ".
  * queue's pages, items and counts equal the model's; after every restart, and at the end, so does what the
  * dispatcher is handed.
  *
- * A failure is shrunk to a short list of steps; `QUEUE_MODEL_SEED` replays a run, `QUEUE_MODEL_RUNS` runs more.
+ * A failure is shrunk to a short list of steps; `QUEUE_MODEL_SEED` replays a run, `QUEUE_MODEL_RUNS` runs more;
+ * `QM_TRACE=1` prints each step and stops at the first failure (no shrinking: a PostgreSQL run takes seconds).
  */
 const HOUR_MS = 60 * 60 * 1000;
 const MAINTENANCE_MS = 6 * HOUR_MS;
@@ -372,6 +373,7 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
     await expectSame(live.queue, model, clock, ids(), "at the first open");
     for (const [step, op] of ops.entries()) {
       const where = `after step ${String(step)} (${op.k})`;
+      if (process.env.QM_TRACE) console.error(new Date().toISOString(), where, JSON.stringify(op).slice(0, 300));
       switch (op.k) {
         case "writes": {
           // Every call is made before any is awaited: each puts its write in line at once, in this order.
@@ -661,6 +663,7 @@ describeEachStore("the queue store against its model", (adapter) => {
         {
           // Each PostgreSQL step is dozens of round trips to the server: fewer runs, the same properties.
           numRuns: adapter.name === "postgresql" ? PG_RUNS : RUNS,
+          endOnFailure: Boolean(process.env.QM_TRACE),
           ...(process.env.QUEUE_MODEL_SEED ? { seed: Number(process.env.QUEUE_MODEL_SEED) } : {}),
         },
       );

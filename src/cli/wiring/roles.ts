@@ -1,7 +1,10 @@
 import { backfillByRole } from "../../cluster/backfill-by-role.ts";
 import { driveMonitorByRole } from "../../cluster/drive-by-role.ts";
 import type { RoleHolding } from "../../cluster/role-component.ts";
+import { join } from "node:path";
 import type { Backfill } from "../../backfill/backfill.ts";
+import { openCursorStore, type CursorStore } from "../../backfill/cursor-store.ts";
+import type { Logger } from "../../core/logger.ts";
 import type { DriveMonitor } from "../../drive/poller.ts";
 import { createBackfillFromConfig, type BackfillWiringInput } from "./backfill.ts";
 import { driveMonitorFactoryFromConfig, type DriveWiringInput } from "./drive.ts";
@@ -41,9 +44,26 @@ export function backfillByRoleFromConfig(input: BackfillWiringInput, database: S
     },
     apps,
     create: async (cursors) => {
+      await adoptFileCursors(cursors, join(input.dataDir, "backfill.json"), apps, input.log);
       const backfill = await createBackfillFromConfig({ ...input, cursors });
       if (!backfill) throw new Error("no *arr app has BACKFILL on");
       return backfill;
     },
   });
+}
+
+/**
+ * An instance switched to PostgreSQL keeps reading each app's history where its own `backfill.json` had got to: an
+ * app with no cursor in the database yet takes the file's (once; from then on the database's moves on).
+ */
+async function adoptFileCursors(cursors: CursorStore, file: string, apps: readonly string[], log: Logger): Promise<void> {
+  const missing = apps.filter((app) => cursors.get(app) === undefined);
+  if (missing.length === 0) return;
+  const old = await openCursorStore(file, log).catch(() => undefined);
+  for (const app of missing) {
+    const cursor = old?.get(app);
+    if (!cursor) continue;
+    await cursors.set(app, cursor);
+    log.info({ app, file }, `Backfill of '${app}' goes on from '${file}' (read up to ${new Date(cursor.date).toISOString()}).`);
+  }
 }

@@ -3,7 +3,7 @@ import { withLogId } from "../../core/log-context.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
-import type { DispatchQueue } from "./dispatch-port.ts";
+import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
@@ -141,13 +141,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  async function launchScans(health: TargetHealth, now: number): Promise<void> {
-    if (health.downUntil > now || health.probing) return;
-    if (health.needsProbe) return track(() => tasks.probe(health));
+  /** The folders `health`'s target may take now (or a probe started when it needs one). */
+  async function dueScans(health: TargetHealth, now: number): Promise<WorkItem[]> {
+    if (health.downUntil > now || health.probing) return [];
+    if (health.needsProbe) {
+      track(() => tasks.probe(health));
+      return [];
+    }
     const free = concurrency - health.inFlight.size;
-    if (free <= 0) return;
+    if (free <= 0) return [];
     const due = (limit: number, skip: ReadonlySet<number>) => queue.dueForTarget(health.target.name, now, limit, skip);
-    for (const item of await anchorHold.take(free, heldFolders(health, now), due)) {
+    return anchorHold.take(free, heldFolders(health, now), due);
+  }
+
+  function launchScans(health: TargetHealth, items: readonly WorkItem[]): void {
+    for (const item of items) {
       health.inFlight.add(item.id);
       track(() => withLogId(item.id, () => tasks.scan(health, item)));
     }
@@ -160,7 +168,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     // While the store cannot write, nothing new starts: its outcome could not be recorded (and the store says so).
     if (!queue.writable()) return now + STORE_RETRY_MS;
     await launchChecks(now);
-    for (const health of healths) await launchScans(health, now);
+    // Every target's due folders are read first, then all their scans start together: a folder due for two targets
+    // starts on both in the same turn (one round for its commands), as when the reads were synchronous.
+    const picked: WorkItem[][] = [];
+    for (const health of healths) picked.push(await dueScans(health, now));
+    healths.forEach((health, i) => launchScans(health, picked[i] ?? []));
     const downs = healths.filter((h) => h.downUntil > now && !h.probing).map((h) => h.downUntil);
     const folderRetries = healths.map((h) => nextFolderRetry(h, now));
     return Math.min((await queue.nextWakeAt(now)) ?? Number.POSITIVE_INFINITY, ...downs, ...folderRetries);

@@ -18,6 +18,12 @@ export interface MigrationResult {
  */
 export async function migratePostgres(pool: PgPool, migrations: readonly PgMigration[], log: Logger): Promise<MigrationResult> {
   const client = await pool.connect();
+  // Checked out, the connection has no listener of the pool's: a server ending it must fail the start, not crash it.
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on("error", onError);
   try {
     await client.query("SELECT pg_advisory_lock($1, $2)", [AUTOSCAN_LOCKS, LOCKS.migrations]);
     try {
@@ -53,6 +59,7 @@ export async function migratePostgres(pool: PgPool, migrations: readonly PgMigra
       await client.query("SELECT pg_advisory_unlock($1, $2)", [AUTOSCAN_LOCKS, LOCKS.migrations]).catch(() => undefined);
     }
   } finally {
-    client.release();
+    client.removeListener("error", onError);
+    client.release(broken);
   }
 }

@@ -143,6 +143,8 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
   };
 
   const listener = listenForQueueEvents({ url: options.url, applicationName: `autoscan ${instance}`, instance, log, onEvent: hear });
+  // Listening before the first request is taken: another instance's work from then on wakes this one at once.
+  await listener.ready;
   // Claims are renewed three times per lease: one missed renewal (a slow database) does not lose them.
   const renewal = setInterval(() => {
     claims.renew(now()).catch((error: unknown) => log.warn({ err: error }, `Could not renew this instance's claims: ${describeError(error)}`));
@@ -231,9 +233,12 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
 function startMaintenance(clock: Clock, intervalMs: number, prune: () => Promise<void>, log: Logger): AbortController {
   const stop = new AbortController();
   void (async () => {
+    let tick = clock.sleep(intervalMs, stop.signal);
     for (;;) {
-      await clock.sleep(intervalMs, stop.signal);
+      await tick;
       if (stop.signal.aborted) return;
+      // The next tick is due an interval after this one, however long this one's work takes.
+      tick = clock.sleep(intervalMs, stop.signal);
       await prune().catch((error: unknown) => log.warn({ err: error }, "Queue maintenance failed; trying again later"));
     }
   })();

@@ -30,6 +30,7 @@ export interface PoolOptions {
 }
 
 export function openPgPool(options: PoolOptions): PgPool {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 15_000;
   const pool = new pg.Pool({
     connectionString: options.url,
     application_name: options.applicationName.slice(0, 63),
@@ -37,7 +38,11 @@ export function openPgPool(options: PoolOptions): PgPool {
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
-    statement_timeout: options.statementTimeoutMs ?? 15_000,
+    keepAliveInitialDelayMillis: 10_000,
+    statement_timeout: statementTimeoutMs,
+    // The server's statement_timeout cannot help when the server (or the network to it) went silent without closing
+    // the connection: the answer is given up here too, a little later, and the connection is dropped.
+    query_timeout: statementTimeoutMs * 2,
     options: `-c search_path=${PG_SCHEMA}`,
     types,
   });

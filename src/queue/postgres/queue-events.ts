@@ -28,6 +28,8 @@ export function parseQueueEvent(payload: string | undefined): { from: string; ev
 }
 
 export interface QueueEventListener {
+  /** Settles once the first attempt to listen ended (listening, or failed and retrying). */
+  readonly ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export function listenForQueueEvents(options: {
   };
 
   async function connect(): Promise<void> {
-    const next = new pg.Client({ connectionString: options.url, application_name: `${options.applicationName} listen`.slice(0, 63), keepAlive: true });
+    const next = new pg.Client({ connectionString: options.url, application_name: `${options.applicationName} listen`.slice(0, 63), keepAlive: true, connectionTimeoutMillis: 5_000 });
     next.on("notification", (message) => {
       if (message.channel !== QUEUE_CHANNEL) return;
       const { from, event } = parseQueueEvent(message.payload);
@@ -92,8 +94,9 @@ export function listenForQueueEvents(options: {
     }
   }
 
-  void connect();
+  const ready = connect();
   return {
+    ready,
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);

@@ -19,6 +19,12 @@ export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) =>
       throw classifyDatabaseError(error);
     }
     let broken: Error | undefined;
+    // A checked-out connection has no listener of the pool's: the server ending it mid-transaction (a restart,
+    // pg_terminate_backend) emits 'error', which without this one would end the process. The query fails anyway.
+    const onError = (error: Error): void => {
+      broken = error;
+    };
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const result = await work(client);
@@ -32,7 +38,8 @@ export async function inTransaction<T>(pool: PgPool, work: (client: PgClient) =>
       if (typeof code === "string" && RETRYABLE.has(code) && attempt < MAX_TRIES) continue;
       throw classifyDatabaseError(error);
     } finally {
-      // A connection whose rollback failed is not given back to the pool.
+      // A connection whose rollback failed, or that broke, is not given back to the pool.
+      client.removeListener("error", onError);
       client.release(broken);
     }
   }

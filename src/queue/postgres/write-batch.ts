@@ -2,7 +2,7 @@ import { describeError, StoreUnavailableError } from "../../core/errors.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import { WriteAbandonedError } from "../store/store-fault.ts";
 import type { PgClient, PgPool } from "./pool.ts";
-import { isDatabaseUnavailable } from "./pool.ts";
+import { classifyDatabaseError, isDatabaseUnavailable } from "./pool.ts";
 import { inTransaction } from "./transaction.ts";
 
 /**
@@ -25,6 +25,9 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+/** SQLSTATE of a statement cancelled by `statement_timeout` (or an operator): an ordinary error, the transaction lives. */
+const QUERY_CANCELED = "57014";
+
 /** At most this many writes per transaction (a very long burst still commits in steps). */
 const MAX_BATCH = 500;
 
@@ -46,10 +49,12 @@ export function createWriteBatcher(pool: PgPool, metrics?: StoreMetrics): WriteB
             outcomes.push({ ok: true, value });
           } catch (error) {
             // Out of reach, or PostgreSQL chose this transaction to end a deadlock: the whole batch fails or runs again.
+            // A cancelled statement (statement_timeout: one write waited too long on a busy row) fails that write alone.
             const code = (error as { code?: unknown }).code;
-            if (isDatabaseUnavailable(error) || code === "40001" || code === "40P01") throw error;
+            const cancelled = code === QUERY_CANCELED;
+            if ((isDatabaseUnavailable(error) && !cancelled) || code === "40001" || code === "40P01") throw error;
             await client.query(`ROLLBACK TO SAVEPOINT w${String(index)}`);
-            outcomes.push({ ok: false, error });
+            outcomes.push({ ok: false, error: cancelled ? classifyDatabaseError(error) : error });
           }
         }
       });
