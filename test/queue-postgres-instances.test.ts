@@ -119,6 +119,19 @@ describeWithPostgres("several instances on one PostgreSQL queue", () => {
     expect(await b.dueForCheck(clock.now(), 1, new Set())).toHaveLength(1);
   });
 
+  it("lets another instance take a folder this one let go of (it waits here for an anchor)", async () => {
+    const [a, b] = [await instance("a"), await instance("b")];
+    await a.enqueue([episode("One", 1)]);
+    await clock.advance(DELAY);
+    const [item] = await a.dueForCheck(clock.now(), 1, new Set());
+    if (!item) throw new Error("not due");
+    expect(await b.dueForCheck(clock.now(), 1, new Set())).toEqual([]);
+    await a.release?.(item.id);
+    expect((await b.dueForCheck(clock.now(), 1, new Set())).map((i) => i.id)).toEqual([item.id]);
+    // No takeover: it was let go, not lost.
+    expect(logs.records.some((r) => String(r.msg).startsWith("Took over"))).toBe(false);
+  });
+
   it("tells another instance's dispatcher about new work", async () => {
     const [a, b] = [await instance("a"), await instance("b")];
     const heard: number[] = [];

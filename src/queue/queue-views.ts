@@ -51,7 +51,8 @@ function historyFilter(query: HistoryQuery): { where: string; params: (string | 
   if (search) {
     const pattern = `%${search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
     clauses.push(
-      "(folder LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM requests r WHERE r.item_id = items.id AND r.path LIKE ? ESCAPE '\\'))",
+      // LOWER on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; this reads alike on both.
+      "(LOWER(folder) LIKE LOWER(?) ESCAPE '\\' OR EXISTS (SELECT 1 FROM requests r WHERE r.item_id = items.id AND LOWER(r.path) LIKE LOWER(?) ESCAPE '\\'))",
     );
     params.push(pattern, pattern);
   }

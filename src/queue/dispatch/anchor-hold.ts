@@ -40,7 +40,11 @@ export interface AnchorHold {
   stop(): void;
 }
 
-export function createAnchorHold(anchors: DispatchAnchors | undefined, log: Logger): AnchorHold {
+export function createAnchorHold(
+  anchors: DispatchAnchors | undefined,
+  log: Logger,
+  release?: (id: number) => Promise<void>,
+): AnchorHold {
   /** Item id → the anchor holding it. */
   const held = new Map<number, string>();
   let unsubscribe: (() => void) | undefined;
@@ -55,6 +59,7 @@ export function createAnchorHold(anchors: DispatchAnchors | undefined, log: Logg
     if (held.has(item.id)) return;
     held.set(item.id, anchor);
     log.debug({ id: item.id, anchor }, `Folder '${item.folder}' waits for anchor '${anchor}'.`);
+    release?.(item.id).catch((error: unknown) => log.debug({ err: error, id: item.id }, "Could not let go of the folder's claim"));
   }
 
   return {

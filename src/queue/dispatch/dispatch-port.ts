@@ -86,6 +86,11 @@ export interface DispatchQueue {
   /** Fails every item that has waited since before `dueBefore` for `target`, which has been down all that time. */
   failWaitingFor(target: string, dueBefore: number, reason: string): Promise<number>;
   pendingCount(): Promise<number>;
+  /**
+   * Several instances: this one lets go of its claim on the folder (it waits here for an anchor that another
+   * instance's disk may have). Absent for one process.
+   */
+  release?(id: number): Promise<void>;
   /** Whether the store takes writes now (from memory); while it does not, the dispatcher starts nothing. */
   writable(): boolean;
   /** Called with the earliest time new work may be due, after each enqueue or retry. Returns an unsubscribe. */

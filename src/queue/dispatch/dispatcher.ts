@@ -92,7 +92,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const abort = new AbortController();
   const { metrics } = options;
   const statPath = options.statPath ?? createDiskProbe({ log }).stat;
-  const anchorHold = createAnchorHold(options.anchors, log);
+  const { release } = queue;
+  // Several instances: a folder held here for a missing anchor is let go, so an instance that has the mount takes it.
+  const anchorHold = createAnchorHold(options.anchors, log, release ? (id) => release(id) : undefined);
   let settings: FileCheckSettings = {
     maxChecks: options.maxFileChecks,
     delayMs: options.fileCheckDelayMs,

@@ -31,6 +31,8 @@ export interface Claims {
   forTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
   /** Moves every claim of this instance's on to now + the lease. */
   renew(now: number): Promise<number>;
+  /** Lets go of one folder (it waits here for an anchor another instance's disk may have). */
+  release(id: number): Promise<void>;
   /** Lets go of every claim of this instance's (a clean stop: the others take its folders at once). */
   releaseAll(): Promise<number>;
 }
@@ -68,13 +70,10 @@ export function createClaims(options: ClaimOptions): Claims {
 
   async function claim(sql: string, now: number, limit: number, skip: ReadonlySet<number>, extra: unknown[]): Promise<WorkItem[]> {
     if (limit <= 0) return [];
-    return inTransaction(pool, async (client) => {
+    const { items, taken } = await inTransaction(pool, async (client) => {
       const claimed = await client.query<ClaimedRow>(sql, [now, owner, [...skip], limit, now + leaseMs, ...extra]);
       const rows = claimed.rows.sort(byOrder);
-      if (rows.length === 0) return [];
-      for (const row of rows) {
-        if (row.prev_owner !== null && row.prev_owner !== owner) tookOver(row);
-      }
+      if (rows.length === 0) return { items: [], taken: [] };
       const requests = await client.query<WorkRequestRow & { item_id: number }>(REQUESTS_OF, [rows.map((r) => r.id)]);
       const byItem = new Map<number, WorkRequestRow[]>();
       for (const r of requests.rows) {
@@ -82,8 +81,14 @@ export function createClaims(options: ClaimOptions): Claims {
         list.push(r);
         byItem.set(r.item_id, list);
       }
-      return rows.map((row) => workItemOf(row, byItem.get(row.id) ?? []));
+      return {
+        items: rows.map((row) => workItemOf(row, byItem.get(row.id) ?? [])),
+        taken: rows.filter((row) => row.prev_owner !== null && row.prev_owner !== owner),
+      };
     });
+    // Told once the claims are committed (a transaction run again after a deadlock does not tell twice).
+    for (const row of taken) tookOver(row);
+    return items;
   }
 
   function tookOver(row: ClaimedRow): void {
@@ -102,6 +107,9 @@ export function createClaims(options: ClaimOptions): Claims {
         now + leaseMs,
       ]);
       return result.rowCount ?? 0;
+    },
+    async release(id) {
+      await pool.query("UPDATE items SET lease_owner = NULL, lease_until = 0 WHERE id = $1 AND lease_owner = $2", [id, owner]);
     },
     async releaseAll() {
       const result = await pool.query("UPDATE items SET lease_owner = NULL, lease_until = 0 WHERE lease_owner = $1", [owner]);

@@ -10,8 +10,9 @@ import { classifyDatabaseError, type PgPool } from "./pool.ts";
 export function createDatabaseHealth(pool: PgPool, where: string, log: Logger, probeMs: number) {
   let state: StoreHealth = { writable: true };
   let probe: NodeJS.Timeout | undefined;
+  let stopped = false;
   const down = (error: StoreUnavailableError): void => {
-    if (!state.writable) return;
+    if (!state.writable || stopped) return;
     state = {
       writable: false,
       problem: `The queue database at ${where} cannot be reached (${error.message}). Webhooks are answered 503 until it answers; check that PostgreSQL runs and SERVER_DATABASE_URL.`,
@@ -47,6 +48,7 @@ export function createDatabaseHealth(pool: PgPool, where: string, log: Logger, p
       }
     },
     stop() {
+      stopped = true;
       if (probe) clearInterval(probe);
     },
   };

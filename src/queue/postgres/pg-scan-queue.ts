@@ -153,7 +153,16 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
   const maintenance = startMaintenance(clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
   await prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
 
-  const pending = await work.pendingCount();
+  const pending = await work.pendingCount().catch(async (error: unknown) => {
+    // The start fails as a whole: nothing of it keeps running.
+    clearInterval(renewal);
+    maintenance.abort();
+    health.stop();
+    await listener.close();
+    await pool.end().catch(() => undefined);
+    await lock?.release();
+    throw error;
+  });
   log.info(
     { database: where, instance, schema: migrated.to, pending },
     `Queue in PostgreSQL at ${where} (schema ${String(migrated.to)}): ${String(pending)} folder(s) waiting; this is instance ${instance}.`,
@@ -165,6 +174,7 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
     dueForTarget: tracked(work.dueForTarget),
     nextWakeAt: tracked(work.nextWakeAt),
     pendingCount: tracked(work.pendingCount),
+    release: (id) => claims.release(id),
     async recordScan(...args) {
       const result = await work.recordScan(...args);
       if (result?.completed) finished(1);
