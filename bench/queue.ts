@@ -105,7 +105,7 @@ async function ingest(dir: string): Promise<void> {
     `ingest: ${REQUESTS} requests, ${PRODUCERS} producers, durable before each resolve: ` +
       `${Math.round(REQUESTS / (elapsed / 1000))} requests/s; latency p50 ${ms(pct(0.5))}, p99 ${ms(pct(0.99))}, ` +
       `max ${ms(latencies.at(-1) ?? 0)}; CPU ${Math.round(((used.user + used.system) / 1000 / elapsed) * 100)} %; ` +
-      `pending now ${reopened.pendingCount()}, history ${reopened.historyCount()}; ` +
+      `pending now ${await reopened.pendingCount()}, history ${await reopened.historyCount()}; ` +
       `${checkpoints} checkpoint(s) of the whole file during the run`,
   );
   // A crash now: the disk as it is (journals first, then the file), reopened elsewhere.
@@ -128,7 +128,7 @@ async function ingest(dir: string): Promise<void> {
   });
   console.log(
     `restart after a crash (replaying ${mb(journalBytes)} of journal): ${ms(performance.now() - started)}, ` +
-      `${restarted.pendingCount()} pending restored`,
+      `${await restarted.pendingCount()} pending restored`,
   );
   await restarted.close();
   started = performance.now();

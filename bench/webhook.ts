@@ -88,7 +88,7 @@ async function serve(dir: string): Promise<void> {
     if (message.cmd === "mark") return void (mark = process.cpuUsage());
     if (message.cmd !== "stop") return;
     const cpuUs = cpuSince(mark);
-    const pending = queue.pendingCount();
+    const pending = await queue.pendingCount();
     await server.close();
     await queue.close();
     process.send?.({ pending, rss: process.memoryUsage().rss, cpuUs });

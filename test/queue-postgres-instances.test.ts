@@ -89,6 +89,8 @@ describeWithPostgres("several instances on one PostgreSQL queue", () => {
     const [item] = await a.dueForCheck(clock.now(), 1, new Set());
     if (!item) throw new Error("not due");
     await a.recordCheck(item.id, item.rev, { kind: "ready", checks: 1, scanFolder: item.folder, files: [] });
+    // Checked folders are let go; the next ask for a target claims it again.
+    expect((await a.dueForTarget("plex", clock.now(), 1, new Set())).map((i) => i.id)).toEqual([item.id]);
     expect((await a.beginAttempt(item.id, item.rev))?.go).toBe(true);
     const merged = await b.enqueue([episode("One", 2)]);
     expect(merged.items).toEqual([{ id: item.id, folder: "/tv/One/Season 01", merged: true }]);

@@ -81,6 +81,9 @@ const CLIENT_ERROR_STATUS: Readonly<Record<string, string>> = {
 
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
+    // A client that keeps its connection busy (an *arr app or a proxy reusing it for request after request) would hold
+    // a stop open: every answer from now on says `Connection: close`, so each such connection ends after its answer.
+    server.prependListener("request", (_request, response) => response.setHeader("connection", "close"));
     server.close(() => resolve());
     server.closeIdleConnections();
   });

@@ -47,6 +47,8 @@ export function createPgWork(options: PgWorkOptions): PgWork {
         const item = await lockPendingItem(client, id);
         if (!item || item.rev !== rev) return;
         await putItem(client, afterCheck(item, result, now()));
+        // Checked: its scans go to whichever instance asks first, so no instance builds a backlog only it may send.
+        await client.query("UPDATE items SET lease_owner = NULL, lease_until = 0 WHERE id = $1 AND lease_owner = $2", [id, owner]);
       });
     },
     beginAttempt(id, rev, targets = 1) {
