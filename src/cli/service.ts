@@ -8,7 +8,7 @@ import { createLivePathMapper } from "../paths/live-mapper.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../queue/dispatch/dispatcher.ts";
 import { createAnchorWatch, guardServerPath } from "../paths/anchors.ts";
-import { createScanQueue, type ScanQueue } from "../queue/scan-queue.ts";
+import type { ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
 import { createRejectionLog, type RejectionLog } from "../web/rejections.ts";
 import { startWebServer, type WebServer } from "../web/server.ts";
@@ -23,7 +23,7 @@ import type { Target } from "../core/target.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
 import { newInstanceId } from "./wiring/instance-id.ts";
-import { moveQueueFileInto } from "./wiring/move-queue.ts";
+import { openQueue } from "./wiring/open-queue.ts";
 import { instanceHealth, type InstanceHealth } from "./wiring/instance-health.ts";
 import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
@@ -233,35 +233,6 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
     },
   });
   return createApp(parts.announce === false ? { ...options, announce: false } : options);
-}
-
-async function openQueue(
-  runtime: Runtime,
-  clock: Clock,
-  mapper: PathMapper,
-  metrics: ServiceMetrics | undefined,
-  instance: string,
-): Promise<ScanQueue> {
-  const { config, settings, log } = runtime;
-  const queueOptions = scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms });
-  if (!config.SERVER_DATABASE_URL) return createScanQueue({ ...queueOptions, metrics });
-  // SERVER_DATABASE_URL: the queue in PostgreSQL, shared with any other instance on the same database.
-  const { createPgScanQueue } = await import("../queue/postgres/pg-scan-queue.ts");
-  const queue = await createPgScanQueue({
-    ...queueOptions,
-    url: config.SERVER_DATABASE_URL,
-    instance,
-    leaseMs: config.SERVER_LEASE_SECONDS * 1000,
-    dataDir: settings.dataDir,
-    ...(metrics ? { metrics } : {}),
-  });
-  try {
-    await moveQueueFileInto(queue, settings.queueFile, clock, log);
-  } catch (error) {
-    await queue.close();
-    throw error;
-  }
-  return queue;
 }
 
 function startDispatcher(
