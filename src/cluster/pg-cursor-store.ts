@@ -18,7 +18,7 @@ const PREFIX = "backfill:";
 
 export async function openPgCursorStore(options: PgCursorStoreOptions): Promise<CursorStore> {
   const db = options.connection;
-  const { rows } = await db.query<{ key: string; value: string }>("SELECT key, value FROM shared_state WHERE starts_with(key, $1)", [PREFIX]);
+  const { rows } = await db.query<{ key: string; value: string }>("SELECT key, value FROM shared_state WHERE LEFT(key, LENGTH($1)) = $1", [PREFIX]);
   const cursors = new Map<string, Cursor>();
   for (const row of rows) {
     const app = row.key.slice(PREFIX.length);

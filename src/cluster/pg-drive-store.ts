@@ -54,7 +54,9 @@ export async function openPgDriveStore(options: PgDriveStoreOptions): Promise<Dr
   return {
     path: "PostgreSQL (autoscan.drive_feed, drive_item, drive_meta)",
     pageToken: (feed) => tokens.get(feed),
+    pageTokens: () => Object.fromEntries(tokens),
     meta: (key) => meta.get(key),
+    metas: () => Object.fromEntries(meta),
     entries: () => [...cache],
     commit: (change) =>
       exclusive(async () => {

@@ -23,7 +23,11 @@ export interface StoreCommit {
 export interface DriveStateStore {
   readonly path: string;
   pageToken(feed: string): string | undefined;
+  /** Every feed's page token (feed → token). */
+  pageTokens(): Readonly<Record<string, string>>;
   meta(key: string): string | undefined;
+  /** Every fact kept (key → value). */
+  metas(): Readonly<Record<string, string>>;
   entries(): Array<[string, CacheEntry]>;
   commit(change: StoreCommit): Promise<void>;
   clearItems(): Promise<void>;
@@ -55,7 +59,9 @@ export async function openDriveStateStore(options: { readonly path: string; read
   return {
     path: options.path,
     pageToken: (feed) => tokens.get(feed),
+    pageTokens: () => Object.fromEntries(tokens),
     meta: (key) => metas.get(key),
+    metas: () => Object.fromEntries(metas),
     entries() {
       return rows(db, "SELECT id, name, parent, folder, md5 FROM drive_item").map(([id, name, parent, folder, md5]) => [
         String(id),

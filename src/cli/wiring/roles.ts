@@ -6,6 +6,7 @@ import type { Backfill } from "../../backfill/backfill.ts";
 import { openCursorStore, type CursorStore } from "../../backfill/cursor-store.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { DriveMonitor } from "../../drive/poller.ts";
+import { adoptDriveFile } from "./adopt-drive-file.ts";
 import { createBackfillFromConfig, type BackfillWiringInput } from "./backfill.ts";
 import { driveMonitorFactoryFromConfig, type DriveWiringInput } from "./drive.ts";
 
@@ -23,11 +24,18 @@ export interface SharedDatabase {
 
 /** `undefined` when `CLOUD.ENABLED` is off. */
 export function driveByRoleFromConfig(input: DriveWiringInput, database: SharedDatabase): (DriveMonitor & RoleHolding) | undefined {
-  const create = driveMonitorFactoryFromConfig(input);
-  if (!create) return undefined;
+  const factory = driveMonitorFactoryFromConfig(input);
+  if (!factory) return undefined;
+  const log = input.log.child({ component: "GOOGLE" });
   return driveMonitorByRole({
-    lock: { url: database.url, instance: database.instance, log: input.log.child({ component: "GOOGLE" }), retryMs: input.config.CLOUD.POLL_INTERVAL * 1000 },
-    create,
+    lock: { url: database.url, instance: database.instance, log, retryMs: input.config.CLOUD.POLL_INTERVAL * 1000 },
+    // The shared store, and once, the page tokens of this instance's own cache file (a switch to PostgreSQL).
+    create: (openStore) =>
+      factory(async () => {
+        const store = await openStore();
+        await adoptDriveFile(store, input.settings.cacheFile, log);
+        return store;
+      }),
   });
 }
 
@@ -56,7 +64,7 @@ export function backfillByRoleFromConfig(input: BackfillWiringInput, database: S
  * An instance switched to PostgreSQL keeps reading each app's history where its own `backfill.json` had got to: an
  * app with no cursor in the database yet takes the file's (once; from then on the database's moves on).
  */
-async function adoptFileCursors(cursors: CursorStore, file: string, apps: readonly string[], log: Logger): Promise<void> {
+export async function adoptFileCursors(cursors: CursorStore, file: string, apps: readonly string[], log: Logger): Promise<void> {
   const missing = apps.filter((app) => cursors.get(app) === undefined);
   if (missing.length === 0) return;
   const old = await openCursorStore(file, log).catch(() => undefined);
