@@ -2,7 +2,7 @@ import type { AppStatus, Backfill, RunOptions, RunSummary } from "../backfill/ba
 import type { CursorStore } from "../backfill/cursor-store.ts";
 import { openPgCursorStore } from "./pg-cursor-store.ts";
 import { createRoleComponent, type RoleHolding, type RoleLockSettings } from "./role-component.ts";
-import { RoleStandbyError } from "./role-lock.ts";
+import { RoleStandbyError } from "./role-names.ts";
 
 /**
  * The backfill of an instance that shares its database with others (`SERVER_DATABASE_URL`): the instance holding the

@@ -21,7 +21,7 @@ import { pgMigrations } from "../queue/postgres/migrations/index.ts";
 import { openPgPool } from "../queue/postgres/pool.ts";
 import { backfillByRole } from "./backfill-by-role.ts";
 import { driveMonitorByRole } from "./drive-by-role.ts";
-import { RoleStandbyError } from "./role-lock.ts";
+import { RoleStandbyError } from "./role-names.ts";
 
 /**
  * The Drive monitor and the backfill as two instances sharing one database run them: one instance works, the other

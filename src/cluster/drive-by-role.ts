@@ -3,7 +3,7 @@ import type { DriveMonitorStatus } from "../drive/monitor-status.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 import { openPgDriveStore } from "./pg-drive-store.ts";
 import { createRoleComponent, type RoleHolding, type RoleLockSettings } from "./role-component.ts";
-import { RoleStandbyError } from "./role-lock.ts";
+import { RoleStandbyError } from "./role-names.ts";
 
 /**
  * The Drive monitor of an instance that shares its database with others (`SERVER_DATABASE_URL`): one instance polls

@@ -7,7 +7,8 @@ import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "../.
 import { migratePostgres } from "../queue/postgres/migrate.ts";
 import { pgMigrations } from "../queue/postgres/migrations/index.ts";
 import { openPgPool } from "../queue/postgres/pool.ts";
-import { applicationName, createRoleLock, instanceOf, type HeldRole, type RoleLock } from "./role-lock.ts";
+import { createRoleLock, type HeldRole, type RoleLock } from "./role-lock.ts";
+import { applicationName, instanceOf } from "./role-names.ts";
 
 /**
  * The role lock against the test run's real PostgreSQL: one holder among instances, a holder whose connection dies is

@@ -4,6 +4,7 @@ import type { Logger } from "../core/logger.ts";
 import { AUTOSCAN_LOCKS, LOCKS, type RoleName } from "../queue/postgres/locks.ts";
 import { PG_SCHEMA } from "../queue/postgres/migrations/index.ts";
 import { isDatabaseUnavailable } from "../queue/postgres/pool.ts";
+import { applicationName, instanceOf, ROLE_WORDS } from "./role-names.ts";
 
 /**
  * A job only one instance may do at a time (`drive`: poll Google Drive; `backfill`: read the *arr history), held as a
@@ -60,27 +61,10 @@ export interface RoleLock {
   lastHolder(): string | undefined;
 }
 
-/** What each role is, in the words of the log lines ("This instance now polls Google Drive"). */
-export const ROLE_WORDS: Readonly<Record<RoleName, string>> = {
-  drive: "polls Google Drive",
-  backfill: "reads the *arr history",
-};
-
-/** Thrown by a role's commands on an instance that does not hold it. */
-export class RoleStandbyError extends Error {
-  constructor(role: RoleName, instance: string, holder: string | undefined) {
-    const who = holder ? `Instance ${holder} ${ROLE_WORDS[role]}` : `Another instance ${ROLE_WORDS[role]}`;
-    super(`${who}; this instance (${instance}) stands by. Send the command to that instance (behind a load balancer: run it again until it reaches it).`);
-    this.name = "RoleStandbyError";
-  }
-}
-
 const MAX_RETRY_MS = 60_000;
 /** NOTIFY channel on which a holder that gives its role back names it (payload: the role). */
 const FREED_CHANNEL = "autoscan_role_freed";
 const DEFAULT_CHECK_MS = 5_000;
-/** An application_name longer than this is cut by PostgreSQL (NAMEDATALEN - 1). */
-const MAX_APPLICATION_NAME = 63;
 
 export function createRoleLock(options: RoleLockOptions): RoleLock {
   const { role, instance, log } = options;
@@ -283,18 +267,6 @@ export function createRoleLock(options: RoleLockOptions): RoleLock {
       }
     },
   };
-}
-
-/** `autoscan <instance> <role>`; without the role when that would be too long (the role is in the lock's key anyway). */
-export function applicationName(instance: string, role: RoleName): string {
-  const full = `autoscan ${instance} ${role}`;
-  return full.length <= MAX_APPLICATION_NAME ? full : `autoscan ${instance}`.slice(0, MAX_APPLICATION_NAME);
-}
-
-/** `autoscan <instance> [role]` → the instance; any other name is shown as it is. */
-export function instanceOf(applicationNameText: string): string {
-  const match = /^autoscan (\S+)(?: (?:drive|backfill))?$/.exec(applicationNameText);
-  return match?.[1] ?? applicationNameText;
 }
 
 /**
