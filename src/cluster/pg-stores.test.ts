@@ -1,10 +1,8 @@
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { captureLog } from "../../test/support/capture-log.ts";
-import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "../../test/support/postgres.ts";
-import { migratePostgres } from "../queue/postgres/migrate.ts";
-import { PG_SCHEMA, pgMigrations } from "../queue/postgres/migrations/index.ts";
-import { openPgPool } from "../queue/postgres/pool.ts";
+import { describeWithPostgres } from "../../test/support/postgres.ts";
+import { createMigratedDatabase, type MigratedDatabase } from "../../test/support/postgres-schema.ts";
 import { openPgCursorStore } from "./pg-cursor-store.ts";
 import { openPgDriveStore } from "./pg-drive-store.ts";
 
@@ -12,24 +10,19 @@ import { openPgDriveStore } from "./pg-drive-store.ts";
  * The Drive state store and the backfill cursor store on the real PostgreSQL schema (the `drive_*` tables and
  * `shared_state`): what one holder commits, the next one reads back; a page token and its cache changes commit together.
  */
-let url: string;
+let database: MigratedDatabase | undefined;
 let client: pg.Client;
 const { log, messages } = captureLog("info");
 
 beforeAll(async () => {
-  url = await createTestDatabase();
-  const pool = openPgPool({ url, log, applicationName: "autoscan test" });
-  await migratePostgres(pool, pgMigrations, log);
-  await pool.end();
-  client = new pg.Client({ connectionString: url, options: `-c search_path=${PG_SCHEMA}` });
-  await client.connect();
+  database = await createMigratedDatabase(log);
+  client = database.client;
 });
 beforeEach(async () => {
   await client.query("TRUNCATE drive_item, drive_feed, drive_meta, shared_state");
 });
 afterAll(async () => {
-  await client?.end();
-  if (url) await dropTestDatabase(url);
+  await database?.drop();
 });
 
 describeWithPostgres("PostgreSQL drive state store", () => {

@@ -6,12 +6,11 @@ import { acquireDataDirLock } from "../core/data-dir-lock.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
-import { applyRequests, type MergePolicy } from "./enqueue-requests.ts";
+import { applyRequests } from "./enqueue-requests.ts";
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./queue-admin.ts";
-import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { createQueueWork } from "./queue-work.ts";
-import { isCovered } from "./coverage.ts";
+import { createQueueSettings, pruneAsFoldersFinish, queueReads, startMaintenance } from "./queue-common.ts";
 import { createQueueSink } from "./queue-sink.ts";
 import { asyncRows } from "./rows-async.ts";
 import { openQueueStore, type QueueStore, type StoreHealth } from "./store/queue-store.ts";
@@ -106,12 +105,8 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     throw error;
   }
   // Read at each use, so a config reload applies to the next request and the next prune.
-  const policy: { delayMs: number; priorities: MergePolicy["priorities"] } = {
-    delayMs: Math.max(0, options.scanDelayMs),
-    priorities: options.priorities ?? {},
-  };
-  let maxDays = options.historyMaxDays ?? 7;
-  let maxRows = options.historyMaxRows ?? 10_000;
+  const settings = createQueueSettings(options);
+  const { policy } = settings;
   // Every write goes through `observed`, so a change listener (the console, while a page is open) hears of each one.
   const changeListeners = new Set<() => void>();
   const changed = (): void => {
@@ -138,57 +133,37 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   });
 
   await importLegacy(store, log, enqueue);
-  const prune = async (): Promise<void> => void (await observed.write((tx) => pruneHistory(tx, now(), maxDays, maxRows)));
+  const prune = async (): Promise<void> => void (await observed.write((tx) => pruneHistory(tx, now(), settings.maxDays(), settings.maxRows())));
   // On a disk that refuses writes the queue still opens (503 until it can write, see the store); pruning waits.
   await prune().catch((error: unknown) => {
     if (!(error instanceof StoreUnavailableError)) throw error;
   });
-  // History is pruned at each maintenance tick, and also whenever a tenth of the row limit has finished since the
-  // last prune, so the history kept in memory stays near SERVER_HISTORY_MAX_ROWS however busy the queue is.
-  let finishedSincePrune = 0;
-  const finished = (count: number): void => {
-    finishedSincePrune += count;
-    if (finishedSincePrune < Math.max(100, maxRows / 10)) return;
-    finishedSincePrune = 0;
-    prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
-  };
   const restored = await work.pendingCount();
   const reads = asyncRows(store.rows);
   log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
-  const maintenance = startMaintenance(store, clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
+  // Each tick also folds a quiet journal into the file.
+  const maintenance = startMaintenance(
+    clock,
+    options.maintenanceIntervalMs ?? 10 * 60_000,
+    async () => {
+      await prune();
+      if (store.logBytes() > 0) await store.checkpoint();
+    },
+    log,
+  );
   const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 1_000);
   verify.unref();
 
   return {
     ...work,
-    async recordScan(...args) {
-      const result = await work.recordScan(...args);
-      if (result?.completed) finished(1);
-      return result;
-    },
-    async recordFailure(...args) {
-      const result = await work.recordFailure(...args);
-      if (result.failed) finished(1);
-      return result;
-    },
-    async failWaitingFor(...args) {
-      const count = await work.failWaitingFor(...args);
-      finished(count);
-      return count;
-    },
+    ...pruneAsFoldersFinish(work, prune, settings.maxRows, log),
+    ...queueReads(reads),
     enqueue,
     file: store.file,
     onWork(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    listPending: (page = {}) => listPendingItems(reads, page),
-    listHistory: (query = {}) => listHistoryItems(reads, query),
-    historyCount: (query = {}) => countHistory(reads, query),
-    sources: () => listSources(reads),
-    isCovered: (request, since) => isCovered(reads, request, since),
-    countByState: () => countByState(reads),
-    getItem: (id) => findItem(reads, id),
     async retry(id) {
       const result = await observed.write((tx) => retryItem(tx, id, now()));
       if (result) notify(now());
@@ -204,12 +179,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);
     },
-    reconfigure(next) {
-      policy.delayMs = Math.max(0, next.scanDelayMs);
-      policy.priorities = next.priorities ?? {};
-      maxDays = next.historyMaxDays ?? maxDays;
-      maxRows = next.historyMaxRows ?? maxRows;
-    },
+    reconfigure: (next) => settings.reconfigure(next),
     isHealthy: () => store.health().writable,
     health: () => store.health(),
     async close() {
@@ -233,30 +203,4 @@ async function importLegacy(store: QueueStore, log: Logger, enqueue: ScanSink): 
     `Imported ${String(legacy.requests.length)} scan request(s) from the plex_autoscan queue in '${store.file}' ` +
       `(the old file is kept as '${legacy.backup}').`,
   );
-}
-
-function startMaintenance(
-  store: QueueStore,
-  clock: Clock,
-  intervalMs: number,
-  prune: () => Promise<void>,
-  log: Logger,
-): AbortController {
-  const stop = new AbortController();
-  void (async () => {
-    let tick = clock.sleep(intervalMs, stop.signal);
-    for (;;) {
-      await tick;
-      if (stop.signal.aborted) return;
-      // The next tick is due an interval after this one, however long this one's work takes.
-      tick = clock.sleep(intervalMs, stop.signal);
-      try {
-        await prune();
-        if (store.logBytes() > 0) await store.checkpoint();
-      } catch (error) {
-        log.warn({ err: error }, "Queue maintenance failed; trying again later");
-      }
-    }
-  })();
-  return stop;
 }

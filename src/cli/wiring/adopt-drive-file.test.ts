@@ -1,26 +1,19 @@
 import { access } from "node:fs/promises";
 import { join } from "node:path";
-import pg from "pg";
 import { expect, it } from "vitest";
 import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "../../../test/support/postgres.ts";
+import { describeWithPostgres } from "../../../test/support/postgres.ts";
+import { createMigratedDatabase } from "../../../test/support/postgres-schema.ts";
 import { openPgDriveStore } from "../../cluster/pg-drive-store.ts";
 import { openDriveStateStore } from "../../drive/drive-store.ts";
-import { migratePostgres } from "../../queue/postgres/migrate.ts";
-import { PG_SCHEMA, pgMigrations } from "../../queue/postgres/migrations/index.ts";
-import { openPgPool } from "../../queue/postgres/pool.ts";
 import { adoptDriveFile, MOVED_DRIVE_SUFFIX } from "./adopt-drive-file.ts";
 
 describeWithPostgres("switching Drive monitoring to PostgreSQL", () => {
   it("goes on from the instance's cache file once: its page tokens, names and facts move in, the file is renamed", async () => {
     const temp = await makeTempDir();
-    const url = await createTestDatabase();
     const { log } = captureLog();
-    const pool = openPgPool({ url, log, applicationName: "autoscan test" });
-    await migratePostgres(pool, pgMigrations, log);
-    await pool.end();
-    const client = new pg.Client({ connectionString: url, options: `-c search_path=${PG_SCHEMA}` });
-    await client.connect();
+    const database = await createMigratedDatabase(log);
+    const { client } = database;
     try {
       const file = join(temp.dir, "cache.db");
       const old = await openDriveStateStore({ path: file, log });
@@ -44,21 +37,16 @@ describeWithPostgres("switching Drive monitoring to PostgreSQL", () => {
       expect(await adoptDriveFile(again, file, log)).toBe(false);
       expect(again.pageTokens()).toEqual({});
     } finally {
-      await client.end();
-      await dropTestDatabase(url);
+      await database.drop();
       await temp.cleanup();
     }
   });
 
   it("leaves the shared store alone when it already has page tokens (another instance polled first)", async () => {
     const temp = await makeTempDir();
-    const url = await createTestDatabase();
     const { log } = captureLog();
-    const pool = openPgPool({ url, log, applicationName: "autoscan test" });
-    await migratePostgres(pool, pgMigrations, log);
-    await pool.end();
-    const client = new pg.Client({ connectionString: url, options: `-c search_path=${PG_SCHEMA}` });
-    await client.connect();
+    const database = await createMigratedDatabase(log);
+    const { client } = database;
     try {
       const file = join(temp.dir, "cache.db");
       const old = await openDriveStateStore({ path: file, log });
@@ -70,8 +58,7 @@ describeWithPostgres("switching Drive monitoring to PostgreSQL", () => {
       expect(shared.pageTokens()).toEqual({ mydrive: "newer" });
       await access(file);
     } finally {
-      await client.end();
-      await dropTestDatabase(url);
+      await database.drop();
       await temp.cleanup();
     }
   });

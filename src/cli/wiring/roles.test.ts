@@ -1,25 +1,18 @@
 import { join } from "node:path";
-import pg from "pg";
 import { expect, it } from "vitest";
 import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "../../../test/support/postgres.ts";
+import { describeWithPostgres } from "../../../test/support/postgres.ts";
+import { createMigratedDatabase } from "../../../test/support/postgres-schema.ts";
 import { openCursorStore } from "../../backfill/cursor-store.ts";
 import { openPgCursorStore } from "../../cluster/pg-cursor-store.ts";
-import { migratePostgres } from "../../queue/postgres/migrate.ts";
-import { PG_SCHEMA, pgMigrations } from "../../queue/postgres/migrations/index.ts";
-import { openPgPool } from "../../queue/postgres/pool.ts";
 import { adoptFileCursors } from "./roles.ts";
 
 describeWithPostgres("switching the backfill to PostgreSQL", () => {
   it("goes on from backfill.json for each app the database has no cursor for, and leaves the others", async () => {
     const temp = await makeTempDir();
-    const url = await createTestDatabase();
     const { log } = captureLog();
-    const pool = openPgPool({ url, log, applicationName: "autoscan test" });
-    await migratePostgres(pool, pgMigrations, log);
-    await pool.end();
-    const client = new pg.Client({ connectionString: url, options: `-c search_path=${PG_SCHEMA}` });
-    await client.connect();
+    const database = await createMigratedDatabase(log);
+    const { client } = database;
     try {
       const file = join(temp.dir, "backfill.json");
       const old = await openCursorStore(file, log);
@@ -33,8 +26,7 @@ describeWithPostgres("switching the backfill to PostgreSQL", () => {
       expect(again.get("radarr")).toEqual({ date: Date.UTC(2026, 10, 20), id: 99 });
       expect(again.get("lidarr")).toBeUndefined();
     } finally {
-      await client.end();
-      await dropTestDatabase(url);
+      await database.drop();
       await temp.cleanup();
     }
   });

@@ -6,10 +6,8 @@ import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import type { ScanRequest } from "../../core/scan.ts";
 import type { ScanPriorities } from "../../paths/priority.ts";
-import { isCovered } from "../coverage.ts";
-import type { MergePolicy } from "../enqueue-requests.ts";
+import { createQueueSettings, pruneAsFoldersFinish, queueReads, startMaintenance } from "../queue-common.ts";
 import { createQueueSink } from "../queue-sink.ts";
-import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "../queue-views.ts";
 import type { ScanQueue } from "../scan-queue.ts";
 import { createClaims } from "./claims.ts";
 import { migratePostgres } from "./migrate.ts";
@@ -68,12 +66,8 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
     await lock?.release();
     throw classifyDatabaseError(error);
   }
-  const policy: { delayMs: number; priorities: MergePolicy["priorities"] } = {
-    delayMs: Math.max(0, options.scanDelayMs),
-    priorities: options.priorities ?? {},
-  };
-  let maxDays = options.historyMaxDays ?? 7;
-  let maxRows = options.historyMaxRows ?? 10_000;
+  const settings = createQueueSettings(options);
+  const { policy } = settings;
   const reads = pgRows(pool);
   const health = createDatabaseHealth(pool, where, log, options.probeIntervalMs ?? 2_000);
 
@@ -131,15 +125,8 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
   });
 
   const prune = async (): Promise<void> => {
-    const dropped = await write((client) => pruneHistoryPg(client, now(), maxDays, maxRows));
+    const dropped = await write((client) => pruneHistoryPg(client, now(), settings.maxDays(), settings.maxRows()));
     if (dropped > 0) log.debug({ dropped }, `Pruned ${String(dropped)} folder(s) from the history.`);
-  };
-  let finishedSincePrune = 0;
-  const finished = (count: number): void => {
-    finishedSincePrune += count;
-    if (finishedSincePrune < Math.max(100, maxRows / 10)) return;
-    finishedSincePrune = 0;
-    prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
   };
 
   const listener = listenForQueueEvents({ url: options.url, applicationName: `autoscan ${instance}`, instance, log, onEvent: hear });
@@ -175,34 +162,14 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
     nextWakeAt: tracked(work.nextWakeAt),
     pendingCount: tracked(work.pendingCount),
     release: (id) => claims.release(id),
-    async recordScan(...args) {
-      const result = await work.recordScan(...args);
-      if (result?.completed) finished(1);
-      return result;
-    },
-    async recordFailure(...args) {
-      const result = await work.recordFailure(...args);
-      if (result.failed) finished(1);
-      return result;
-    },
-    async failWaitingFor(...args) {
-      const count = await work.failWaitingFor(...args);
-      finished(count);
-      return count;
-    },
+    ...pruneAsFoldersFinish(work, prune, settings.maxRows, log),
+    ...queueReads(reads),
     enqueue,
     file: where,
     onWork(listener) {
       workListeners.add(listener);
       return () => workListeners.delete(listener);
     },
-    listPending: (page = {}) => listPendingItems(reads, page),
-    listHistory: (query = {}) => listHistoryItems(reads, query),
-    historyCount: (query = {}) => countHistory(reads, query),
-    sources: () => listSources(reads),
-    isCovered: (request, since) => isCovered(reads, request, since),
-    countByState: () => countByState(reads),
-    getItem: (id) => findItem(reads, id),
     retry: (id) => write((client) => retryItemPg(client, id, now()), (ok) => (ok ? { kind: "work", earliest: now() } : { kind: "change" })),
     remove: (id) => write((client) => removeItemPg(client, id)),
     retryFailed: () =>
@@ -211,12 +178,7 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);
     },
-    reconfigure(next) {
-      policy.delayMs = Math.max(0, next.scanDelayMs);
-      policy.priorities = next.priorities ?? {};
-      maxDays = next.historyMaxDays ?? maxDays;
-      maxRows = next.historyMaxRows ?? maxRows;
-    },
+    reconfigure: (next) => settings.reconfigure(next),
     writable: () => health.current().writable,
     isHealthy: () => health.current().writable,
     health: () => health.current(),
@@ -237,20 +199,4 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
       await lock?.release();
     },
   };
-}
-
-/** Prunes the history every `intervalMs` on the queue's clock (an interval after the last tick, however long it took). */
-function startMaintenance(clock: Clock, intervalMs: number, prune: () => Promise<void>, log: Logger): AbortController {
-  const stop = new AbortController();
-  void (async () => {
-    let tick = clock.sleep(intervalMs, stop.signal);
-    for (;;) {
-      await tick;
-      if (stop.signal.aborted) return;
-      // The next tick is due an interval after this one, however long this one's work takes.
-      tick = clock.sleep(intervalMs, stop.signal);
-      await prune().catch((error: unknown) => log.warn({ err: error }, "Queue maintenance failed; trying again later"));
-    }
-  })();
-  return stop;
 }
