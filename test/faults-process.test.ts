@@ -4,9 +4,9 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FakePlex } from "./support/fake-plex.ts";
-import { eventually, health, Ledger, sendManual, sendScan, startServer, type AutoscanServer, type ServerSetup } from "./support/faults/autoscan-server.ts";
+import { eventually, health, Ledger, pendingFolders, sendManual, sendScan, startServer, type AutoscanServer, type ServerSetup } from "./support/faults/autoscan-server.ts";
 import { describeFaults } from "./support/faults/describe-faults.ts";
-import { cleanupMounts, freshDir, mountHungFuse, probeMounts, umountLazy } from "./support/faults/mounts.ts";
+import { cleanupMounts, freshDir, mountHungFuse, probeMounts, probeUnshare, umountLazy } from "./support/faults/mounts.ts";
 
 /**
  * Faults around the process rather than the disk: a second autoscan on the same data directory, a stale lock left by
@@ -51,6 +51,30 @@ describe.concurrent("faults: two processes on one data directory", () => {
     expect(third.output()).toMatch(new RegExp(`Took over the data directory lock of autoscan pid ${String(first.pid)}`));
     expect((await health(third)).status).toBe(200);
     await third.stop();
+  }, 40_000);
+});
+
+describeFaults("faults: a second autoscan in a PID namespace of its own (another container, same host name)", probeUnshare(), { concurrent: true }, () => {
+  it("refuses to start, names the lock and the first owner; the first keeps its queue and loses nothing", async () => {
+    const setup = await freshSetup("pidns");
+    const first = await start(setup);
+    const ledger = new Ledger();
+    ledger.record(await sendScan(first, setup.mediaRoot, ledger.take()));
+    // The same data directory from a process that cannot see the first one's pid (and may itself be pid 1).
+    const second = await start({ ...setup, configDir: join(setup.root, "config2"), wrapper: ["unshare", "--pid", "--fork"] }, { waitHealthy: false });
+    const exit = await second.cli.exited;
+    expect(exit.code, second.output()).not.toBe(0);
+    expect(exit.code).not.toBeNull();
+    expect(second.output()).toContain(join(setup.dataDir, "autoscan.lock"));
+    expect(second.output()).toContain(`pid ${String(first.pid)}`);
+    expect(second.output()).toContain("another container or PID namespace");
+    // A few heartbeats later the first one still owns its queue: nothing replaced it, nothing took the lock.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    ledger.record(await sendScan(first, setup.mediaRoot, ledger.take()));
+    expect([...ledger.acked].length, JSON.stringify([...ledger.refused])).toBe(2);
+    expect(first.output()).not.toMatch(/was replaced while autoscan was running|has taken over the data directory/);
+    expect((await pendingFolders(first)).length).toBe(2);
+    await first.stop();
   }, 40_000);
 });
 

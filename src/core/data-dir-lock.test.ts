@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, readlink, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
@@ -14,13 +14,26 @@ afterEach(async () => {
   await temp?.cleanup();
 });
 
-/** A lock file as another live process on this host would leave it. */
+const here = async (): Promise<{ pidns: string; boot: string }> => ({
+  pidns: await readlink("/proc/self/ns/pid"),
+  boot: (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim(),
+});
+
+/** A lock file as another live process on this host (same PID namespace) would leave it. */
 async function lockedByAnother(dir: string): Promise<number> {
   other = spawn("sleep", ["30"], { stdio: "ignore" });
   const pid = other.pid ?? -1;
-  const owner = { pid, host: hostname(), started: "2026-11-25T00:00:00.000Z", token: "other" };
+  const owner = { pid, host: hostname(), ...(await here()), started: "2026-11-25T00:00:00.000Z", token: "other" };
   await writeFile(join(dir, "autoscan.lock"), `${JSON.stringify(owner)}\n`);
   return pid;
+}
+
+/** A lock written by an autoscan in another PID namespace (another container with the same host name). */
+async function lockedFromAnotherNamespace(dir: string, pid: number): Promise<string> {
+  const owner = { pid, host: hostname(), pidns: "pid:[1]", boot: (await here()).boot, started: "2026-11-25T00:00:00.000Z", token: "ns" };
+  const file = join(dir, "autoscan.lock");
+  await writeFile(file, `${JSON.stringify(owner)}\n`);
+  return file;
 }
 
 const eventually = async (check: () => Promise<boolean>): Promise<void> => {
@@ -48,6 +61,27 @@ describe("the data directory lock", () => {
     const lock = await acquireDataDirLock({ dir: temp.dir, log: logs.log });
     expect(logs.messages().some((m) => m.includes(`Took over the data directory lock of autoscan pid ${String(pid)}`))).toBe(true);
     expect(JSON.parse(await readFile(lock.file, "utf8"))).toMatchObject({ pid: process.pid });
+    await lock.release();
+  });
+
+  it.each([
+    ["our own pid", process.pid],
+    ["a pid no process has here", 2 ** 22 - 3],
+  ])("a fresh lock from another PID namespace with %s is not taken over: only its heartbeat's age counts", async (_, pid) => {
+    temp = await makeTempDir();
+    await lockedFromAnotherNamespace(temp.dir, pid);
+    const logs = captureLog();
+    await expect(acquireDataDirLock({ dir: temp.dir, log: logs.log })).rejects.toThrow(/another container or PID namespace/);
+  });
+
+  it("a lock from another PID namespace whose heartbeat stopped longer than the stale time ago is taken over", async () => {
+    temp = await makeTempDir();
+    const file = await lockedFromAnotherNamespace(temp.dir, 1);
+    const old = new Date(Date.now() - 120_000);
+    await utimes(file, old, old);
+    const logs = captureLog();
+    const lock = await acquireDataDirLock({ dir: temp.dir, log: logs.log });
+    expect(JSON.parse(await readFile(lock.file, "utf8"))).toMatchObject({ pid: process.pid, pidns: (await here()).pidns });
     await lock.release();
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, utimes, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readlink, rename, rm, utimes, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { FatalError } from "./errors.ts";
@@ -10,10 +10,14 @@ import type { Logger } from "./logger.ts";
  * second `docker run` on the same volume) would interleave their writes and lose work, so the second one refuses to
  * start and names the first.
  *
- * `autoscan.lock` holds the owner's pid, host and start time; its owner touches it every `heartbeatMs` (2 s). A lock is
- * stale, and taken over, when its owner is gone: on the same host, when no process has its pid (or the pid is our
- * own: a container restarted with the same pid 1); on any host, when it has not been touched for `staleMs` (60 s; a
- * container's host name differs per container, and its pids cannot be checked from another one).
+ * `autoscan.lock` holds the owner's pid, host, PID namespace (`/proc/self/ns/pid`), boot id and start time; its owner
+ * touches it every `heartbeatMs` (2 s). A lock is stale, and taken over, when its owner is gone:
+ * - when it has not been touched for `staleMs` (60 s), wherever its owner ran;
+ * - sooner only when its owner's pid means something here: the same host name, the same PID namespace and the same
+ *   boot. Then no process with that pid (or the pid is our own) means the owner is gone.
+ * A pid from another namespace says nothing: in containers both processes are often pid 1, or cannot see each other,
+ * and two containers may share a host name (host networking, `hostname:` in compose). Such a lock is only stale by
+ * its heartbeat's age.
  */
 export interface DataDirLockOptions {
   readonly dir: string;
@@ -30,8 +34,19 @@ export interface DataDirLock {
 interface Owner {
   readonly pid: number;
   readonly host: string;
+  /** `pid:[4026531836]`; empty when unknown (a lock of an older autoscan, or no /proc). */
+  readonly pidns: string;
+  /** `/proc/sys/kernel/random/boot_id`; empty when unknown. */
+  readonly boot: string;
   readonly started: string;
   readonly token: string;
+}
+
+/** Where this process's pid means something: its PID namespace and this boot of the kernel. */
+async function processPlace(): Promise<{ pidns: string; boot: string }> {
+  const pidns = await readlink("/proc/self/ns/pid").catch(() => "");
+  const boot = await readFile("/proc/sys/kernel/random/boot_id", "utf8").then((text) => text.trim(), () => "");
+  return { pidns, boot };
 }
 
 export async function acquireDataDirLock(options: DataDirLockOptions): Promise<DataDirLock> {
@@ -40,7 +55,8 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
   const staleMs = options.staleMs ?? Math.max(60_000, 6 * heartbeatMs);
   const file = join(dir, "autoscan.lock");
   await mkdir(dir, { recursive: true });
-  const me: Owner = { pid: process.pid, host: hostname(), started: new Date().toISOString(), token: randomBytes(8).toString("hex") };
+  const place = await processPlace();
+  const me: Owner = { pid: process.pid, host: hostname(), ...place, started: new Date().toISOString(), token: randomBytes(8).toString("hex") };
 
   /** Another live owner's lock, if any; else the lock is ours now (written beside it and renamed into place). */
   async function claim(): Promise<{ other: Owner; age: number } | undefined> {
@@ -48,7 +64,7 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
       const held = await readOwner(file);
       const age = await stat(file).then((s) => Date.now() - s.mtimeMs, () => Number.POSITIVE_INFINITY);
       if (held?.token === me.token) return undefined;
-      if (held && !isStale(held, age, staleMs)) return { other: held, age };
+      if (held && !isStale(held, me, age, staleMs)) return { other: held, age };
       if (age === Number.POSITIVE_INFINITY) {
         // No lock at all: created exclusively, so two processes starting at once cannot both get it.
         try {
@@ -89,11 +105,14 @@ export async function acquireDataDirLock(options: DataDirLockOptions): Promise<D
     const busy = await claim();
     if (busy) {
       const { other, age } = busy;
+      const seconds = String(Math.round(staleMs / 1000));
+      const when = samePlace(other, me)
+        ? "at once once its process has ended"
+        : `${seconds} s after it was last seen (it runs in another container or PID namespace, whose processes cannot be checked from here)`;
       throw new FatalError(
         `The data directory '${dir}' is in use by another autoscan (pid ${String(other.pid)} on host '${other.host}', ` +
-          `started ${other.started}, last seen ${String(Math.round(age / 1000))} s ago). Stop that one first: two ` +
-          `processes on one queue would lose work. If it is gone, its lock '${file}' is taken over by itself: at once ` +
-          `on the same host, ${String(Math.round(staleMs / 1000))} s after it was last seen from another host.`,
+          `started ${other.started}, last seen ${String(Math.round(age / 1000))} s ago; lock '${file}'). Stop that one ` +
+          `first: two processes on one queue would lose work. If it is gone, its lock is taken over by itself: ${when}.`,
       );
     }
   } catch (error) {
@@ -153,10 +172,16 @@ async function rmIfEmpty(file: string): Promise<void> {
 /** What a directory answers when it cannot take a write now; see above. */
 const UNWRITABLE = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
 
-function isStale(owner: Owner, ageMs: number, staleMs: number): boolean {
+/** Whether `owner`'s pid names a process this one can look up: same host, same PID namespace, same boot. */
+function samePlace(owner: Owner, me: Owner): boolean {
+  return owner.host === me.host && owner.pidns !== "" && owner.pidns === me.pidns && owner.boot !== "" && owner.boot === me.boot;
+}
+
+function isStale(owner: Owner, me: Owner, ageMs: number, staleMs: number): boolean {
   if (ageMs > staleMs) return true;
-  if (owner.host !== hostname()) return false;
-  if (owner.pid === process.pid) return true;
+  // Another namespace's pid may be ours or invisible here and say nothing of its owner: only the heartbeat counts.
+  if (!samePlace(owner, me)) return false;
+  if (owner.pid === me.pid) return true;
   try {
     process.kill(owner.pid, 0);
     return false;
@@ -169,7 +194,14 @@ async function readOwner(file: string): Promise<Owner | undefined> {
   try {
     const parsed = JSON.parse(await readFile(file, "utf8")) as Partial<Owner>;
     if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return undefined;
-    return { pid: parsed.pid, host: parsed.host, started: String(parsed.started ?? "?"), token: String(parsed.token ?? "") };
+    return {
+      pid: parsed.pid,
+      host: parsed.host,
+      pidns: typeof parsed.pidns === "string" ? parsed.pidns : "",
+      boot: typeof parsed.boot === "string" ? parsed.boot : "",
+      started: String(parsed.started ?? "?"),
+      token: String(parsed.token ?? ""),
+    };
   } catch {
     return undefined;
   }

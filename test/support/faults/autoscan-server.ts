@@ -36,6 +36,8 @@ export interface ServerSetup {
   readonly extraConfig?: Record<string, unknown>;
   /** Extra environment (e.g. AUTOSCAN_LOGLEVEL). */
   readonly env?: Readonly<Record<string, string>>;
+  /** A command the server runs under, e.g. `["unshare", "--pid", "--fork"]` (a PID namespace of its own). */
+  readonly wrapper?: readonly string[];
 }
 
 export interface AutoscanServer {
@@ -95,8 +97,11 @@ export async function startServer(
     ...setup.env,
   });
   const nodeArgs = [CLI_MAIN, "server", "--config", configPath];
+  const [wrapper, ...wrapperArgs] = setup.wrapper ?? [];
   const child =
-    setup.fileSizeLimitKiB === undefined
+    wrapper !== undefined
+      ? spawn(wrapper, [...wrapperArgs, process.execPath, ...nodeArgs], { env, stdio: ["ignore", "pipe", "pipe"] })
+      : setup.fileSizeLimitKiB === undefined
       ? spawn(process.execPath, nodeArgs, { env, stdio: ["ignore", "pipe", "pipe"] })
       : spawn(
           "bash",

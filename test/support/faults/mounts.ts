@@ -46,6 +46,21 @@ export function probeMounts(): MountSupport {
   return support;
 }
 
+let unshareSupport: MountSupport | undefined;
+
+/** Whether `unshare --pid --fork` can give a process a PID namespace of its own here (root, util-linux). */
+export function probeUnshare(): MountSupport {
+  if (unshareSupport) return unshareSupport;
+  if (process.platform !== "linux") return (unshareSupport = { ok: false, reason: `not Linux (${process.platform})` });
+  try {
+    run("unshare", ["--pid", "--fork", "true"]);
+    unshareSupport = { ok: true };
+  } catch (error) {
+    unshareSupport = { ok: false, reason: `unshare --pid refused: ${firstLine(error)}` };
+  }
+  return unshareSupport;
+}
+
 function firstLine(error: unknown): string {
   const e = error as { stderr?: string; message?: string };
   return (e.stderr?.trim() || e.message || String(error)).split("\n")[0] ?? "";
