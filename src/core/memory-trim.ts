@@ -1,6 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { getHeapStatistics } from "node:v8";
 import type { Logger } from "./logger.ts";
 
 /**
@@ -8,8 +7,11 @@ import type { Logger } from "./logger.ts";
  * keeps the heap it grew to, and its own memory reducer, which would hand it back, waits for an allocation rate it
  * never measures on a process that is merely quiet: RSS stayed ~100 MB above what the process uses, for good. So,
  * every `everyMs` (30 s): when the event loop was nearly idle over that time and the heap holds much more than it
- * uses, one full collection that also releases V8's pooled pages (a few ms for autoscan's heap). Nothing happens
- * while requests or scans keep the process busy, and nothing at all where the collector is not available.
+ * uses, one full collection that also releases V8's pooled pages (a few ms for autoscan's heap; each one's pause is
+ * measured and logged). Nothing happens while requests or scans keep the process busy.
+ *
+ * The collector is V8's `gc`, which exists only when Node was started with `--expose-gc` (the Docker image, the systemd
+ * unit and `npm start` give it in NODE_OPTIONS). Without it this does nothing: a V8 flag is never switched at run time.
  */
 export interface MemoryTrimOptions {
   readonly log: Logger;
@@ -21,16 +23,18 @@ export interface MemoryTrimOptions {
   readonly idleBelow?: number;
   /** Heap held but not used beyond which a trim is worth it (8 MB). */
   readonly slackBytes?: number;
+  /** The collector (default: `globalThis.gc`, present only under `--expose-gc`; `undefined`: none). */
+  readonly collect?: CollectGarbage;
 }
 
 export interface MemoryTrim {
   stop(): void;
 }
 
-type CollectGarbage = (options: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
+export type CollectGarbage = (options: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
 
 export function startMemoryTrim(options: MemoryTrimOptions): MemoryTrim {
-  const collect = garbageCollector();
+  const collect = "collect" in options ? options.collect : (globalThis as { gc?: CollectGarbage }).gc;
   if (!collect) return { stop() {} };
   const idleBelow = options.idleBelow ?? 0.02;
   const slack = options.slackBytes ?? 8 * 1024 * 1024;
@@ -42,10 +46,13 @@ export function startMemoryTrim(options: MemoryTrimOptions): MemoryTrim {
     if (busy >= idleBelow) return;
     const heap = getHeapStatistics();
     if (heap.total_heap_size - heap.used_heap_size < slack) return;
+    const started = performance.now();
     collect({ type: "major", execution: "sync", flavor: "last-resort" });
+    const pauseMs = Math.round((performance.now() - started) * 10) / 10;
+    const heapAfter = getHeapStatistics().total_heap_size;
     options.log.debug(
-      { heapBefore: heap.total_heap_size, heapAfter: getHeapStatistics().total_heap_size },
-      "Idle after a busy spell: memory given back",
+      { heapBefore: heap.total_heap_size, heapAfter, pauseMs },
+      `Idle after a busy spell: ${String(Math.round((heap.total_heap_size - heapAfter) / 1048576))} MiB of heap given back in a ${String(pauseMs)} ms pause`,
     );
   };
   // The start itself is such a spell (modules compiled, the queue read): the first look comes soon after it.
@@ -59,18 +66,4 @@ export function startMemoryTrim(options: MemoryTrimOptions): MemoryTrim {
       clearInterval(timer);
     },
   };
-}
-
-/** V8's collector: `gc` when Node runs with --expose-gc, otherwise exposed here (a flag V8 takes at run time). */
-function garbageCollector(): CollectGarbage | undefined {
-  const exposed = (globalThis as { gc?: CollectGarbage }).gc;
-  if (exposed) return exposed;
-  try {
-    setFlagsFromString("--expose-gc");
-    const gc = runInNewContext("gc") as unknown;
-    setFlagsFromString("--no-expose-gc");
-    return typeof gc === "function" ? (gc as CollectGarbage) : undefined;
-  } catch {
-    return undefined;
-  }
 }
