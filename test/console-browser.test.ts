@@ -71,7 +71,8 @@ async function seedHistory(dataDir: string): Promise<void> {
     });
   const fail = async (count: number, reason: string): Promise<void> => {
     await queue.enqueue(batch(count));
-    await queue.failWaitingFor("plex", Date.now() + 1000, reason);
+    // Every folder (even one due a second from now) has waited long enough: the whole batch fails.
+    await queue.failWaitingFor("plex", -1000, reason);
   };
   try {
     await fail(9_000, "Plex did not answer for 30 minutes (connection refused at 127.0.0.1:32400).");

@@ -213,7 +213,7 @@ function describeHungMount(): void {
         [1, 3, 4].map((n) => timed(checkItemFiles(item(n, `/tv/Show${n}`, `/tv/Show${n}/e1.mkv`), 0, settings))),
       );
       if (!hung) throw new Error("no result");
-      expect(hung.value).toEqual({ kind: "wait", checks: 1, nextAt: 60_000 });
+      expect(hung.value).toEqual({ kind: "wait", checks: 1, waitMs: 60_000 });
       expect(hung.ms).toBeLessThan(1_500);
       expect(logs.messages()).toContain(
         `File '${join(mount.dir, "tv/Show1/e1.mkv")}' could not be looked at (the disk did not answer) on check 1 of 10. Checking again in 60 seconds...`,

@@ -376,8 +376,16 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
       if (process.env.QM_TRACE) console.error(new Date().toISOString(), where, JSON.stringify(op).slice(0, 300));
       switch (op.k) {
         case "writes": {
-          // Every call is made before any is awaited: each puts its write in line at once, in this order.
-          const made = op.writes.flatMap((write) => launch(write) ?? []);
+          // The embedded store: every call is made before any is awaited, each puts its write in line at once, in this
+          // order (one log record). PostgreSQL writes each in a transaction of its own, and concurrent transactions
+          // commit in no set order: there each call is made once the one before it has settled.
+          const made: Made[] = [];
+          for (const write of op.writes) {
+            const call = launch(write);
+            if (!call) continue;
+            made.push(call);
+            if (pgPlace) await call.result.catch(() => undefined);
+          }
           await expectResults(made, where);
           break;
         }
@@ -474,12 +482,11 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
       }
       case "failWaiting": {
         const target = live.settings.targets[write.target % live.settings.targets.length] ?? "plex";
-        const before = clock.now() - write.agoMs;
         const reason = `${target}: unavailable`;
         return {
           what: `failWaitingFor(${target})`,
-          result: live.queue.failWaitingFor(target, before, reason),
-          expected: () => model.failWaitingFor(target, before, reason),
+          result: live.queue.failWaitingFor(target, write.agoMs, reason),
+          expected: () => model.failWaitingFor(target, write.agoMs, reason),
         };
       }
     }
@@ -488,7 +495,6 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
   /** The call that ends a check or a scan in progress. */
   function ending(entry: InFlight, how: Ending): Made {
     const { item } = entry;
-    const now = clock.now();
     if (entry.kind === "check") {
       const checks = item.checks + 1;
       const result: CheckResult =
@@ -500,7 +506,7 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
               files: item.requests.filter((r) => r.kind === "file" && !r.deleted).map((r) => r.path),
             }
           : how.check === "wait"
-            ? { kind: "wait", checks, nextAt: now + how.ms }
+            ? { kind: "wait", checks, waitMs: how.ms }
             : { kind: "failed", checks, reason: "the file never appeared" };
       return {
         what: `recordCheck(${String(item.id)}, ${how.check})`,
@@ -514,7 +520,7 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
       return { what, result: live.queue.recordInterrupted(item.id), expected: () => model.recordInterrupted(item.id) };
     }
     if (how.scan === "error") {
-      const failure = { error: `${target}: boom`, retryAt: now + how.ms, retryMaxMs: how.retryMaxMs };
+      const failure = { error: `${target}: boom`, retryInMs: how.ms, retryMaxMs: how.retryMaxMs };
       return {
         what,
         result: live.queue.recordFailure(item.id, item.rev, failure),

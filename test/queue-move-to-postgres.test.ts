@@ -24,7 +24,7 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
       ]);
       await old.close();
 
-      const queue = await createPgScanQueue({ url, instance: "a", leaseMs: 15_000, clock, log: logs.log, scanDelayMs: 60_000 });
+      const queue = await createPgScanQueue({ url, instance: "a", leaseMs: 15_000, clock, timeFromClock: true, log: logs.log, scanDelayMs: 60_000 });
       try {
         expect(await moveQueueFileInto(queue, file, clock, logs.log)).toBe(2);
         const pending = await queue.listPending();

@@ -26,6 +26,8 @@ export interface EnqueueEvent {
 }
 
 export interface EnqueueOutcome {
+  /** The store's time the requests were merged at. */
+  readonly at: number;
   readonly items: EnqueuedItem[];
   readonly events: EnqueueEvent[];
   readonly earliestDue: number;
@@ -50,7 +52,7 @@ export function applyRequests(
     events.push({ request, itemId: item.id, folder: unit.folder, merged: existing !== undefined, dueAt: item.due_at });
     earliestDue = Math.min(earliestDue, Math.max(item.due_at, item.next_at));
   }
-  return { items, events, earliestDue };
+  return { at: now, items, events, earliestDue };
 }
 
 function createItem(

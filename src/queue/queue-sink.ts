@@ -11,12 +11,12 @@ import type { EnqueueEvent, EnqueueOutcome } from "./enqueue-requests.ts";
  * few fsyncs; PostgreSQL commits each batch in one transaction.
  */
 export interface QueueSinkOptions {
-  /** Merges the requests (received at `at`) into the queue, durably; rejects when nothing was stored. */
-  readonly store: (requests: readonly ScanRequest[], at: number, options: ScanSinkOptions) => Promise<EnqueueOutcome>;
-  readonly now: () => number;
+  /** Merges the requests into the queue, durably, at the store's time (the outcome's `at`); rejects when nothing was
+   *  stored. */
+  readonly store: (requests: readonly ScanRequest[], options: ScanSinkOptions) => Promise<EnqueueOutcome>;
   readonly log: Logger;
-  /** Told the earliest time the new work may be due, once it is durable. */
-  readonly notify: (earliest: number) => void;
+  /** Told, once the work is durable, how soon (ms from now) it may be due at the earliest. */
+  readonly notify: (inMs: number) => void;
   /** Looks a path of `unknown` kind up on disk before it is merged (file → its folder, folder → itself). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
 }
@@ -37,10 +37,9 @@ export function createQueueSink(options: QueueSinkOptions): ScanSink {
     const resolved = resolveKind
       ? await Promise.all(requests.map((request) => (request.kind === "unknown" ? resolveKind(request) : request)))
       : requests;
-    const at = options.now();
-    const outcome = await store(resolved, at, sinkOptions);
-    logIntake(log, outcome.events, at, sinkOptions.origin);
-    if (outcome.earliestDue < Number.POSITIVE_INFINITY) options.notify(outcome.earliestDue);
+    const outcome = await store(resolved, sinkOptions);
+    logIntake(log, outcome.events, outcome.at, sinkOptions.origin);
+    if (outcome.earliestDue < Number.POSITIVE_INFINITY) options.notify(outcome.earliestDue - outcome.at);
     return { items: outcome.items };
   };
 }

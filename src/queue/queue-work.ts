@@ -101,8 +101,9 @@ export function createQueueWork(store: QueueStore, now: () => number): Omit<Disp
         if (item && item.unfinished > 0) put(tx, { ...item, unfinished: ended(item) });
       });
     },
-    failWaitingFor(target, dueBefore, reason) {
+    failWaitingFor(target, waitedMs, reason) {
       return store.write((tx) => {
+        const dueBefore = now() - waitedMs;
         const items = tx.rows.all<ItemRow>(
           `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1
              AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = ?2)`,
@@ -137,7 +138,7 @@ export function afterCheck(item: ItemRow, result: CheckResult, at: number): Item
     case "ready":
       return { ...item, checks: result.checks, scan_folder: result.scanFolder, files: JSON.stringify(result.files) };
     case "wait":
-      return { ...item, checks: result.checks, next_at: result.nextAt };
+      return { ...item, checks: result.checks, next_at: at + result.waitMs };
     case "failed":
       return { ...item, checks: result.checks, state: "failed", finished_at: at, last_error: result.reason };
   }
@@ -153,7 +154,7 @@ export function afterFailure(item: ItemRow, failure: FailureRecord, at: number):
   const firstFailedAt = item.first_failed_at ?? at;
   const base = { ...item, attempts: item.attempts + 1, unfinished: ended(item), first_failed_at: firstFailedAt, last_error: failure.error };
   if (at - firstFailedAt >= failure.retryMaxMs) return { ...base, state: "failed", finished_at: at };
-  return { ...base, next_at: failure.retryAt };
+  return { ...base, next_at: at + failure.retryInMs };
 }
 
 export function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; detail: string | null } {

@@ -121,12 +121,11 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     },
   };
   const listeners = new Set<(earliest: number) => void>();
-  const notify = (earliest: number): void => listeners.forEach((listener) => listener(earliest));
+  const notify = (inMs: number): void => listeners.forEach((listener) => listener(now() + inMs));
   const work = createQueueWork(observed, now);
 
   const enqueue = createQueueSink({
-    store: (requests, at, sinkOptions) => observed.write((tx) => applyRequests(tx, requests, at, policy), sinkOptions),
-    now,
+    store: (requests, sinkOptions) => observed.write((tx) => applyRequests(tx, requests, now(), policy), sinkOptions),
     log,
     notify,
     ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
@@ -166,13 +165,13 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     },
     async retry(id) {
       const result = await observed.write((tx) => retryItem(tx, id, now()));
-      if (result) notify(now());
+      if (result) notify(0);
       return result;
     },
     remove: (id) => observed.write((tx) => removeItem(tx, id)),
     async retryFailed() {
       const count = await observed.write((tx) => retryFailedItems(tx, now()));
-      if (count > 0) notify(now());
+      if (count > 0) notify(0);
       return count;
     },
     onChange(listener) {

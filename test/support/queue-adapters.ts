@@ -51,6 +51,7 @@ export const postgresAdapter: QueueAdapter = {
           instance: INSTANCE,
           leaseMs: LEASE_MS,
           clock: options.clock,
+          timeFromClock: true,
           log: options.log,
           scanDelayMs: options.scanDelayMs,
           ...(options.priorities ? { priorities: options.priorities } : {}),

@@ -119,7 +119,7 @@ export interface QueueModel {
     | undefined;
   recordFailure(id: number, rev: number, failure: FailureRecord): { failed: boolean };
   recordInterrupted(id: number): void;
-  failWaitingFor(target: string, dueBefore: number, reason: string): number;
+  failWaitingFor(target: string, waitedMs: number, reason: string): number;
   retry(id: number): boolean;
   remove(id: number): boolean;
   pendingCount(): number;
@@ -279,7 +279,7 @@ function modelOver(state: ModelState): QueueModel {
         item.scanFolder = result.scanFolder;
         item.files = [...result.files];
       } else if (result.kind === "wait") {
-        item.nextAt = result.nextAt;
+        item.nextAt = state.now + result.waitMs;
       } else {
         finish(item, "failed", result.reason);
       }
@@ -322,14 +322,15 @@ function modelOver(state: ModelState): QueueModel {
         finish(item, "failed", failure.error);
         return { failed: true };
       }
-      item.nextAt = failure.retryAt;
+      item.nextAt = state.now + failure.retryInMs;
       return { failed: false };
     },
     recordInterrupted(id) {
       const item = pendingWith(id);
       if (item && item.unfinished > 0) item.unfinished -= 1;
     },
-    failWaitingFor(target, dueBefore, reason) {
+    failWaitingFor(target, waitedMs, reason) {
+      const dueBefore = state.now - waitedMs;
       const waiting = pending().filter((item) => item.dueAt <= dueBefore && !(target in item.targets));
       for (const item of waiting) finish(item, "failed", reason);
       return waiting.length;

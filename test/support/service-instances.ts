@@ -78,6 +78,8 @@ export interface InstancesOptions {
   readonly keepLogs?: boolean;
   /** Extra environment variables for every instance. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Extra environment variables for one instance (e.g. libfaketime's, for a clock of its own). */
+  readonly envOf?: (name: string) => Readonly<Record<string, string>>;
 }
 
 export interface ServiceInstances {
@@ -177,6 +179,7 @@ export async function startServiceInstances(options: InstancesOptions): Promise<
 
     const env = childEnv({
       ...options.env,
+      ...options.envOf?.(name),
       AUTOSCAN_DATA_DIR: dataDir,
       AUTOSCAN_LOG_FORMAT: "json",
       AUTOSCAN_LOGLEVEL: options.logLevel ?? "INFO",

@@ -11,8 +11,8 @@ import { unreachableCheck } from "./unreachable.ts";
  *   `GENERATED … AS IDENTITY` (10+): below 10 it cannot run; below 13 (end of life) a warning;
  * - the schema `autoscan`: not there yet (created at the first start, if the user may), behind this autoscan (the next
  *   start migrates), or written by a newer autoscan (this one refuses to start: upgrade it);
- * - the clock offset between this machine and the database: leases are compared across instances, so one whose clock
- *   runs far off takes over folders too early or holds them too long.
+ * - the clock offset between this machine and the database, as information: leases and due times are written and
+ *   compared on the database's clock, so an offset only shifts this instance's log timestamps against the others'.
  * The probe (cli/wiring/doctor-database.ts) owns the driver and the URL: what reaches this file is classified, and the
  * URL it shows has its password as `***`.
  */
@@ -76,7 +76,7 @@ export type DatabaseCheckOptions =
 
 const TITLE = "Database";
 const SETTING = "SERVER_DATABASE_URL";
-/** Leases are compared across instances; beyond this offset a warning. */
+/** Beyond this offset the check says how far this clock is off (information only). */
 export const MAX_CLOCK_OFFSET_MS = 2000;
 
 export function databaseFamily(options: DatabaseCheckOptions): CheckFamily {
@@ -208,11 +208,12 @@ function clockCheck(reading: DatabaseClockReading): CheckResult {
   const seconds = (Math.abs(offset) / 1000).toFixed(1);
   const side = offset > 0 ? "behind" : "ahead of";
   if (beyond > MAX_CLOCK_OFFSET_MS) {
-    return warn(
+    // Information, not a fault: the queue keeps time on the database's clock.
+    return ok(
       id,
       title,
-      `This machine's clock is ${seconds} s ${side} the database's: instances compare lease times, so folders may be taken over early or late.`,
-      "Keep the clocks in sync (NTP: systemd-timesyncd, chrony) on every autoscan host and the database's.",
+      `This machine's clock is ${seconds} s ${side} the database's. The queue keeps its time on the database's clock, ` +
+        "so this only shifts this instance's log timestamps; NTP (systemd-timesyncd, chrony) keeps logs comparable.",
     );
   }
   return ok(id, title, `Within ${Math.max(0.1, Math.abs(offset) / 1000).toFixed(1)} s of the database's clock.`);

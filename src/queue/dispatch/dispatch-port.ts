@@ -33,13 +33,15 @@ export interface WorkItem {
 
 export type CheckResult =
   | { readonly kind: "ready"; readonly checks: number; readonly scanFolder: string; readonly files: readonly string[] }
-  | { readonly kind: "wait"; readonly checks: number; readonly nextAt: number }
+  /** Look again in `waitMs` (the store adds it to its own clock: the database's, with PostgreSQL). */
+  | { readonly kind: "wait"; readonly checks: number; readonly waitMs: number }
   | { readonly kind: "failed"; readonly checks: number; readonly reason: string };
 
 export interface FailureRecord {
   readonly error: string;
-  /** When this folder may be tried again (its own backoff, which a target coming back does not reset). */
-  readonly retryAt: number;
+  /** In how long this folder may be tried again (its own backoff, which a target coming back does not reset); the
+   *  store adds it to its own clock. */
+  readonly retryInMs: number;
   /** An item that has been failing for longer than this becomes `failed`. */
   readonly retryMaxMs: number;
 }
@@ -83,8 +85,9 @@ export interface DispatchQueue {
   recordFailure(id: number, rev: number, failure: FailureRecord): Promise<{ readonly failed: boolean }>;
   /** An attempt was cut off by a shutdown: it did not fail, and it did not crash the process. */
   recordInterrupted(id: number): Promise<void>;
-  /** Fails every item that has waited since before `dueBefore` for `target`, which has been down all that time. */
-  failWaitingFor(target: string, dueBefore: number, reason: string): Promise<number>;
+  /** Fails every item that has been due for `waitedMs` or longer and waits for `target`, which has been down all that
+   *  time (measured on the store's clock). */
+  failWaitingFor(target: string, waitedMs: number, reason: string): Promise<number>;
   pendingCount(): Promise<number>;
   /**
    * Several instances: this one lets go of its claim on the folder (it waits here for an anchor that another

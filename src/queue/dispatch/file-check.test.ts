@@ -69,7 +69,7 @@ describe("checkItemFiles", () => {
   it("waits one check delay while a file is missing, and asks for a cache refresh", async () => {
     const s = settings({});
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
-    expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
+    expect(result).toEqual({ kind: "wait", checks: 1, waitMs: 60_000 });
     expect(s.logs.messages()).toContain(
       "File '/local/tv/S1/e1.mkv' did not exist on check 1 of 3. Checking again in 60 seconds...",
     );
@@ -190,7 +190,7 @@ describe("checkItemFiles on a real disk, names in either Unicode spelling", () =
     await mkdir(join(temp.dir, "local", "tv", NFD), { recursive: true });
     const s = real();
     const result = await checkItemFiles(item(`/tv/${NFC}`, [{ path: `/tv/${NFC}/e01.mkv` }]), NOW, s.value);
-    expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
+    expect(result).toEqual({ kind: "wait", checks: 1, waitMs: 60_000 });
     expect(s.missingCalls).toEqual([`/tv/${NFC}/e01.mkv`]);
   });
 
@@ -223,7 +223,7 @@ describe("checkItemFiles on a real disk, names in either Unicode spelling", () =
   it("counts a look the disk did not answer as not there yet, says so, and asks no cache refresh", async () => {
     const s = real({ statPath: async () => "unanswered" });
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
-    expect(result).toEqual({ kind: "wait", checks: 1, nextAt: NOW + 60_000 });
+    expect(result).toEqual({ kind: "wait", checks: 1, waitMs: 60_000 });
     expect(s.logs.messages()).toContain(
       `File '${join(temp.dir, "local")}/tv/S1/e1.mkv' could not be looked at (the disk did not answer) on check 1 of 3. Checking again in 60 seconds...`,
     );

@@ -81,7 +81,7 @@ export async function checkItemFiles(item: WorkItem, now: number, settings: File
       const first = missing[0]?.local ?? "";
       log.debug({ id }, `File '${first}' reached the penultimate file check. The last check falls back to '${item.folder}'.`);
     }
-    return { kind: "wait", checks: check, nextAt: now + settings.delayMs };
+    return { kind: "wait", checks: check, waitMs: settings.delayMs };
   }
   return exhausted(item, present, missing, check, settings);
 }

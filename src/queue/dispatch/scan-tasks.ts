@@ -78,13 +78,13 @@ export function createScanTasks(options: ScanTaskOptions) {
       // This target has failed this folder for SERVER_RETRY_MAX_HOURS: the folder is given up (a retry re-sends it
       // to the targets that did not scan it).
       health.retryAt.delete(item.id);
-      const given = { error: `${name}: ${why}`, retryMaxMs: 0, retryAt: now };
+      const given = { error: `${name}: ${why}`, retryMaxMs: 0, retryInMs: 0 };
       await untilStored(() => queue.recordFailure(item.id, item.rev, given), clock, signal);
       log.error(fields, `Giving up on '${folder}' after '${name}' failed it for ${hours(options.retryMaxMs)}; kept as failed, it can be retried.`);
       return;
     }
     log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(folderWait)} seconds.`);
-    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryAt: now + folderWait };
+    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryInMs: folderWait };
     const result = await untilStored(() => queue.recordFailure(item.id, item.rev, failure), clock, signal);
     if (result.failed) {
       const limit = hours(options.retryMaxMs);
@@ -145,7 +145,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         log.warn({ target: name }, `Target '${name}' is still unavailable. Trying again in ${seconds(wait)} seconds.`);
         if (health.downSince !== undefined && now - health.downSince >= options.retryMaxMs) {
           const reason = `${name}: unavailable for more than ${hours(options.retryMaxMs)}`;
-          const count = await queue.failWaitingFor(name, now - options.retryMaxMs, reason);
+          const count = await queue.failWaitingFor(name, options.retryMaxMs, reason);
           // Those folders are failed now: their waits with this target are over (a retry starts a new one).
           for (const [id, wait] of health.retryAt) if (wait.since <= now - options.retryMaxMs) health.retryAt.delete(id);
           const message = `Gave up on ${count} folder(s) waiting for '${name}' (${reason}).`;

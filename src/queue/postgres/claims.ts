@@ -2,6 +2,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
 import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../queue-work.ts";
 import type { ItemRow } from "../store/rows.ts";
+import type { StoreClock } from "./database-clock.ts";
 import type { PgPool } from "./pool.ts";
 import { toPgPlaceholders } from "./pg-rows.ts";
 import { inTransaction } from "./transaction.ts";
@@ -13,12 +14,15 @@ import { inTransaction } from "./transaction.ts";
  * lives (`renew`), so it checks the folder's files and sends it to every target; the other instances leave it alone.
  * A holder that dies stops renewing: once its lease has run out, the next instance that asks takes the folder over
  * (a scan it had started may then be sent once more: the log says so). A folder that finishes lets go of its claim.
+ * Leases are written and compared on the database's clock (`database-clock.ts`), never an instance's own.
  */
 export interface ClaimOptions {
   readonly pool: PgPool;
   /** This instance's id (`lease_owner`). */
   readonly owner: string;
   readonly leaseMs: number;
+  /** The store's time (the database's clock). */
+  readonly now: StoreClock;
   readonly log: Logger;
   /** Told of each folder taken over from an instance that stopped renewing its claim. */
   readonly onTakeover?: (item: { id: number; folder: string; from: string; unfinished: number }) => void;
@@ -26,11 +30,11 @@ export interface ClaimOptions {
 
 export interface Claims {
   /** Claims and answers up to `limit` due items whose files were not checked, in dispatch order. */
-  forCheck(now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
+  forCheck(limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
   /** Claims and answers up to `limit` due, checked items `target` has not finished, in dispatch order. */
-  forTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
+  forTarget(target: string, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
   /** Moves every claim of this instance's on to now + the lease. */
-  renew(now: number): Promise<number>;
+  renew(): Promise<number>;
   /** Lets go of one folder (it waits here for an anchor another instance's disk may have). */
   release(id: number): Promise<void>;
   /** Lets go of every claim of this instance's (a clean stop: the others take its folders at once). */
@@ -68,9 +72,10 @@ const byOrder = (a: ItemRow, b: ItemRow): number => a.priority - b.priority || a
 export function createClaims(options: ClaimOptions): Claims {
   const { pool, owner, leaseMs, log } = options;
 
-  async function claim(sql: string, now: number, limit: number, skip: ReadonlySet<number>, extra: unknown[]): Promise<WorkItem[]> {
+  async function claim(sql: string, limit: number, skip: ReadonlySet<number>, extra: unknown[]): Promise<WorkItem[]> {
     if (limit <= 0) return [];
     const { items, taken } = await inTransaction(pool, async (client) => {
+      const now = await options.now(client);
       const claimed = await client.query<ClaimedRow>(sql, [now, owner, [...skip], limit, now + leaseMs, ...extra]);
       const rows = claimed.rows.sort(byOrder);
       if (rows.length === 0) return { items: [], taken: [] };
@@ -99,9 +104,10 @@ export function createClaims(options: ClaimOptions): Claims {
   }
 
   return {
-    forCheck: (now, limit, skip) => claim(FOR_CHECK, now, limit, skip, []),
-    forTarget: (target, now, limit, skip) => claim(FOR_TARGET, now, limit, skip, [target]),
-    async renew(now) {
+    forCheck: (limit, skip) => claim(FOR_CHECK, limit, skip, []),
+    forTarget: (target, limit, skip) => claim(FOR_TARGET, limit, skip, [target]),
+    async renew() {
+      const now = await options.now(pool);
       const result = await pool.query("UPDATE items SET lease_until = $2 WHERE lease_owner = $1 AND state = 'pending'", [
         owner,
         now + leaseMs,

@@ -54,5 +54,5 @@ export async function applyRequestsPg(
     events.push({ request, itemId: item.id, folder: unit.folder, merged: existing !== undefined, dueAt: item.due_at });
     earliestDue = Math.min(earliestDue, Math.max(item.due_at, item.next_at));
   }
-  return { items, events, earliestDue };
+  return { at: now, items, events, earliestDue };
 }

@@ -18,7 +18,8 @@ import { pgRows } from "./pg-rows.ts";
 import { createPgWork } from "./pg-work.ts";
 import { classifyDatabaseError, maskDatabaseUrl, openPgPool, type PgClient } from "./pool.ts";
 import { listenForQueueEvents, sendQueueEvent, type QueueEvent } from "./queue-events.ts";
-import { createWriteBatcher } from "./write-batch.ts";
+import { createStoreClock } from "./database-clock.ts";
+import { writeInTransaction } from "./write-transaction.ts";
 
 /**
  * The scan queue in PostgreSQL (`SERVER_DATABASE_URL`): the same `ScanQueue` as the embedded store, so the
@@ -49,12 +50,17 @@ export interface PgScanQueueOptions {
   readonly startWaitMs?: number;
   /** `SERVER_METRICS`: commit latency, refused writes, folders taken over. */
   readonly metrics?: StoreMetrics;
+  /**
+   * Tests only: the queue's time is `clock`'s (a manual clock) instead of the database's clock. In service the
+   * database's clock orders every due time and lease, whatever the instances' own clocks say.
+   */
+  readonly timeFromClock?: boolean;
 }
 
 export async function createPgScanQueue(options: PgScanQueueOptions): Promise<ScanQueue> {
   const log = options.log.child({ component: "QUEUE" });
   const { clock, instance } = options;
-  const now = (): number => clock.now();
+  const storeNow = createStoreClock(options.timeFromClock ? () => clock.now() : undefined);
   const where = maskDatabaseUrl(options.url);
   const lock = options.dataDir === undefined ? undefined : await acquireDataDirLock({ dir: options.dataDir, log });
   const pool = openPgPool({ url: options.url, log, applicationName: `autoscan ${instance}` });
@@ -73,30 +79,42 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
 
   const workListeners = new Set<(earliest: number) => void>();
   const changeListeners = new Set<() => void>();
+  // Work events say how soon (ms) the work may be due; each dispatcher lays that on its own clock.
   const hear = (event: QueueEvent): void => {
-    if (event.kind === "work") for (const listener of workListeners) listener(event.earliest);
+    if (event.kind === "work") for (const listener of workListeners) listener(clock.now() + event.inMs);
     for (const listener of changeListeners) listener();
   };
 
   const { metrics } = options;
-  const batcher = createWriteBatcher(pool, metrics);
+  /** Writes in flight, so that `close` waits for them. */
+  const writing = new Set<Promise<unknown>>();
   let closed = false;
-  /** One write (in this instance's next transaction) that announces itself to every instance when it commits. */
+  /**
+   * One write in a transaction of its own, at the store's time (`now`, read when the transaction starts), that
+   * announces itself to every instance when it commits.
+   */
   async function write<T>(
-    work: (client: PgClient) => Promise<T>,
-    event: (result: T) => QueueEvent = () => ({ kind: "change" }),
+    work: (client: PgClient, now: number) => Promise<T>,
+    event: (result: T, now: number) => QueueEvent = () => ({ kind: "change" }),
     writeOptions: { readonly signal?: AbortSignal } = {},
   ): Promise<T> {
     if (closed) throw new StoreUnavailableError("The queue is closed: autoscan is stopping.");
-    const result = await health.track(
-      batcher.write(async (client) => {
-        const out = await work(client);
-        await sendQueueEvent(client, instance, event(out));
+    let announced: QueueEvent = { kind: "change" };
+    const running = writeInTransaction(
+      pool,
+      async (client) => {
+        const at = await storeNow(client);
+        const out = await work(client, at);
+        announced = event(out, at);
+        await sendQueueEvent(client, instance, announced);
         return out;
-      }, writeOptions),
+      },
+      { ...writeOptions, ...(metrics ? { metrics } : {}) },
     );
+    writing.add(running);
+    const result = await health.track(running).finally(() => writing.delete(running));
     // Told here too, not only through LISTEN: this instance's dispatcher must not wait for its own announcement.
-    hear(event(result));
+    hear(announced);
     return result;
   }
 
@@ -104,20 +122,20 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
     pool,
     owner: instance,
     leaseMs: options.leaseMs,
+    now: storeNow,
     log,
     ...(metrics ? { onTakeover: (item: { unfinished: number }) => metrics.queueTakeover(item.unfinished > 0) } : {}),
   });
-  const work = createPgWork({ pool, transact: (run) => write(run), claims, owner: instance, now, pollMs: options.leaseMs });
+  const work = createPgWork({ pool, transact: (run) => write(run), claims, owner: instance, now: storeNow, pollMs: options.leaseMs });
   const tracked = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A): Promise<R> => health.track(fn(...args));
 
   const enqueue = createQueueSink({
-    store: (requests, at, sinkOptions) =>
+    store: (requests, sinkOptions) =>
       write(
-        (client) => applyRequestsPg(client, requests, at, policy),
-        (outcome) => (outcome.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", earliest: outcome.earliestDue } : { kind: "change" }),
+        (client, at) => applyRequestsPg(client, requests, at, policy),
+        (outcome) => (outcome.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: outcome.earliestDue - outcome.at } : { kind: "change" }),
         sinkOptions.signal ? { signal: sinkOptions.signal } : {},
       ),
-    now,
     log,
     // `write` has told the dispatcher already.
     notify: () => undefined,
@@ -125,7 +143,7 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
   });
 
   const prune = async (): Promise<void> => {
-    const dropped = await write((client) => pruneHistoryPg(client, now(), settings.maxDays(), settings.maxRows()));
+    const dropped = await write((client, at) => pruneHistoryPg(client, at, settings.maxDays(), settings.maxRows()));
     if (dropped > 0) log.debug({ dropped }, `Pruned ${String(dropped)} folder(s) from the history.`);
   };
 
@@ -134,7 +152,7 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
   await listener.ready;
   // Claims are renewed three times per lease: one missed renewal (a slow database) does not lose them.
   const renewal = setInterval(() => {
-    claims.renew(now()).catch((error: unknown) => log.warn({ err: error }, `Could not renew this instance's claims: ${describeError(error)}`));
+    claims.renew().catch((error: unknown) => log.warn({ err: error }, `Could not renew this instance's claims: ${describeError(error)}`));
   }, Math.max(1_000, Math.floor(options.leaseMs / 3)));
   renewal.unref();
   const maintenance = startMaintenance(clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
@@ -170,10 +188,10 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
       workListeners.add(listener);
       return () => workListeners.delete(listener);
     },
-    retry: (id) => write((client) => retryItemPg(client, id, now()), (ok) => (ok ? { kind: "work", earliest: now() } : { kind: "change" })),
+    retry: (id) => write((client, at) => retryItemPg(client, id, at), (ok) => (ok ? { kind: "work", inMs: 0 } : { kind: "change" })),
     remove: (id) => write((client) => removeItemPg(client, id)),
     retryFailed: () =>
-      write((client) => retryFailedItemsPg(client, now()), (count) => (count > 0 ? { kind: "work", earliest: now() } : { kind: "change" })),
+      write((client, at) => retryFailedItemsPg(client, at), (count) => (count > 0 ? { kind: "work", inMs: 0 } : { kind: "change" })),
     onChange(listener) {
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);
@@ -188,7 +206,7 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
       clearInterval(renewal);
       maintenance.abort();
       health.stop();
-      await batcher.drain();
+      await Promise.allSettled([...writing]);
       await listener.close();
       // A clean stop hands this instance's folders to the others at once, instead of after the lease.
       const released = await claims.releaseAll().catch(() => 0);

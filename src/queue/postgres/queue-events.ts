@@ -4,25 +4,25 @@ import type { PgQueryable } from "./pool.ts";
 
 /**
  * Instances tell each other about queue changes with PostgreSQL's NOTIFY: every write transaction sends one on
- * `autoscan_queue` (delivered to every listening instance when it commits). `w:<ms>` is new work that may be due at
- * that time (a request, a retry): each dispatcher looks again then; `c` is any other change (the console's live pages
+ * `autoscan_queue` (delivered to every listening instance when it commits). `w:<ms>` is new work that may be due that
+ * many ms after the commit (a request, a retry): each dispatcher looks again then, on its own clock; `c` is any other change (the console's live pages
  * refresh). A lost listening connection is opened again after 2 s; until then the dispatchers still look every poll.
  */
 export const QUEUE_CHANNEL = "autoscan_queue";
 
-export type QueueEvent = { readonly kind: "work"; readonly earliest: number } | { readonly kind: "change" };
+export type QueueEvent = { readonly kind: "work"; readonly inMs: number } | { readonly kind: "change" };
 
 /** Payload `<instance> w:<ms>` or `<instance> c`: an instance hears its own changes directly, not through here. */
 export async function sendQueueEvent(db: PgQueryable, from: string, event: QueueEvent): Promise<void> {
-  const payload = event.kind === "work" ? `${from} w:${String(event.earliest)}` : `${from} c`;
+  const payload = event.kind === "work" ? `${from} w:${String(Math.max(0, Math.round(event.inMs)))}` : `${from} c`;
   await db.query("SELECT pg_notify($1, $2)", [QUEUE_CHANNEL, payload]);
 }
 
 export function parseQueueEvent(payload: string | undefined): { from: string; event: QueueEvent } {
   const [from = "", what = ""] = (payload ?? "").split(" ", 2);
   if (what.startsWith("w:")) {
-    const earliest = Number(what.slice(2));
-    if (Number.isFinite(earliest)) return { from, event: { kind: "work", earliest } };
+    const inMs = Number(what.slice(2));
+    if (Number.isFinite(inMs)) return { from, event: { kind: "work", inMs } };
   }
   return { from, event: { kind: "change" } };
 }
@@ -82,7 +82,7 @@ export function listenForQueueEvents(options: {
       if (heardBefore) {
         log.info("Hearing other instances' queue changes again.");
         // Changes made while nobody listened: the dispatcher looks again now.
-        options.onEvent({ kind: "work", earliest: 0 });
+        options.onEvent({ kind: "work", inMs: 0 });
       }
       heardBefore = true;
       warned = false;
