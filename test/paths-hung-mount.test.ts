@@ -49,8 +49,8 @@ function whyNoFuse(): string | undefined {
   }
 }
 
-async function mountHung(): Promise<HungMount> {
-  const dir = mkdtempSync(join(tmpdir(), "autoscan-hung-"));
+async function mountHung(at?: string): Promise<HungMount> {
+  const dir = at ?? mkdtempSync(join(tmpdir(), "autoscan-hung-"));
   const script =
     `exec 3<>/dev/fuse; mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && echo mounted; ` +
     "exec sleep 600";
@@ -157,6 +157,18 @@ function describeHungMount(): void {
       );
     });
 
+    it("starts one stat per path at a time: looks at a path whose stat has not returned wait for it, however many", async () => {
+      const logs = captureLog();
+      const probe = createDiskProbe({ log: logs.log, timeoutMs: 300, maxInFlight: 3, maxInFlightPerMount: 3 });
+      const same = join(mount.dir, "Show", "Season 01", "e1.mkv");
+      const looks = Array.from({ length: 6 }, () => probe.stat(same));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(probe.inFlight()).toBe(1);
+      expect(await Promise.all(looks)).toEqual(Array.from({ length: 6 }, () => "unanswered"));
+      expect(probe.inFlight()).toBe(1);
+      await mount.release();
+    });
+
     it("logs one warning naming the mount when it stops answering and one info line when it answers again", async () => {
       const logs = captureLog();
       // Two stats may hang under the mount at once here: still one warning, not one per stat or per file.
@@ -189,7 +201,7 @@ function describeHungMount(): void {
       expect(await probe.stat(elsewhere)).toBe("file");
     });
 
-    it("a file check under the hung mount counts as not there yet, and one on another disk still completes", async () => {
+    it("a file check under the hung mount says the disk did not answer (not 'missing'), and one on another disk still completes", async () => {
       const logs = captureLog();
       // Defaults: 2 stats in flight, 1 under any one mount, so a hung mount leaves a slot to the other disks.
       const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });
@@ -213,14 +225,13 @@ function describeHungMount(): void {
         [1, 3, 4].map((n) => timed(checkItemFiles(item(n, `/tv/Show${n}`, `/tv/Show${n}/e1.mkv`), 0, settings))),
       );
       if (!hung) throw new Error("no result");
-      expect(hung.value).toEqual({ kind: "wait", checks: 1, waitMs: 60_000 });
+      expect(hung.value).toEqual({ kind: "unanswered", local: join(mount.dir, "tv/Show1/e1.mkv") });
       expect(hung.ms).toBeLessThan(1_500);
-      expect(logs.messages()).toContain(
-        `File '${join(mount.dir, "tv/Show1/e1.mkv")}' could not be looked at (the disk did not answer) on check 1 of 10. Checking again in 60 seconds...`,
-      );
+      expect(probe.unresponsiveMounts()).toEqual([mount.dir]);
+      expect(await probe.mountOf(join(mount.dir, "tv/Show1/e1.mkv"))).toBe(mount.dir);
       // The hung mount now answers at once, without a stat; one slot is still free for the other disk.
       const again = await timed(checkItemFiles(item(1, "/tv/Show", "/tv/Show/e2.mkv"), 0, settings));
-      expect(again.value.kind).toBe("wait");
+      expect(again.value.kind).toBe("unanswered");
       expect(again.ms).toBeLessThan(100);
       expect(probe.inFlight()).toBe(1);
       const other = await timed(checkItemFiles(item(2, "/tv/Other", "/tv/Other/e1.mkv"), 0, settings));
@@ -328,5 +339,113 @@ function describeHungMount(): void {
         `the mount answering again (log: ${running.stdout()})`,
       );
     }, 90_000);
+
+    /** `autoscan server` with its media under `exist` mappings; resolves once /health answers. */
+    async function serve(extra: Record<string, unknown>): Promise<{ port: number; running: RunningCli }> {
+      const port = await freePort();
+      const config = {
+        SERVER_PASS,
+        SERVER_PORT: port,
+        SERVER_IP: "127.0.0.1",
+        PLEX_LOCAL_URL: plex.url,
+        PLEX_TOKEN: plex.token,
+        PLEX_ANALYZE_TYPE: "off",
+        SERVER_SCAN_DELAY: 0,
+        SERVER_FILE_CHECK_DELAY: 1,
+        ...extra,
+      };
+      await writeFile(join(dir, "config.json"), JSON.stringify(config, null, 2));
+      child = startCli(["server", "--config", join(dir, "config.json"), "--logfile", "none"], { timeoutMs: 120_000 });
+      const running = child;
+      await until(async () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false), 30_000, () => `server health (${running.stdout()})`);
+      return { port, running };
+    }
+    const until = async (check: () => Promise<boolean> | boolean, ms: number, what: () => string): Promise<void> => {
+      await within(
+        (async () => {
+          while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
+        })(),
+        ms,
+        what(),
+      );
+    };
+    const sonarr = (port: number, show: string, episode: number): Promise<number> =>
+      fetch(`http://127.0.0.1:${port}/${SERVER_PASS}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          eventType: "Download",
+          series: { id: 1, title: show, path: `/data/TV/${show}`, tvdbId: 1 },
+          episodes: [{ id: episode, episodeNumber: episode, seasonNumber: 1, title: "x" }],
+          episodeFile: { id: episode, relativePath: `Season 01/${show.split("/").at(-1) ?? show} - S01E0${episode}.mkv` },
+          isUpgrade: false,
+        }),
+        signal: AbortSignal.timeout(5_000),
+      }).then((response) => response.status, () => 0);
+    const api = async (port: number, cmd: string): Promise<Record<string, unknown>> =>
+      (await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=${cmd}`)).json()) as Record<string, unknown>;
+
+    it("a folder whose disk does not answer waits for its mount: no check spent, never failed, shown; checked and scanned once it answers", async () => {
+      const { port, running } = await serve({
+        SERVER_MAX_FILE_CHECKS: 2,
+        SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${mount.dir}/`]: ["/data/TV/Hung/"], [`${dir}/media/TV/`]: ["/data/TV/"] },
+      });
+      expect(await sonarr(port, "Hung/Show", 1)).toBe(200);
+      // Two checks a second apart would have failed it long before this: the stat's 5 s, then 2 × 1 s.
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      const queue = (await api(port, "queue")).queue as { folder: string; fileChecks: number; waitingForMount?: string }[];
+      expect(queue, running.stdout()).toHaveLength(1);
+      expect(queue[0]).toMatchObject({ folder: "/data/TV/Hung/Show/Season 01", fileChecks: 0, waitingForMount: mount.dir });
+      expect((await api(port, "history")).history).toEqual([]);
+      const health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as Record<string, unknown>;
+      expect(health).toMatchObject({ status: "ok", disks: { notAnswering: [mount.dir], foldersWaiting: 1 } });
+      const log = running.stdout();
+      expect(log).toContain(`Folders under mount '${mount.dir}' wait for it to answer`);
+      expect(log).not.toContain("Not found after");
+
+      // The mount comes back (here: the hung one goes, and the files are in the folder it covered).
+      await mount.release();
+      spawnSync("umount", ["-l", mount.dir]);
+      await mkdir(join(mount.dir, "Show", "Season 01"), { recursive: true });
+      await writeFile(join(mount.dir, "Show", "Season 01", "Show - S01E01.mkv"), "x");
+      await until(() => plex.scans.some((s) => s.path === "/data/TV/Hung/Show/Season 01"), 20_000, () => `the scan once the mount answers (${running.stdout()})`);
+      expect(running.stdout()).toMatch(new RegExp(`Mount '${mount.dir}' answers again: 1 folder\\(s\\) that waited for it are checked now\\.`));
+    }, 60_000);
+
+    it("a mount that appeared after the start is named when it hangs, never '/': a folder on a healthy disk is scanned", async () => {
+      const { port, running } = await serve({
+        SERVER_MAX_FILE_CHECKS: 3,
+        SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${dir}/late/`]: ["/data/TV/Late/"], [`${dir}/media/TV/`]: ["/data/TV/"] },
+      });
+      // A first folder on the healthy disk: the mount table is read now, before the late mount exists.
+      expect(await sonarr(port, "Healthy", 1)).toBe(200);
+      await until(() => plex.scans.some((s) => s.path === "/data/TV/Healthy/Season 01"), 20_000, () => `the first scan (${running.stdout()})`);
+      await mkdir(join(dir, "late"), { recursive: true });
+      const late = await mountHung(join(dir, "late"));
+      try {
+        expect(await sonarr(port, "Late/Show", 1)).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 6_000));
+        await mkdir(join(dir, "media", "TV", "Healthy", "Season 02"), { recursive: true });
+        await writeFile(join(dir, "media", "TV", "Healthy", "Season 02", "Healthy - S02E01.mkv"), "x");
+        const second = await fetch(`http://127.0.0.1:${port}/${SERVER_PASS}`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({
+            eventType: "Download",
+            series: { id: 1, title: "Healthy", path: "/data/TV/Healthy", tvdbId: 1 },
+            episodes: [{ id: 9, episodeNumber: 1, seasonNumber: 2, title: "x" }],
+            episodeFile: { id: 9, relativePath: "Season 02/Healthy - S02E01.mkv" },
+            isUpgrade: false,
+          }),
+        });
+        expect(second.status).toBe(200);
+        await until(() => plex.scans.some((s) => s.path === "/data/TV/Healthy/Season 02"), 20_000, () => `the healthy folder's scan (${running.stdout()})`);
+        const log = running.stdout();
+        expect(log).toContain(`Mount '${join(dir, "late")}' does not answer`);
+        expect(log).not.toMatch(/Mount '\/' does not answer/);
+      } finally {
+        await late.cleanup();
+      }
+    }, 60_000);
   });
 }

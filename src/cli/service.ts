@@ -222,7 +222,11 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
           },
         }
       : {}),
-    health: async () => ({ ...(parts.isReady() ? await queueHealth(queue) : { ready: false, status: "starting" }), ...parts.instanceHealth() }),
+    health: async () => ({
+      ...(parts.isReady() ? await queueHealth(queue) : { ready: false, status: "starting" }),
+      ...parts.instanceHealth(),
+      ...mediaHealth(sharedDiskProbe(log).unresponsiveMounts(), parts.console.activity?.().waitingForMount?.length ?? 0),
+    }),
     rejections: parts.rejections,
     metrics: parts.metrics,
     // The preview and the Libraries page read the config this app is built from (a reload builds them again).
@@ -233,6 +237,11 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
     },
   });
   return createApp(parts.announce === false ? { ...options, announce: false } : options);
+}
+
+/** `/health`'s word on the media disks, only while one does not answer (a detail: autoscan itself is fine). */
+function mediaHealth(notAnswering: readonly string[], foldersWaiting: number): { disks?: { notAnswering: readonly string[]; foldersWaiting: number } } {
+  return notAnswering.length === 0 ? {} : { disks: { notAnswering, foldersWaiting } };
 }
 
 function startDispatcher(

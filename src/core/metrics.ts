@@ -20,7 +20,7 @@ export interface DispatchMetrics {
    *  folder's first request to the target's answer, for a scan that was done. */
   scanFinished(target: string, result: ScanResult, waitedSeconds?: number): void;
   /** One folder's file check ended: all there (`found`), some missing and checked again later (`waiting`), given up
-   *  (`not_found`). */
+   *  (`not_found`), or the disk did not answer (`unanswered`: the folder waits for its mount, no check spent). */
   fileChecked(result: FileCheckResult): void;
   /** A look at the disk that did not answer in time (counts as "not there yet"). */
   fileCheckTimedOut(): void;
@@ -47,7 +47,7 @@ export interface StoreMetrics {
 }
 
 export type ScanResult = "scanned" | "skipped" | "failed" | "unavailable";
-export type FileCheckResult = "found" | "waiting" | "not_found";
+export type FileCheckResult = "found" | "waiting" | "not_found" | "unanswered";
 
 export interface BackfillMetrics {
   /** One read of an *arr app's history: `ok`, or why not (`down`, `auth`, `api`, `other`), and the requests it queued. */

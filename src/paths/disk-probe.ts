@@ -19,9 +19,13 @@ export type DiskEntry = "file" | "directory" | "missing" | "unanswered";
  *   and a stat already started is left to finish in its own time;
  * - while a mount has a stat that timed out and has not returned, new looks under it answer `unanswered` at once
  *   without a stat (it would only hang too);
- * - one warning names the mount when it stops answering, one info line when it answers again; never a line per file.
- * A path's mount comes from `/proc/self/mountinfo` (never from a stat: that would hang on the very mount in question).
- * The timeout runs on real time: it bounds real I/O, not scheduled work.
+ * - one stat per path at a time: a look at a path whose stat has not returned yet waits for that stat (within its own
+ *   timeout) instead of starting another, so a slow disk never piles up stats of the same file;
+ * - one warning names the mount when it stops answering, one info line when it answers again (and `onMountAnswers`
+ *   listeners hear of it); never a line per file.
+ * A path's mount comes from `/proc/self/mountinfo` (never from a stat: that would hang on the very mount in question),
+ * read again whenever a look times out, so a mount that appeared after the last read is named, never `/`. The timeout
+ * runs on real time, from when the stat started (a look still waiting for a slot is not a disk that did not answer).
  */
 export interface DiskProbeOptions {
   readonly log: Logger;
@@ -42,6 +46,10 @@ export interface DiskProbe {
   inFlight(): number;
   /** Mounts that have stopped answering, by mount point. */
   unresponsiveMounts(): string[];
+  /** The mount point a local path lies under (from the mount table, never from a stat). */
+  mountOf(localPath: string): Promise<string>;
+  /** `listener` hears of each mount that answers again after it stopped; returns the unsubscribe. */
+  onMountAnswers(listener: (mount: string) => void): () => void;
 }
 
 export const DEFAULT_STAT_TIMEOUT_MS = 5_000;
@@ -52,6 +60,8 @@ interface Look {
   readonly path: string;
   mount: string;
   answered: boolean;
+  /** Waits for a stat of the same path already on its way. */
+  joined: boolean;
   started: boolean;
   startedAt: number;
   returned: boolean;
@@ -71,6 +81,9 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   /** Mount point → stats running under it. */
   const runningUnder = new Map<string, number>();
   const waiting: Look[] = [];
+  /** Path → the stat of it that has not returned yet (and what it will find). */
+  const statting = new Map<string, Promise<{ entry: DiskEntry; code?: string }>>();
+  const answerListeners = new Set<(mount: string) => void>();
   let running = 0;
 
   const canStart = (mount: string): boolean => running < max && (runningUnder.get(mount) ?? 0) < perMount;
@@ -104,6 +117,32 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     const seconds = Math.round((Date.now() - since) / 1000);
     const how = code === undefined || code === "ENOENT" || code === "ENOTDIR" ? "" : ` (with ${code})`;
     log.info({ mount: look.mount, path: look.path }, `Mount '${look.mount}' answers again${how} after ${seconds} s.`);
+    for (const listener of answerListeners) listener(look.mount);
+  }
+
+  /** The one stat of `path` in flight, started now unless one is already on its way. */
+  function statOnce(path: string): Promise<{ entry: DiskEntry; code?: string }> {
+    let pending = statting.get(path);
+    if (!pending) {
+      pending = stat(path).then(
+        (info) => ({ entry: info.isDirectory() ? ("directory" as const) : ("file" as const) }),
+        (error: NodeJS.ErrnoException) => ({ entry: "missing" as const, ...(error.code ? { code: error.code } : {}) }),
+      );
+      statting.set(path, pending);
+      void pending.then(() => statting.delete(path));
+    }
+    return pending;
+  }
+
+  /** A look timed out: the mount table is read again first, so a mount that appeared since is the one named. */
+  async function blame(look: Look): Promise<void> {
+    const mount = await mounts.mountOf(look.path, { fresh: true });
+    if (mount !== look.mount && !look.returned) {
+      runningUnder.set(look.mount, (runningUnder.get(look.mount) ?? 1) - 1);
+      runningUnder.set(mount, (runningUnder.get(mount) ?? 0) + 1);
+      look.mount = mount;
+    }
+    warnHung(look);
   }
 
   function look(path: string, mount: string): Promise<DiskEntry> {
@@ -112,6 +151,7 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         path,
         mount,
         answered: false,
+        joined: false,
         started: false,
         startedAt: 0,
         returned: false,
@@ -119,11 +159,8 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
           state.started = true;
           state.startedAt = Date.now();
           running += 1;
-          runningUnder.set(mount, (runningUnder.get(mount) ?? 0) + 1);
-          stat(path).then(
-            (info) => returned(info.isDirectory() ? "directory" : "file"),
-            (error: NodeJS.ErrnoException) => returned("missing", error.code),
-          );
+          runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 0) + 1);
+          void statOnce(path).then(({ entry, code }) => returned(entry, code));
         },
         giveUp() {
           waiting.splice(waiting.indexOf(state), 1);
@@ -140,25 +177,34 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
       const returned = (entry: DiskEntry, code?: string): void => {
         state.returned = true;
         running -= 1;
-        runningUnder.set(mount, (runningUnder.get(mount) ?? 1) - 1);
+        runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 1) - 1);
         noteAnswer(state, code);
         answer(entry);
         startWaiting();
       };
       const timer = setTimeout(() => {
-        answer("unanswered");
         if (state.started) {
-          // A stat that got its slot late has not hung yet: the mount is named once its own stat took that long.
           const left = timeoutMs - (Date.now() - state.startedAt);
-          if (left <= 0) return warnHung(state);
-          return void setTimeout(() => warnHung(state), left);
+          // The mount is named (the table read again) before the caller hears "unanswered": it finds the mount hung.
+          if (left <= 0) return void blame(state).finally(() => answer("unanswered"));
+          // A stat that got its slot late has not hung yet: the mount is named once its own stat took that long.
+          answer("unanswered");
+          return void setTimeout(() => void blame(state), left);
         }
+        answer("unanswered");
+        if (state.joined) return;
         // No free slot in time (stats on a mount that hangs hold them, most likely): this look never starts.
         const index = waiting.indexOf(state);
         if (index >= 0) waiting.splice(index, 1);
         log.debug({ path }, `No free slot to look at '${path}' within ${timeoutMs} ms; counted as not there yet`);
       }, timeoutMs);
       if (hung.has(mount)) return answer("unanswered");
+      // The same path's stat is on its way: this look waits for it (no second stat, no slot of its own).
+      const already = statting.get(path);
+      if (already) {
+        state.joined = true;
+        return void already.then(({ entry }) => answer(entry));
+      }
       if (canStart(mount)) state.start();
       else waiting.push(state);
     });
@@ -171,21 +217,27 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     },
     inFlight: () => running,
     unresponsiveMounts: () => [...hung.keys()],
+    mountOf: (localPath) => mounts.mountOf(localPath),
+    onMountAnswers(listener) {
+      answerListeners.add(listener);
+      return () => answerListeners.delete(listener);
+    },
   };
 }
 
 /**
- * Mount points from `/proc/self/mountinfo`, read again when the copy is older than 30 s (mounts come and go). A
- * path's mount is the longest mount point holding it, on whole names; the path is not resolved (that would stat the
- * very mount that hangs). Without the file (not Linux) a path's parent folder stands for its mount.
+ * Mount points from `/proc/self/mountinfo`, read again when the copy is older than 30 s (mounts come and go), and on
+ * demand (`fresh`: a look timed out, and the mount to blame must be the real one). A path's mount is the longest mount
+ * point holding it, on whole names; the path is not resolved (that would stat the very mount that hangs). Without the
+ * file (not Linux) a path's parent folder stands for its mount.
  */
-function createMountTable(file: string): { mountOf(path: string): Promise<string> } {
+function createMountTable(file: string): { mountOf(path: string, options?: { fresh?: boolean }): Promise<string> } {
   let points: readonly string[] | undefined;
   let reading: Promise<readonly string[]> | undefined;
   let readAt = 0;
 
-  async function current(): Promise<readonly string[]> {
-    if (points && Date.now() - readAt < 30_000) return points;
+  async function current(fresh: boolean): Promise<readonly string[]> {
+    if (points && !fresh && Date.now() - readAt < 30_000) return points;
     reading ??= readFile(file, "utf8")
       .then(parseMountPoints, () => [])
       .then((list) => {
@@ -194,12 +246,12 @@ function createMountTable(file: string): { mountOf(path: string): Promise<string
         reading = undefined;
         return list;
       });
-    return points ?? reading;
+    return fresh || !points ? reading : points;
   }
 
   return {
-    async mountOf(path) {
-      const list = await current();
+    async mountOf(path, options = {}) {
+      const list = await current(options.fresh === true);
       return list.find((point) => point === "/" || path === point || path.startsWith(`${point}/`)) ?? parentFolder(path);
     },
   };

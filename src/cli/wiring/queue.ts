@@ -97,6 +97,7 @@ export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): Dispa
     log: input.log,
     localForms: input.localForms,
     statPath: (input.disk ?? sharedDiskProbe(input.log)).stat,
+    disk: input.disk ?? sharedDiskProbe(input.log),
     maxFileChecks: config.SERVER_MAX_FILE_CHECKS,
     fileCheckDelayMs: config.SERVER_FILE_CHECK_DELAY * 1000,
     scanFolderOnFileExistsExhaustion: config.SERVER_SCAN_FOLDER_ON_FILE_EXISTS_EXHAUSTION,

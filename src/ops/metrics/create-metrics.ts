@@ -74,13 +74,13 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
   });
   const fileChecks = new Counter({
     name: "autoscan_file_checks_total",
-    help: "File checks of a folder before its scan: found (all there), waiting (checked again later), not_found (given up).",
+    help: "File checks of a folder before its scan: found (all there), waiting (checked again later), not_found (given up), unanswered (the disk did not answer: the folder waits for its mount, no check spent).",
     labelNames: ["result"] as const,
     registers,
   });
   const fileCheckTimeouts = new Counter({
     name: "autoscan_file_check_timeouts_total",
-    help: "Looks at the media disk that did not answer in time (counted as not there yet).",
+    help: "Looks at the media disk that did not answer in time (the folder waits for its mount).",
     registers,
   });
   const polls = new Counter({

@@ -7,6 +7,7 @@ import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
+import { createMountHold, type DispatchDisk } from "./mount-hold.ts";
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
 import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
@@ -44,6 +45,12 @@ export interface DispatcherOptions {
    * for the process); the default is a probe of this dispatcher's own (5 s timeout, 2 stats in flight).
    */
   readonly statPath?: (localPath: string) => Promise<DiskEntry>;
+  /**
+   * The probe's view of the mounts, so that a folder whose disk does not answer waits for its mount (no check spent)
+   * and is checked again when it answers. The service passes its `DiskProbe`; without it (and with `statPath`), an
+   * unanswered check is tried again after `fileCheckDelayMs`, also without spending a check.
+   */
+  readonly disk?: DispatchDisk;
   /** Called for each file still missing before the next check (rclone cache refresh). */
   readonly onFileMissing?: (serverPath: string, localPath: string) => Promise<void>;
   /** Called before each file check of a request with its local forms (the rclone refresh for Google Drive files). */
@@ -75,7 +82,13 @@ export interface Dispatcher {
    */
   whenIdle(): Promise<void>;
   /** The items whose files are being checked, and those being sent to each target, right now (from memory). */
-  activity(): { checking: number[]; scanning: { id: number; target: string }[]; held: { id: number; anchor: string }[] };
+  activity(): {
+    checking: number[];
+    scanning: { id: number; target: string }[];
+    held: { id: number; anchor: string }[];
+    /** Folders whose disk does not answer: they wait for that mount. */
+    waitingForMount: { id: number; mount: string }[];
+  };
   /** New file-check settings and commands (a config reload): for the checks and rounds that start from now on. */
   reconfigure(
     options: Pick<DispatcherOptions, "maxFileChecks" | "fileCheckDelayMs" | "scanFolderOnFileExistsExhaustion" | "commands">,
@@ -91,10 +104,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const checking = new Set<number>();
   const abort = new AbortController();
   const { metrics } = options;
-  const statPath = options.statPath ?? createDiskProbe({ log }).stat;
+  const ownProbe = options.statPath ? undefined : createDiskProbe({ log });
+  const statPath = options.statPath ?? (ownProbe as NonNullable<typeof ownProbe>).stat;
   const { release } = queue;
   // Several instances: a folder held here for a missing anchor is let go, so an instance that has the mount takes it.
-  const anchorHold = createAnchorHold(options.anchors, log, release ? (id) => release(id) : undefined);
+  const releaseClaim = release ? (id: number) => release(id) : undefined;
+  const anchorHold = createAnchorHold(options.anchors, log, releaseClaim);
+  const mountHold = createMountHold(options.disk ?? ownProbe, log, releaseClaim);
   let settings: FileCheckSettings = {
     maxChecks: options.maxFileChecks,
     delayMs: options.fileCheckDelayMs,
@@ -127,20 +143,37 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function launchChecks(now: number): Promise<void> {
     const free = checkConcurrency - checking.size;
     if (free <= 0) return;
-    for (const item of await anchorHold.take(free, checking, (limit, skip) => queue.dueForCheck(now, limit, skip))) {
+    mountHold?.refresh();
+    const skip = mountHold ? new Set([...checking, ...mountHold.ids()]) : checking;
+    for (const item of await anchorHold.take(free, skip, (limit, skipped) => queue.dueForCheck(now, limit, skipped))) {
       checking.add(item.id);
       track(() => withLogId(item.id, async () => {
         try {
-          const result = await checkItemFiles(item, clock.now(), settings);
+          const outcome = await checkItemFiles(item, clock.now(), settings);
           // Files missing because their mount has just gone: not a check spent, the folder waits for its anchor.
-          if (result.kind !== "ready" && (await anchorHold.holdsAfterCheck(item))) return;
-          metrics?.fileChecked(CHECK_RESULTS[result.kind]);
+          if (outcome.kind !== "ready" && (await anchorHold.holdsAfterCheck(item))) return;
+          if (outcome.kind === "unanswered") metrics?.fileChecked("unanswered");
+          // The disk did not answer: the folder waits for its mount (held while the mount hangs, else looked at again
+          // after the check delay), and no check is spent either way.
+          if (outcome.kind === "unanswered" && (await holdForMount(item, outcome.local))) return;
+          const result = outcome.kind === "unanswered" ? { kind: "wait" as const, checks: item.checks, waitMs: settings.delayMs } : outcome;
+          if (result.kind !== "wait" || result.checks > item.checks) metrics?.fileChecked(CHECK_RESULTS[result.kind]);
           await untilStored(() => queue.recordCheck(item.id, item.rev, result), clock, abort.signal);
         } finally {
           checking.delete(item.id);
         }
       }));
     }
+  }
+
+  /** Holds `item` for the mount of `local` when that mount does not answer now; false when it is not known hung. */
+  async function holdForMount(item: WorkItem, local: string): Promise<boolean> {
+    const disk = options.disk ?? ownProbe;
+    if (!mountHold || !disk) return false;
+    const mount = await disk.mountOf(local);
+    if (!disk.unresponsiveMounts().includes(mount)) return false;
+    await mountHold.hold(item, local);
+    return true;
   }
 
   /** The folders `health`'s target may take now (or a probe started when it needs one). */
@@ -186,11 +219,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (healths.length === 0) log.warn("No scan targets are configured: scan requests are queued but not sent.");
       unsubscribe = queue.onWork((earliest) => engine.wakeBy(earliest));
       anchorHold.start(() => engine.wake());
+      mountHold?.start(() => engine.wake());
       engine.start();
     },
     async stop(stopOptions = {}) {
       unsubscribe?.();
       anchorHold.stop();
+      mountHold?.stop();
       const timeoutMs = stopOptions.timeoutMs ?? 30_000;
       const waiting = engine.running;
       if (waiting > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${waiting} scan task(s)...`);
@@ -205,6 +240,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       checking: [...checking],
       scanning: healths.flatMap((health) => [...health.inFlight].map((id) => ({ id, target: health.target.name }))),
       held: anchorHold.held(),
+      waitingForMount: mountHold?.held() ?? [],
     }),
     reconfigure(next) {
       settings = {

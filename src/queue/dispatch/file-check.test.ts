@@ -220,19 +220,35 @@ describe("checkItemFiles on a real disk, names in either Unicode spelling", () =
     expect(result).toEqual({ kind: "ready", checks: 3, scanFolder: `/tv/${NFD}`, files: [] });
   });
 
-  it("counts a look the disk did not answer as not there yet, says so, and asks no cache refresh", async () => {
+  it("never counts a look the disk did not answer as missing: it says so, asks no cache refresh, and never fails the folder", async () => {
     const s = real({ statPath: async () => "unanswered" });
+    const local = `${join(temp.dir, "local")}/tv/S1/e1.mkv`;
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);
-    expect(result).toEqual({ kind: "wait", checks: 1, waitMs: 60_000 });
-    expect(s.logs.messages()).toContain(
-      `File '${join(temp.dir, "local")}/tv/S1/e1.mkv' could not be looked at (the disk did not answer) on check 1 of 3. Checking again in 60 seconds...`,
-    );
+    expect(result).toEqual({ kind: "unanswered", local });
+    expect(s.logs.messages()).toContain(`'${local}' could not be looked at (the disk did not answer); the folder waits for its mount.`);
     expect(s.missingCalls).toEqual([]);
+    // On what would be its last check too.
     const last = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, s.value);
-    expect(last).toEqual({
-      kind: "failed",
-      checks: 3,
-      reason: `Not found after 3 file check(s): '${join(temp.dir, "local")}/tv/S1/e1.mkv' (the disk did not answer)`,
+    expect(last).toEqual({ kind: "unanswered", local });
+  });
+
+  it("looks at a folder's files one after the other (one stat in flight per folder), stopping at one the disk did not answer", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const looked: string[] = [];
+    const s = real({
+      statPath: async (path) => {
+        looked.push(path);
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight--;
+        return path.endsWith("e2.mkv") ? "unanswered" : "missing";
+      },
     });
+    const requests = [{ path: "/tv/S1/e1.mkv" }, { path: "/tv/S1/e2.mkv" }, { path: "/tv/S1/e3.mkv" }];
+    const result = await checkItemFiles(item("/tv/S1", requests), NOW, s.value);
+    expect(result.kind).toBe("unanswered");
+    expect(most).toBe(1);
+    expect(looked.some((path) => path.includes("e3.mkv"))).toBe(false);
   });
 });

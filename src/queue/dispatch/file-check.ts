@@ -21,7 +21,10 @@ export type { DiskEntry } from "../../paths/disk-probe.ts";
  * Names keep their bytes: a path is looked up as received, then under its other Unicode spelling (NFC ↔ NFD, see
  * `paths/spelling.ts`), and what is scanned is spelled as found on disk. The item's `folder` is only its merge key
  * (NFC); a folder scanned without a look at the disk (deletions) is spelled as its first request was received.
- * A look the disk did not answer in time (`statPath` gives `unanswered`) counts as "not there yet".
+ * A disk that does not answer is not a disk that says "missing": when a look gets no answer in time (`statPath` gives
+ * `unanswered`), the check stops there and says so (`unanswered`, with the path), and the dispatcher holds the folder
+ * for that mount without spending a check. The folder's paths are looked at one after the other, so at most one stat
+ * per folder is in flight.
  */
 
 export interface FileCheckSettings {
@@ -50,7 +53,10 @@ interface Located {
 
 const isPresent = (entry: DiskEntry): entry is "file" | "directory" => entry === "file" || entry === "directory";
 
-export async function checkItemFiles(item: WorkItem, now: number, settings: FileCheckSettings): Promise<CheckResult> {
+/** A check's outcome: a result to record, or the disk did not answer under `local` (nothing to record: a hold). */
+export type FileCheckOutcome = CheckResult | { readonly kind: "unanswered"; readonly local: string };
+
+export async function checkItemFiles(item: WorkItem, now: number, settings: FileCheckSettings): Promise<FileCheckOutcome> {
   const { log } = settings;
   const max = Math.max(1, settings.maxChecks);
   const check = item.checks + 1;
@@ -58,7 +64,15 @@ export async function checkItemFiles(item: WorkItem, now: number, settings: File
   // Deletions only: the *arr told us the file is gone, there is nothing to wait for.
   if (wanted.length === 0) return { kind: "ready", checks: item.checks, scanFolder: spelledFolder(item, []), files: [] };
 
-  const found = await Promise.all(wanted.map((request) => locate(request, settings)));
+  const found: Located[] = [];
+  for (const request of wanted) {
+    const located = await locate(request, settings);
+    if (located.entry === "unanswered") {
+      log.debug({ id: item.id, path: located.local }, `'${located.local}' could not be looked at (the disk did not answer); the folder waits for its mount.`);
+      return { kind: "unanswered", local: located.local };
+    }
+    found.push(located);
+  }
   const present = found.filter((f) => isPresent(f.entry));
   const missing = found.filter((f) => !isPresent(f.entry));
   const id = item.id;
@@ -69,9 +83,7 @@ export async function checkItemFiles(item: WorkItem, now: number, settings: File
   if (check < max) {
     const seconds = Math.round(settings.delayMs / 1000);
     for (const f of missing) {
-      const why = f.entry === "unanswered" ? "could not be looked at (the disk did not answer)" : "did not exist";
-      log.debug({ id, path: f.local }, `File '${f.local}' ${why} on check ${check} of ${max}. Checking again in ${seconds} seconds...`);
-      if (f.entry === "unanswered") continue;
+      log.debug({ id, path: f.local }, `File '${f.local}' did not exist on check ${check} of ${max}. Checking again in ${seconds} seconds...`);
       await settings.onFileMissing?.(f.request.path, f.local).catch((error: unknown) => {
         const message = `Could not refresh the cache for '${f.local}': ${describeError(error)}`;
         log.warn({ err: error, id, path: f.local }, message);
@@ -92,7 +104,7 @@ async function exhausted(
   missing: readonly Located[],
   check: number,
   settings: FileCheckSettings,
-): Promise<CheckResult> {
+): Promise<FileCheckOutcome> {
   const { log } = settings;
   const id = item.id;
   const listed = listFiles(missing);
@@ -103,20 +115,21 @@ async function exhausted(
   }
   if (settings.folderOnExhaustion) {
     const folder = await locateFolder(spelledFolder(item, []), settings);
+    if (folder.entry === "unanswered") return { kind: "unanswered", local: folder.local };
     if (folder.entry === "directory") {
       log.warn({ id, missing: missing.map((f) => f.local) }, `${listed} not found after ${check} check(s); scanning the folder '${folder.server}' instead.`);
       return { kind: "ready", checks: check, scanFolder: folder.server, files: [] };
     }
   }
   log.warn({ id, missing: missing.map((f) => f.local) }, `${listed} not found after ${check} check(s); not scanning '${item.folder}'.`);
-  const names = missing.map((f) => `'${f.local}'${f.entry === "unanswered" ? " (the disk did not answer)" : ""}`).join(", ");
+  const names = missing.map((f) => `'${f.local}'`).join(", ");
   return { kind: "failed", checks: check, reason: `Not found after ${check} file check(s): ${names}` };
 }
 
 /** `File '/a.mkv'`, or `3 files ('/a.mkv', '/b.mkv', …)`: one line names what is missing without flooding. */
 function listFiles(files: readonly Located[]): string {
   const first = files[0]?.local ?? "";
-  if (files.length === 1) return `File '${first}'${files[0]?.entry === "unanswered" ? " (the disk did not answer)" : ""}`;
+  if (files.length === 1) return `File '${first}'`;
   const shown = files.slice(0, 3).map((f) => `'${f.local}'`).join(", ");
   return `${files.length} files (${shown}${files.length > 3 ? ", …" : ""})`;
 }

@@ -59,8 +59,9 @@ function itemHtml(model: QueuePageModel, item: QueueItemView): string {
   const scanning = model.activity.scanning.filter((s) => s.id === item.id).map((s) => s.target);
   const checking = model.activity.checking.includes(item.id);
   const anchor = model.activity.held?.find((h) => h.id === item.id)?.anchor;
+  const mount = model.activity.waitingForMount?.find((h) => h.id === item.id)?.mount;
   const facts = [
-    `<li>${stateBadge(item, now, scanning, checking, anchor)}</li>`,
+    `<li>${stateBadge(item, now, scanning, checking, anchor, mount)}</li>`,
     dueFact(item, now),
     item.fileChecks > 0 ? `<li>File checks <b class="num">${item.fileChecks}</b></li>` : "",
     item.attempts > 0 ? `<li>Failed attempts <b class="num">${item.attempts}</b></li>` : "",
@@ -77,10 +78,18 @@ ${targetsHtml(item, model.targets, now)}${error}${requestsHtml(item, now)}</div>
 </li>`;
 }
 
-function stateBadge(item: QueueItemView, now: number, scanning: readonly string[], checking: boolean, anchor?: string): string {
+function stateBadge(
+  item: QueueItemView,
+  now: number,
+  scanning: readonly string[],
+  checking: boolean,
+  anchor?: string,
+  mount?: string,
+): string {
   if (scanning.length > 0) return `<span class="badge info">scanning (${escapeHtml(scanning.join(", "))})</span>`;
   if (checking) return `<span class="badge info">checking files</span>`;
   if (anchor !== undefined) return `<span class="badge warn">waiting for anchor ${escapeHtml(anchor)}</span>`;
+  if (mount !== undefined) return `<span class="badge warn">waiting for mount ${escapeHtml(mount)} (it does not answer)</span>`;
   if (item.attempts > 0) return `<span class="badge warn">retrying</span>`;
   const at = Math.max(item.dueAt, item.nextAttemptAt ?? 0);
   if (at > now) return item.fileChecks > 0 && item.nextAttemptAt ? `<span class="badge muted">file not there yet</span>` : `<span class="badge muted">waiting</span>`;

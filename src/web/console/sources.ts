@@ -37,6 +37,8 @@ export interface Activity {
   readonly scanning: readonly { readonly id: number; readonly target: string }[];
   /** Items held because an anchor file (`SERVER_ANCHORS`) over their folder is missing. */
   readonly held?: readonly { readonly id: number; readonly anchor: string }[];
+  /** Items whose disk did not answer: they wait for that mount (no file check is spent meanwhile). */
+  readonly waitingForMount?: readonly { readonly id: number; readonly mount: string }[];
 }
 
 /** One page of queue items with the number of items that match the query in all. */

@@ -51,11 +51,19 @@ async function run(cmd: string, params: Params, deps: RouteDeps): Promise<ApiAns
       const page = pageParams(params, 1000);
       if (typeof page === "string") return { success: false, msg: page };
       const found = await queue.listPending(page);
-      // What the dispatcher holds from memory: a folder waiting for its anchor (SERVER_ANCHORS) says which.
-      const held = new Map((deps.options.console?.activity?.().held ?? []).map((h) => [h.id, h.anchor]));
+      // What the dispatcher holds from memory: a folder waiting for its anchor (SERVER_ANCHORS), or for a mount that
+      // does not answer, says which.
+      const activity = deps.options.console?.activity?.();
+      const anchors = new Map((activity?.held ?? []).map((h) => [h.id, h.anchor]));
+      const mounts = new Map((activity?.waitingForMount ?? []).map((h) => [h.id, h.mount]));
       const items = found.items.map((item) => {
-        const anchor = held.get(item.id);
-        return anchor === undefined ? itemJson(item) : { ...itemJson(item), waitingForAnchor: anchor };
+        const anchor = anchors.get(item.id);
+        const mount = mounts.get(item.id);
+        return {
+          ...itemJson(item),
+          ...(anchor === undefined ? {} : { waitingForAnchor: anchor }),
+          ...(mount === undefined ? {} : { waitingForMount: mount }),
+        };
       });
       return { success: true, total: found.total, offset: page.offset, queue: items };
     }
