@@ -14,7 +14,7 @@ import { recordRequests, type HistoryRecord } from "../src/backfill/history-reco
 import { readHistory } from "../src/backfill/read-history.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
-import { createScanQueue } from "../src/queue/scan-queue.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
 import { startFakeArr } from "../test/support/fake-arr.ts";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);

@@ -11,10 +11,10 @@ import { join } from "node:path";
 import pino from "pino";
 import { queueAdminFromScanQueue } from "../src/cli/wiring/web.ts";
 import { systemClock } from "../src/core/clock.ts";
-import { createScanQueue } from "../src/queue/scan-queue.ts";
-import { migrateDatabase } from "../src/queue/store/migrate.ts";
-import { migrations } from "../src/queue/store/migrations/index.ts";
-import { loadSqlJs } from "../src/queue/store/sql-js.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
+import { migrations } from "../src/queue/sqljs/migrations/index.ts";
+import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { createApp } from "../src/web/app.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 

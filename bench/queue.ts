@@ -16,10 +16,10 @@ import pino from "pino";
 import { systemClock } from "../src/core/clock.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
-import { migrateDatabase } from "../src/queue/store/migrate.ts";
-import { migrations } from "../src/queue/store/migrations/index.ts";
-import { createScanQueue } from "../src/queue/scan-queue.ts";
-import { loadSqlJs } from "../src/queue/store/sql-js.ts";
+import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
+import { migrations } from "../src/queue/sqljs/migrations/index.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";
 import { createManualClock } from "../test/support/manual-clock.ts";
 

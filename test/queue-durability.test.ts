@@ -3,8 +3,9 @@ import { appendFile, copyFile, mkdir, readdir, readFile, truncate, writeFile } f
 import { join } from "node:path";
 import { FatalError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
-import { createScanQueue, type ScanQueue } from "../src/queue/scan-queue.ts";
-import { loadSqlJs } from "../src/queue/store/sql-js.ts";
+import { type ScanQueue } from "../src/queue/scan-queue.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 

@@ -3,8 +3,8 @@ import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createKindResolver } from "../src/queue/resolve-kind.ts";
-import { createScanQueue } from "../src/queue/scan-queue.ts";
-import { loadSqlJs } from "../src/queue/store/sql-js.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 

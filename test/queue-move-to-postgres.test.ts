@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import { MOVED_SUFFIX, moveQueueFileInto } from "../src/cli/wiring/move-queue.ts";
 import { createPgScanQueue } from "../src/queue/postgres/pg-scan-queue.ts";
-import { createScanQueue } from "../src/queue/scan-queue.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "./support/postgres.ts";

@@ -2,7 +2,7 @@ import { BadRequestError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { EnqueueResult, ScanRequest, ScanSink, ScanSinkOptions } from "../core/scan.ts";
 import { isAbsolutePath } from "../paths/normalize.ts";
-import type { EnqueueEvent, EnqueueOutcome } from "./enqueue-requests.ts";
+import type { EnqueueEvent, EnqueueOutcome } from "./rules/enqueue.ts";
 
 /**
  * The queue's `ScanSink`: validates, resolves what a path of unknown kind names on disk, merges the requests into

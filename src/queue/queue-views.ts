@@ -1,6 +1,6 @@
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { AsyncRows as RowAccess } from "./rows-async.ts";
-import type { ItemRow, ItemState, RequestRow, TargetRow } from "./store/rows.ts";
+import type { ItemRow, ItemState, RequestRow, TargetRow } from "./sqljs/rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
 

@@ -1,4 +1,4 @@
-import type { RowReader } from "./store/rows.ts";
+import type { RowReader } from "./sqljs/rows.ts";
 
 /**
  * Reads that both stores answer: the embedded store's in memory at once, PostgreSQL's over the network. The views

@@ -1,57 +1,27 @@
 import type { Clock } from "../core/clock.ts";
 import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { StoreMetrics } from "../core/metrics.ts";
-import { acquireDataDirLock } from "../core/data-dir-lock.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
+import { isCovered } from "./coverage.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
-import { applyRequests } from "./enqueue-requests.ts";
-import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./queue-admin.ts";
-import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
-import { createQueueWork } from "./queue-work.ts";
-import { createQueueSettings, pruneAsFoldersFinish, queueReads, startMaintenance } from "./queue-common.ts";
 import { createQueueSink } from "./queue-sink.ts";
-import { asyncRows } from "./rows-async.ts";
-import { openQueueStore, type QueueStore, type StoreHealth } from "./store/queue-store.ts";
-import { dirname } from "node:path";
+import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
+import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
+import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
+import { beginAttempt, failWaitingFor, recordCheck, recordFailure, recordInterrupted, recordScan } from "./rules/dispatch-records.ts";
+import { enqueueRequests, type MergePolicy } from "./rules/enqueue.ts";
+import type { QueueTx } from "./rules/queue-tx.ts";
+import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-adapter.ts";
 
-export interface ScanQueueOptions {
-  /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
-  readonly file: string;
-  readonly clock: Clock;
-  readonly log: Logger;
-  /** `SERVER_SCAN_DELAY`, in milliseconds. */
-  readonly scanDelayMs: number;
-  /** `SERVER_SCAN_PRIORITIES`. */
-  readonly priorities?: ScanPriorities;
-  /** `SERVER_HISTORY_MAX_DAYS` (default 7). */
-  readonly historyMaxDays?: number;
-  /** `SERVER_HISTORY_MAX_ROWS` (default 10,000). */
-  readonly historyMaxRows?: number;
-  /**
-   * A checkpoint rewrites the queue file once the journal beside it has grown by `checkpointRatio` × the file's
-   * size (default 0.5), and by at least `checkpointBytes` (default 8 MiB). Tests lower both.
-   */
-  readonly checkpointBytes?: number;
-  readonly checkpointRatio?: number;
-  /** How often history is pruned and a quiet journal folded into the file (default 10 minutes). */
-  readonly maintenanceIntervalMs?: number;
-  /** While the disk refuses writes, how often the store tries again (default 2 s). */
-  readonly probeIntervalMs?: number;
-  /** How often the queue files are checked to still be there (default 1 s: two stats). */
-  readonly verifyIntervalMs?: number;
-  /** Looks a path of `unknown` kind up on disk before it is merged (see `resolve-kind.ts`). */
-  readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
-  /** Take the data directory's lock (default true; a second process on the same queue refuses to start). */
-  readonly lock?: boolean;
-  /** `SERVER_METRICS`: the store's write latency and failures. */
-  readonly metrics?: StoreMetrics;
-}
-
+/**
+ * The scan queue: the queue's rules (`rules/`) over one store adapter (`StoreAdapter`: the embedded sql.js file, or
+ * PostgreSQL), the same for both. The dispatcher, the console, the API and the metrics see this and never the store.
+ */
 export interface ScanQueue extends DispatchQueue {
-  /** The `ScanSink` every intake hands requests to; resolves once they are on disk. */
+  /** The `ScanSink` every intake hands requests to; resolves once they are stored. */
   readonly enqueue: ScanSink;
+  /** Where the queue lives (the file, or the database URL with its password masked). */
   readonly file: string;
   listPending(page?: PageOptions): Promise<QueueItemView[]>;
   listHistory(query?: HistoryQuery): Promise<QueueItemView[]>;
@@ -70,136 +40,189 @@ export interface ScanQueue extends DispatchQueue {
   isCovered(request: ScanRequest, since: number): Promise<boolean>;
   /** Retries every failed folder; resolves with how many. */
   retryFailed(): Promise<number>;
-  /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action);
-   *  returns the unsubscribe function. Nothing is read for a listener: it only learns that something changed. */
+  /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action; with
+   *  PostgreSQL, other instances' too); returns the unsubscribe function. It only learns that something changed. */
   onChange(listener: () => void): () => void;
   isHealthy(): boolean;
-  /** Whether a request would be stored right now, and why not; from memory, never waiting on the disk. */
+  /** Whether a request would be stored right now, and why not; from memory, never waiting on the store. */
   health(): StoreHealth;
   /** New merge delay, priorities and history limits (a config reload): for requests from now on; waiting folders keep
    *  the due time they were given. */
-  reconfigure(options: Pick<ScanQueueOptions, "scanDelayMs" | "priorities" | "historyMaxDays" | "historyMaxRows">): void;
-  /** Stops maintenance, writes everything to the file and releases it. Further enqueues reject. */
+  reconfigure(options: QueueSettings): void;
+  /** Stops maintenance, stores what is on its way and releases the store. Further enqueues reject. */
   close(): Promise<void>;
 }
 
-/** Opens (creating, migrating, restoring, importing plex_autoscan's queue) the queue file. */
-export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQueue> {
-  const log = options.log.child({ component: "QUEUE" });
-  const { clock } = options;
-  const now = (): number => clock.now();
-  const lock = options.lock === false ? undefined : await acquireDataDirLock({ dir: dirname(options.file), log });
-  let store: QueueStore;
-  try {
-    store = await openQueueStore({
-      file: options.file,
-      log,
-      now,
-      ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
-      ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
-      ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-    });
-  } catch (error) {
-    await lock?.release();
-    throw error;
-  }
+/** What a config reload changes. */
+export interface QueueSettings {
+  /** `SERVER_SCAN_DELAY`, in milliseconds. */
+  readonly scanDelayMs: number;
+  /** `SERVER_SCAN_PRIORITIES`. */
+  readonly priorities?: ScanPriorities;
+  /** `SERVER_HISTORY_MAX_DAYS` (default 7). */
+  readonly historyMaxDays?: number;
+  /** `SERVER_HISTORY_MAX_ROWS` (default 10,000). */
+  readonly historyMaxRows?: number;
+}
+
+export interface ComposeOptions extends QueueSettings {
+  readonly clock: Clock;
+  /** The queue's logger (component QUEUE). */
+  readonly log: Logger;
+  /** How often history is pruned (and the adapter's own maintenance runs; default 10 minutes). */
+  readonly maintenanceIntervalMs?: number;
+  /** Looks a path of `unknown` kind up on disk before it is merged (see `resolve-kind.ts`). */
+  readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
+}
+
+const change = (): QueueEvent => ({ kind: "change" });
+
+export async function composeScanQueue(store: StoreAdapter, options: ComposeOptions): Promise<ScanQueue> {
+  const { clock, log } = options;
   // Read at each use, so a config reload applies to the next request and the next prune.
-  const settings = createQueueSettings(options);
-  const { policy } = settings;
-  // Every write goes through `observed`, so a change listener (the console, while a page is open) hears of each one.
+  const policy: { delayMs: number; priorities: MergePolicy["priorities"] } = { delayMs: 0, priorities: {} };
+  let maxDays = 7;
+  let maxRows = 10_000;
+  const reconfigure = (next: QueueSettings): void => {
+    policy.delayMs = Math.max(0, next.scanDelayMs);
+    policy.priorities = next.priorities ?? {};
+    maxDays = next.historyMaxDays ?? maxDays;
+    maxRows = next.historyMaxRows ?? maxRows;
+  };
+  reconfigure(options);
+
+  // Every stored change is heard here: this instance's own writes, and other instances' (PostgreSQL).
+  const workListeners = new Set<(earliest: number) => void>();
   const changeListeners = new Set<() => void>();
-  const changed = (): void => {
+  const hear = (event: QueueEvent): void => {
+    if (event.kind === "work") for (const listener of workListeners) listener(clock.now() + event.inMs);
     for (const listener of changeListeners) listener();
   };
-  const observed: QueueStore = {
-    ...store,
-    write: async (build, writeOptions) => {
-      const result = await store.write(build, writeOptions);
-      if (changeListeners.size > 0) changed();
-      return result;
-    },
-  };
-  const listeners = new Set<(earliest: number) => void>();
-  const notify = (inMs: number): void => listeners.forEach((listener) => listener(now() + inMs));
-  const work = createQueueWork(observed, now);
+  store.onOtherInstance?.(hear);
+  async function write<T>(work: (tx: QueueTx) => Promise<T>, announce: (result: T) => QueueEvent = change, signal?: AbortSignal): Promise<T> {
+    const result = await store.write(work, { announce, ...(signal ? { signal } : {}) });
+    hear(announce(result));
+    return result;
+  }
 
   const enqueue = createQueueSink({
-    store: (requests, sinkOptions) => observed.write((tx) => applyRequests(tx, requests, now(), policy), sinkOptions),
+    store: (requests, sinkOptions) =>
+      write(
+        (tx) => enqueueRequests(tx, requests, policy),
+        (outcome) => (outcome.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: outcome.earliestDue - outcome.at } : change()),
+        sinkOptions.signal,
+      ),
     log,
-    notify,
+    // `write` has told the dispatcher already.
+    notify: () => undefined,
     ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
   });
 
-  await importLegacy(store, log, enqueue);
-  const prune = async (): Promise<void> => void (await observed.write((tx) => pruneHistory(tx, now(), settings.maxDays(), settings.maxRows())));
-  // On a disk that refuses writes the queue still opens (503 until it can write, see the store); pruning waits.
+  const prune = async (): Promise<void> => {
+    const dropped = await write((tx) => pruneHistory(tx, maxDays, maxRows));
+    if (dropped > 0) log.debug({ dropped }, `Pruned ${String(dropped)} folder(s) from the history.`);
+  };
+  // History is pruned at each maintenance tick, and also whenever a tenth of the row limit has finished since the last
+  // prune, so the history kept stays near SERVER_HISTORY_MAX_ROWS however busy the queue is.
+  let finishedSincePrune = 0;
+  const finished = (count: number): void => {
+    finishedSincePrune += count;
+    if (finishedSincePrune < Math.max(100, maxRows / 10)) return;
+    finishedSincePrune = 0;
+    prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
+  };
+
+  if (store.legacy) await importLegacy(store, store.legacy, enqueue, log);
+  // A store that refuses writes still opens (503 until it can write); pruning waits.
   await prune().catch((error: unknown) => {
     if (!(error instanceof StoreUnavailableError)) throw error;
   });
-  const restored = await work.pendingCount();
-  const reads = asyncRows(store.rows);
-  log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
-  // Each tick also folds a quiet journal into the file.
   const maintenance = startMaintenance(
     clock,
     options.maintenanceIntervalMs ?? 10 * 60_000,
     async () => {
       await prune();
-      if (store.logBytes() > 0) await store.checkpoint();
+      await store.maintain?.();
     },
     log,
   );
-  const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 1_000);
-  verify.unref();
+  const { reads } = store;
+  const retried = (ok: boolean | number): QueueEvent => (ok ? { kind: "work", inMs: 0 } : change());
 
   return {
-    ...work,
-    ...pruneAsFoldersFinish(work, prune, settings.maxRows, log),
-    ...queueReads(reads),
+    ...store.due,
     enqueue,
-    file: store.file,
-    onWork(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    async retry(id) {
-      const result = await observed.write((tx) => retryItem(tx, id, now()));
-      if (result) notify(0);
+    file: store.where,
+    recordCheck: (id, rev, result) => write((tx) => recordCheck(tx, id, rev, result)),
+    beginAttempt: (id, rev, targets) => write((tx) => beginAttempt(tx, id, rev, targets)),
+    async recordScan(id, rev, target, outcome, allTargets) {
+      const result = await write((tx) => recordScan(tx, id, rev, target, outcome, allTargets));
+      if (result?.completed) finished(1);
       return result;
     },
-    remove: (id) => observed.write((tx) => removeItem(tx, id)),
-    async retryFailed() {
-      const count = await observed.write((tx) => retryFailedItems(tx, now()));
-      if (count > 0) notify(0);
+    async recordFailure(id, rev, failure) {
+      const result = await write((tx) => recordFailure(tx, id, rev, failure));
+      if (result.failed) finished(1);
+      return result;
+    },
+    recordInterrupted: (id) => write((tx) => recordInterrupted(tx, id)),
+    async failWaitingFor(target, waitedMs, reason) {
+      const count = await write((tx) => failWaitingFor(tx, target, waitedMs, reason));
+      finished(count);
       return count;
     },
+    writable: () => store.health().writable,
+    onWork(listener) {
+      workListeners.add(listener);
+      return () => workListeners.delete(listener);
+    },
+    listPending: (page = {}) => listPendingItems(reads, page),
+    listHistory: (query = {}) => listHistoryItems(reads, query),
+    historyCount: (query = {}) => countHistory(reads, query),
+    sources: () => listSources(reads),
+    isCovered: (request, since) => isCovered(reads, request, since),
+    countByState: () => countByState(reads),
+    getItem: (id) => findItem(reads, id),
+    retry: (id) => write((tx) => retryItem(tx, id), retried),
+    remove: (id) => write((tx) => removeItem(tx, id)),
+    retryFailed: () => write((tx) => retryFailedItems(tx), retried),
     onChange(listener) {
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);
     },
-    reconfigure: (next) => settings.reconfigure(next),
+    reconfigure,
     isHealthy: () => store.health().writable,
     health: () => store.health(),
     async close() {
       maintenance.abort();
-      clearInterval(verify);
       await store.close();
-      listeners.clear();
+      workListeners.clear();
       changeListeners.clear();
-      await lock?.release();
     },
   };
 }
 
-async function importLegacy(store: QueueStore, log: Logger, enqueue: ScanSink): Promise<void> {
-  const legacy = store.legacy;
-  if (!legacy) return;
+async function importLegacy(store: StoreAdapter, legacy: NonNullable<StoreAdapter["legacy"]>, enqueue: ScanSink, log: Logger): Promise<void> {
   const { items } = await enqueue(legacy.requests);
-  await store.checkpoint();
+  await legacy.imported();
   log.info(
-    { file: store.file, backup: legacy.backup, requests: legacy.requests.length, folders: items.length },
-    `Imported ${String(legacy.requests.length)} scan request(s) from the plex_autoscan queue in '${store.file}' ` +
+    { file: store.where, backup: legacy.backup, requests: legacy.requests.length, folders: items.length },
+    `Imported ${String(legacy.requests.length)} scan request(s) from the plex_autoscan queue in '${store.where}' ` +
       `(the old file is kept as '${legacy.backup}').`,
   );
+}
+
+/** Runs `tick` every `intervalMs` on the queue's clock: an interval after the last tick, however long it took. */
+function startMaintenance(clock: Clock, intervalMs: number, tick: () => Promise<void>, log: Logger): AbortController {
+  const stop = new AbortController();
+  void (async () => {
+    let next = clock.sleep(intervalMs, stop.signal);
+    for (;;) {
+      await next;
+      if (stop.signal.aborted) return;
+      next = clock.sleep(intervalMs, stop.signal);
+      await tick().catch((error: unknown) => log.warn({ err: error }, "Queue maintenance failed; trying again later"));
+    }
+  })();
+  return stop;
 }

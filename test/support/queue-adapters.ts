@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { describe } from "vitest";
 import { createPgScanQueue } from "../../src/queue/postgres/pg-scan-queue.ts";
-import { createScanQueue, type ScanQueue, type ScanQueueOptions } from "../../src/queue/scan-queue.ts";
+import { type ScanQueue } from "../../src/queue/scan-queue.ts";
+import { createScanQueue, type ScanQueueOptions } from "../../src/queue/sqljs/sqljs-adapter.ts";
 import { makeTempDir } from "./capture-log.ts";
 import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "./postgres.ts";
 

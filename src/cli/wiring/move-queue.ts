@@ -2,7 +2,8 @@ import { access, rename } from "node:fs/promises";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { ScanRequest } from "../../core/scan.ts";
-import { createScanQueue, type ScanQueue } from "../../queue/scan-queue.ts";
+import { type ScanQueue } from "../../queue/scan-queue.ts";
+import { createScanQueue } from "../../queue/sqljs/sqljs-adapter.ts";
 
 /**
  * Switching an instance to PostgreSQL must not drop the folders its queue file still holds: at the first start with

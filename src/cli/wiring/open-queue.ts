@@ -1,7 +1,8 @@
 import type { Clock } from "../../core/clock.ts";
 import type { ServiceMetrics } from "../../ops/metrics/create-metrics.ts";
 import type { PathMapper } from "../../paths/mapping.ts";
-import { createScanQueue, type ScanQueue } from "../../queue/scan-queue.ts";
+import { type ScanQueue } from "../../queue/scan-queue.ts";
+import { createScanQueue } from "../../queue/sqljs/sqljs-adapter.ts";
 import type { Runtime } from "../runtime.ts";
 import { moveQueueFileInto } from "./move-queue.ts";
 import { scanQueueOptionsFromConfig } from "./queue.ts";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { parseConfigText } from "../../config/load.ts";
 import { systemClock } from "../../core/clock.ts";
-import { createScanQueue } from "../../queue/scan-queue.ts";
+import { createScanQueue } from "../../queue/sqljs/sqljs-adapter.ts";
 import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
 import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./queue.ts";
 

@@ -8,7 +8,7 @@ import { createPathMapper } from "../../paths/mapping.ts";
 import type { DispatchQueue, WorkRequest } from "../../queue/dispatch/dispatch-port.ts";
 import type { DispatcherOptions } from "../../queue/dispatch/dispatcher.ts";
 import { createKindResolver } from "../../queue/resolve-kind.ts";
-import type { ScanQueueOptions } from "../../queue/scan-queue.ts";
+import type { ScanQueueOptions } from "../../queue/sqljs/sqljs-adapter.ts";
 
 /**
  * Config → the queue's and the dispatcher's options. Seconds in the config become milliseconds here.

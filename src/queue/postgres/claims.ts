@@ -1,7 +1,7 @@
 import type { Logger } from "../../core/logger.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
-import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../queue-work.ts";
-import type { ItemRow } from "../store/rows.ts";
+import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/work-item.ts";
+import type { ItemRow } from "../sqljs/rows.ts";
 import type { StoreClock } from "./database-clock.ts";
 import type { PgPool } from "./pool.ts";
 import { toPgPlaceholders } from "./pg-rows.ts";

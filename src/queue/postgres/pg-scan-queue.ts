@@ -1,47 +1,34 @@
-import type { Clock } from "../../core/clock.ts";
 import { acquireDataDirLock } from "../../core/data-dir-lock.ts";
 import { StoreUnavailableError, describeError } from "../../core/errors.ts";
-import { createDatabaseHealth, untilReachable } from "./database-health.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
-import type { ScanRequest } from "../../core/scan.ts";
-import type { ScanPriorities } from "../../paths/priority.ts";
-import { createQueueSettings, pruneAsFoldersFinish, queueReads, startMaintenance } from "../queue-common.ts";
-import { createQueueSink } from "../queue-sink.ts";
-import type { ScanQueue } from "../scan-queue.ts";
-import { createClaims } from "./claims.ts";
+import type { AsyncRows } from "../rows-async.ts";
+import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
+import type { QueueEvent, StoreAdapter } from "../store-adapter.ts";
+import { createClaims, type Claims } from "./claims.ts";
+import { createStoreClock, type StoreClock } from "./database-clock.ts";
+import { createDatabaseHealth, untilReachable } from "./database-health.ts";
 import { migratePostgres } from "./migrate.ts";
 import { pgMigrations } from "./migrations/index.ts";
-import { pruneHistoryPg, removeItemPg, retryFailedItemsPg, retryItemPg } from "./pg-admin.ts";
-import { applyRequestsPg } from "./pg-enqueue.ts";
 import { pgRows } from "./pg-rows.ts";
-import { createPgWork } from "./pg-work.ts";
-import { classifyDatabaseError, maskDatabaseUrl, openPgPool, type PgClient } from "./pool.ts";
-import { listenForQueueEvents, sendQueueEvent, type QueueEvent } from "./queue-events.ts";
-import { createStoreClock } from "./database-clock.ts";
+import { pgTx } from "./pg-tx.ts";
+import { classifyDatabaseError, maskDatabaseUrl, openPgPool, type PgPool } from "./pool.ts";
+import { listenForQueueEvents, sendQueueEvent } from "./queue-events.ts";
 import { writeInTransaction } from "./write-transaction.ts";
 
 /**
- * The scan queue in PostgreSQL (`SERVER_DATABASE_URL`): the same `ScanQueue` as the embedded store, so the
- * dispatcher, the console, the API and the metrics do not know which one they use. Several instances may share one
- * database: requests are stored (committed) before a webhook is answered, whichever instance took it; due folders are
- * claimed by one instance at a time (`claims.ts`); changes are announced to the others (`queue-events.ts`).
+ * The scan queue in PostgreSQL (`SERVER_DATABASE_URL`): the queue's rules over PostgreSQL as its `StoreAdapter`.
+ * Several instances may share one database: every write is a short transaction of its own, committed before a webhook
+ * is answered, whichever instance took it; due folders are claimed by one instance at a time (`claims.ts`); every
+ * time is the database's (`database-clock.ts`); changes are announced to the other instances (`queue-events.ts`).
  */
-export interface PgScanQueueOptions {
+export interface PgScanQueueOptions extends Omit<ComposeOptions, "log"> {
   readonly url: string;
   /** This instance's id: the owner of its claims, and its name in `pg_stat_activity`. */
   readonly instance: string;
   /** `SERVER_LEASE_SECONDS` in ms: a claim not renewed for this long is taken over by another instance. */
   readonly leaseMs: number;
-  readonly clock: Clock;
   readonly log: Logger;
-  readonly scanDelayMs: number;
-  readonly priorities?: ScanPriorities;
-  readonly historyMaxDays?: number;
-  readonly historyMaxRows?: number;
-  readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
-  /** How often history is pruned (default 10 minutes). */
-  readonly maintenanceIntervalMs?: number;
   /** While the database cannot be reached, how often it is tried again (default 2 s). */
   readonly probeIntervalMs?: number;
   /** This instance's data directory: locked while the queue is open (two processes never share one). */
@@ -59,8 +46,7 @@ export interface PgScanQueueOptions {
 
 export async function createPgScanQueue(options: PgScanQueueOptions): Promise<ScanQueue> {
   const log = options.log.child({ component: "QUEUE" });
-  const { clock, instance } = options;
-  const storeNow = createStoreClock(options.timeFromClock ? () => clock.now() : undefined);
+  const { instance } = options;
   const where = maskDatabaseUrl(options.url);
   const lock = options.dataDir === undefined ? undefined : await acquireDataDirLock({ dir: options.dataDir, log });
   const pool = openPgPool({ url: options.url, log, applicationName: `autoscan ${instance}` });
@@ -72,82 +58,24 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
     await lock?.release();
     throw classifyDatabaseError(error);
   }
-  const settings = createQueueSettings(options);
-  const { policy } = settings;
-  const reads = pgRows(pool);
-  const health = createDatabaseHealth(pool, where, log, options.probeIntervalMs ?? 2_000);
-
-  const workListeners = new Set<(earliest: number) => void>();
-  const changeListeners = new Set<() => void>();
-  // Work events say how soon (ms) the work may be due; each dispatcher lays that on its own clock.
-  const hear = (event: QueueEvent): void => {
-    if (event.kind === "work") for (const listener of workListeners) listener(clock.now() + event.inMs);
-    for (const listener of changeListeners) listener();
-  };
-
+  const now = createStoreClock(options.timeFromClock ? () => options.clock.now() : undefined);
   const { metrics } = options;
-  /** Writes in flight, so that `close` waits for them. */
-  const writing = new Set<Promise<unknown>>();
-  let closed = false;
-  /**
-   * One write in a transaction of its own, at the store's time (`now`, read when the transaction starts), that
-   * announces itself to every instance when it commits.
-   */
-  async function write<T>(
-    work: (client: PgClient, now: number) => Promise<T>,
-    event: (result: T, now: number) => QueueEvent = () => ({ kind: "change" }),
-    writeOptions: { readonly signal?: AbortSignal } = {},
-  ): Promise<T> {
-    if (closed) throw new StoreUnavailableError("The queue is closed: autoscan is stopping.");
-    let announced: QueueEvent = { kind: "change" };
-    const running = writeInTransaction(
-      pool,
-      async (client) => {
-        const at = await storeNow(client);
-        const out = await work(client, at);
-        announced = event(out, at);
-        await sendQueueEvent(client, instance, announced);
-        return out;
-      },
-      { ...writeOptions, ...(metrics ? { metrics } : {}) },
-    );
-    writing.add(running);
-    const result = await health.track(running).finally(() => writing.delete(running));
-    // Told here too, not only through LISTEN: this instance's dispatcher must not wait for its own announcement.
-    hear(announced);
-    return result;
-  }
-
   const claims = createClaims({
     pool,
     owner: instance,
     leaseMs: options.leaseMs,
-    now: storeNow,
+    now,
     log,
     ...(metrics ? { onTakeover: (item: { unfinished: number }) => metrics.queueTakeover(item.unfinished > 0) } : {}),
   });
-  const work = createPgWork({ pool, transact: (run) => write(run), claims, owner: instance, now: storeNow, pollMs: options.leaseMs });
-  const tracked = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A): Promise<R> => health.track(fn(...args));
-
-  const enqueue = createQueueSink({
-    store: (requests, sinkOptions) =>
-      write(
-        (client, at) => applyRequestsPg(client, requests, at, policy),
-        (outcome) => (outcome.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: outcome.earliestDue - outcome.at } : { kind: "change" }),
-        sinkOptions.signal ? { signal: sinkOptions.signal } : {},
-      ),
+  const heard = new Set<(event: QueueEvent) => void>();
+  const listener = listenForQueueEvents({
+    url: options.url,
+    applicationName: `autoscan ${instance}`,
+    instance,
     log,
-    // `write` has told the dispatcher already.
-    notify: () => undefined,
-    ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
+    onEvent: (event) => heard.forEach((hear) => hear(event)),
   });
-
-  const prune = async (): Promise<void> => {
-    const dropped = await write((client, at) => pruneHistoryPg(client, at, settings.maxDays(), settings.maxRows()));
-    if (dropped > 0) log.debug({ dropped }, `Pruned ${String(dropped)} folder(s) from the history.`);
-  };
-
-  const listener = listenForQueueEvents({ url: options.url, applicationName: `autoscan ${instance}`, instance, log, onEvent: hear });
   // Listening before the first request is taken: another instance's work from then on wakes this one at once.
   await listener.ready;
   // Claims are renewed three times per lease: one missed renewal (a slow database) does not lose them.
@@ -155,66 +83,109 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
     claims.renew().catch((error: unknown) => log.warn({ err: error }, `Could not renew this instance's claims: ${describeError(error)}`));
   }, Math.max(1_000, Math.floor(options.leaseMs / 3)));
   renewal.unref();
-  const maintenance = startMaintenance(clock, options.maintenanceIntervalMs ?? 10 * 60_000, prune, log);
-  await prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
 
-  const pending = await work.pendingCount().catch(async (error: unknown) => {
-    // The start fails as a whole: nothing of it keeps running.
-    clearInterval(renewal);
-    maintenance.abort();
-    health.stop();
-    await listener.close();
-    await pool.end().catch(() => undefined);
-    await lock?.release();
-    throw error;
-  });
-  log.info(
-    { database: where, instance, schema: migrated.to, pending },
-    `Queue in PostgreSQL at ${where} (schema ${String(migrated.to)}): ${String(pending)} folder(s) waiting; this is instance ${instance}.`,
-  );
-
-  return {
-    ...work,
-    dueForCheck: tracked(work.dueForCheck),
-    dueForTarget: tracked(work.dueForTarget),
-    nextWakeAt: tracked(work.nextWakeAt),
-    pendingCount: tracked(work.pendingCount),
-    release: (id) => claims.release(id),
-    ...pruneAsFoldersFinish(work, prune, settings.maxRows, log),
-    ...queueReads(reads),
-    enqueue,
-    file: where,
-    onWork(listener) {
-      workListeners.add(listener);
-      return () => workListeners.delete(listener);
-    },
-    retry: (id) => write((client, at) => retryItemPg(client, id, at), (ok) => (ok ? { kind: "work", inMs: 0 } : { kind: "change" })),
-    remove: (id) => write((client) => removeItemPg(client, id)),
-    retryFailed: () =>
-      write((client, at) => retryFailedItemsPg(client, at), (count) => (count > 0 ? { kind: "work", inMs: 0 } : { kind: "change" })),
-    onChange(listener) {
-      changeListeners.add(listener);
-      return () => changeListeners.delete(listener);
-    },
-    reconfigure: (next) => settings.reconfigure(next),
-    writable: () => health.current().writable,
-    isHealthy: () => health.current().writable,
-    health: () => health.current(),
+  const adapter = pgAdapter({ pool, where, instance, now, claims, pollMs: options.leaseMs, log, probeMs: options.probeIntervalMs ?? 2_000, ...(metrics ? { metrics } : {}) }, {
+    subscribe: (hear) => heard.add(hear),
     async close() {
-      if (closed) return;
-      closed = true;
       clearInterval(renewal);
-      maintenance.abort();
-      health.stop();
-      await Promise.allSettled([...writing]);
       await listener.close();
       // A clean stop hands this instance's folders to the others at once, instead of after the lease.
       const released = await claims.releaseAll().catch(() => 0);
       if (released > 0) log.info({ released }, `Released ${String(released)} claimed folder(s) for the other instances.`);
-      workListeners.clear();
-      changeListeners.clear();
       await pool.end();
       await lock?.release();
+    },
+  });
+  let queue: ScanQueue;
+  try {
+    queue = await composeScanQueue(adapter, { ...options, log });
+    const pending = await queue.pendingCount();
+    log.info(
+      { database: where, instance, schema: migrated.to, pending },
+      `Queue in PostgreSQL at ${where} (schema ${String(migrated.to)}): ${String(pending)} folder(s) waiting; this is instance ${instance}.`,
+    );
+  } catch (error) {
+    // The start fails as a whole: nothing of it keeps running.
+    await adapter.close().catch(() => undefined);
+    throw error;
+  }
+  return queue;
+}
+
+interface PgAdapterParts {
+  readonly pool: PgPool;
+  readonly where: string;
+  readonly instance: string;
+  readonly now: StoreClock;
+  readonly claims: Claims;
+  /** The longest sleep: other instances' new work and lapsed claims are looked for at least this often. */
+  readonly pollMs: number;
+  readonly log: Logger;
+  readonly probeMs: number;
+  readonly metrics?: StoreMetrics;
+}
+
+function pgAdapter(parts: PgAdapterParts, lifecycle: { subscribe(hear: (event: QueueEvent) => void): void; close(): Promise<void> }): StoreAdapter {
+  const { pool, instance, now, claims, metrics } = parts;
+  const health = createDatabaseHealth(pool, parts.where, parts.log, parts.probeMs);
+  const reads: AsyncRows = pgRows(pool);
+  /** Writes in flight, so that `close` waits for them. */
+  const writing = new Set<Promise<unknown>>();
+  let closed = false;
+  const tracked = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A): Promise<R> => health.track(fn(...args));
+
+  return {
+    where: parts.where,
+    async write(work, options = {}) {
+      if (closed) throw new StoreUnavailableError("The queue is closed: autoscan is stopping.");
+      const running = writeInTransaction(
+        pool,
+        async (client) => {
+          const tx = pgTx(client, await now(client), instance);
+          const result = await work(tx);
+          // Told to every instance as this transaction commits.
+          await sendQueueEvent(client, instance, options.announce?.(result) ?? { kind: "change" });
+          return result;
+        },
+        { ...(options.signal ? { signal: options.signal } : {}), ...(metrics ? { metrics } : {}) },
+      );
+      writing.add(running);
+      try {
+        return await health.track(running);
+      } finally {
+        writing.delete(running);
+      }
+    },
+    reads,
+    due: {
+      dueForCheck: tracked((_at: number, limit: number, skip: ReadonlySet<number>) => claims.forCheck(limit, skip)),
+      dueForTarget: tracked((target: string, _at: number, limit: number, skip: ReadonlySet<number>) => claims.forTarget(target, limit, skip)),
+      nextWakeAt: tracked(async (at: number) => {
+        // Waits measured on the database's clock, then laid on the dispatcher's own (`at`): the two may differ.
+        const dbNow = await now(pool);
+        const row = await reads.get<{ ready: number | null; lapse: number | null }>(
+          `SELECT
+             (SELECT MIN(GREATEST(due_at, next_at)) FROM items WHERE state = 'pending' AND GREATEST(due_at, next_at) > ?1) AS ready,
+             (SELECT MIN(lease_until) FROM items WHERE state = 'pending' AND lease_owner <> ?2 AND lease_until >= ?1) AS lapse`,
+          [dbNow, instance],
+        );
+        // A claim of another instance's runs out at `lapse`: look then (+1 ms: "runs out" is strictly after it).
+        const waits = [row?.ready, row?.lapse === null || row?.lapse === undefined ? null : row.lapse + 1]
+          .filter((t): t is number => typeof t === "number")
+          .map((t) => t - dbNow);
+        return at + Math.min(parts.pollMs, ...waits);
+      }),
+      pendingCount: tracked(async () => (await reads.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE state = 'pending'"))?.n ?? 0),
+      release: (id) => claims.release(id),
+    },
+    health: () => health.current(),
+    onOtherInstance: (hear) => lifecycle.subscribe(hear),
+    async close() {
+      if (closed) return;
+      closed = true;
+      health.stop();
+      await Promise.allSettled([...writing]);
+      await lifecycle.close();
     },
   };
 }

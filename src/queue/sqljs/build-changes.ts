@@ -10,12 +10,16 @@ export type Outcome = { readonly ok: true; readonly value: unknown } | { readonl
  * changes they apply, and rolls the whole transaction back. The store logs the changes, then applies the same values
  * for good. `ids` hands out new row ids (a write that throws gives its ids back; a record the disk refuses leaves a
  * gap, which is harmless).
+ *
+ * A build may be async (the queue's rules are written once for both stores, over an async port), but it never waits
+ * on I/O here: every read and change answers at once. The store keeps its other readers out until the transaction is
+ * rolled back (`live-store.ts`), so nothing reads a write still being built.
  */
-export function buildChanges(
+export async function buildChanges(
   rows: RowAccess,
   ids: { item: number; request: number },
   batch: readonly Waiting<StoreTransaction>[],
-): { changes: RowChange[]; outcomes: Outcome[] } {
+): Promise<{ changes: RowChange[]; outcomes: Outcome[] }> {
   const changes: RowChange[] = [];
   const tx: StoreTransaction = {
     rows,
@@ -33,7 +37,7 @@ export function buildChanges(
       const mark = { changes: changes.length, item: ids.item, request: ids.request };
       rows.run("SAVEPOINT write");
       try {
-        outcomes.push({ ok: true, value: entry.build(tx) });
+        outcomes.push({ ok: true, value: await entry.build(tx) });
       } catch (error) {
         rows.run("ROLLBACK TO write");
         changes.length = mark.changes;

@@ -63,8 +63,10 @@ export interface StoreHealth {
 
 export interface QueueStore {
   readonly file: string;
-  /** Reads: what is on disk, never a write still on its way. */
+  /** Reads at start, and inside a write's build only: elsewhere `read`. */
   readonly rows: RowReader;
+  /** Reads what is on disk, never a write still on its way (it waits while a write is being built). */
+  read<T>(fn: (rows: RowReader) => T): Promise<T>;
   /** The pending items' schedule, kept in step with every applied change. */
   readonly due: DueIndex;
   /** Requests found in a plex_autoscan queue file at start; the caller enqueues them, then checkpoints. */
@@ -74,7 +76,7 @@ export interface QueueStore {
    * `StoreUnavailableError` when the disk refused it (nothing was stored), with `WriteAbandonedError` when `signal`
    * aborted before the write was taken, or with what `build` threw (nothing was stored).
    */
-  write<T>(build: (tx: StoreTransaction) => T, options?: { readonly signal?: AbortSignal }): Promise<T>;
+  write<T>(build: (tx: StoreTransaction) => T | Promise<T>, options?: { readonly signal?: AbortSignal }): Promise<T>;
   /** Writes a new snapshot. Concurrent calls share one run; a call during a run waits for a new one. */
   checkpoint(): Promise<void>;
   /** Log bytes written since the last checkpoint began (0: the snapshot is up to date). */

@@ -1,64 +1,13 @@
 import type { Database, Statement, SqlValue } from "sql.js";
+import type { ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
 
 /**
- * The queue's rows as stored, and `applyChange`, the only code that writes them. A change is a value (`RowChange`):
+ * The embedded store's rows (the types are the queue's, `rules/rows.ts`), and `applyChange`, the only code that
+ * writes them. A change is a value (`RowChange`):
  * the store applies it while a write is built, logs it, and applies the same value again once it is on disk; a
  * restart replays the log through the same function. Item, request and target changes are whole-row images.
  */
-export type ItemState = "pending" | "done" | "failed";
-
-export interface ItemRow {
-  readonly id: number;
-  readonly folder: string;
-  readonly state: ItemState;
-  readonly priority: number;
-  /** First request for the folder (the oldest-first order and the 3 × delay cap count from it). */
-  readonly first_at: number;
-  readonly last_at: number;
-  /** When the scan delay is over. */
-  readonly due_at: number;
-  /** Not before this time: the next file check, or a retry after a failure (0 = no extra wait). */
-  readonly next_at: number;
-  /** Bumped by every request that adds work, so a scan that started earlier does not count for it. */
-  readonly rev: number;
-  readonly checks: number;
-  /** Set once the file checks passed: the folder the targets get. */
-  readonly scan_folder: string | null;
-  /** JSON list of the requested files found on disk (server form), set with `scan_folder`. */
-  readonly files: string | null;
-  /** Failed scan attempts (the retry backoff grows with them). */
-  readonly attempts: number;
-  /**
-   * Attempts in a row that started and never recorded an outcome (the process died during them): counted on disk
-   * before each attempt starts, so a scan that takes the process down still counts, and bounded.
-   */
-  readonly unfinished: number;
-  readonly first_failed_at: number | null;
-  readonly last_error: string | null;
-  readonly finished_at: number | null;
-  /** Requests let go when the folder finished (it keeps its first ones). */
-  readonly requests_dropped: number;
-}
-
-export interface RequestRow {
-  readonly id: number;
-  readonly item_id: number;
-  readonly path: string;
-  readonly kind: "file" | "folder" | "unknown";
-  readonly deleted: 0 | 1;
-  readonly source: string;
-  readonly event: string;
-  readonly received_path: string | null;
-  readonly at: number;
-}
-
-export interface TargetRow {
-  readonly item_id: number;
-  readonly target: string;
-  readonly status: "scanned" | "skipped";
-  readonly detail: string | null;
-  readonly at: number;
-}
+export type { ItemRow, ItemState, RequestRow, TargetRow } from "../rules/rows.ts";
 
 export type RowChange =
   | { readonly k: "item"; readonly r: ItemRow }
@@ -82,7 +31,7 @@ const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
 const replaceSql = (table: string, columns: readonly string[]): string =>
   `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 
-const PRUNED_IDS = `
+export const PRUNED_IDS = `
   SELECT id FROM items WHERE state <> 'pending' AND finished_at < ?1
   UNION
   SELECT id FROM (SELECT id FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?2)`;

@@ -14,7 +14,7 @@ export interface Waiting<C> {
 }
 
 export interface WriteQueue<C> {
-  push<T>(build: (context: C) => T, signal?: AbortSignal): Promise<T>;
+  push<T>(build: (context: C) => T | Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Resolves once every write pushed so far has been settled. */
   idle(): Promise<void>;
 }
@@ -39,7 +39,7 @@ export function createWriteQueue<C>(
   }
 
   return {
-    push<T>(build: (context: C) => T, signal?: AbortSignal): Promise<T> {
+    push<T>(build: (context: C) => T | Promise<T>, signal?: AbortSignal): Promise<T> {
       if (signal?.aborted) return Promise.reject(new WriteAbandonedError("The write was given up before it was stored"));
       return new Promise<T>((resolve, reject) => {
         const entry: Waiting<C> = { build, resolve: resolve as (value: unknown) => void, reject };

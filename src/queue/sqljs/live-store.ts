@@ -70,8 +70,9 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     return result;
   };
   const line = createWriteQueue<StoreTransaction>((batch) => exclusive(() => commit(batch)));
+  const building = createBuildGuard();
 
-  function write<T>(build: (tx: StoreTransaction) => T, writeOptions: { signal?: AbortSignal } = {}): Promise<T> {
+  function write<T>(build: (tx: StoreTransaction) => T | Promise<T>, writeOptions: { signal?: AbortSignal } = {}): Promise<T> {
     if (closed) return Promise.reject(new StoreUnavailableError("The scan queue is closed"));
     if (failure) return Promise.reject(refusal(failure));
     return line.push(build, writeOptions.signal);
@@ -88,7 +89,7 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
       for (const entry of batch) entry.reject(refused);
       return;
     }
-    const { changes, outcomes } = buildChanges(rows, ids, batch);
+    const { changes, outcomes } = await building.hold(() => buildChanges(rows, ids, batch));
     const settle = (): void =>
       batch.forEach((entry, i) => {
         const outcome = outcomes[i];
@@ -277,6 +278,7 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
   return {
     file,
     rows,
+    read: (fn) => building.after(() => fn(rows)),
     due,
     legacy: parts.legacy,
     write,
@@ -301,6 +303,30 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
       await current?.close();
       rows.free();
       db.close();
+    },
+  };
+}
+
+/**
+ * Keeps readers out while a write is being built: the build runs in a transaction of the one in-memory database that
+ * is rolled back before its changes go to the disk, and a reader in between would see them. A build never waits on
+ * I/O, so a reader waits microseconds.
+ */
+function createBuildGuard(): { hold<T>(build: () => Promise<T>): Promise<T>; after<T>(read: () => T): Promise<T> } {
+  let current: Promise<unknown> | undefined;
+  return {
+    async hold(build) {
+      const running = build();
+      current = running.catch(() => undefined);
+      try {
+        return await running;
+      } finally {
+        current = undefined;
+      }
+    },
+    async after(read) {
+      while (current) await current;
+      return read();
     },
   };
 }

@@ -1,0 +1,95 @@
+import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
+import type { ItemRow } from "../rules/rows.ts";
+import { FOLDER_LOCKS } from "./locks.ts";
+import type { PgClient } from "./pool.ts";
+
+/**
+ * The store port (`QueueTx`) over one PostgreSQL transaction. Items are read `FOR UPDATE` (other writers of a row wait;
+ * claims skip it); a folder's lock is a transaction-scoped advisory lock, so requests for one folder at several
+ * instances merge in turn. Each item carries its claim (`lease_owner`, `lease_until`), which an item image never
+ * moves. `now` is the database's clock, read when the transaction began.
+ */
+const ITEM_COLUMNS = [
+  "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
+  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
+] as const;
+const ITEM_UPDATE = `UPDATE items SET ${ITEM_COLUMNS.map((c, i) => `${c} = $${String(i + 2)}`).join(", ")} WHERE id = $1`;
+const ITEM_INSERT = `INSERT INTO items (${ITEM_COLUMNS.join(", ")}) VALUES (${ITEM_COLUMNS.map((_, i) => `$${String(i + 1)}`).join(", ")}) RETURNING id`;
+const itemValues = (row: Omit<ItemRow, "id">): unknown[] => ITEM_COLUMNS.map((c) => row[c]);
+
+/** An item as read here: its image and its claim. */
+type ClaimedItem = ItemRow & { readonly lease_owner: string | null; readonly lease_until: number };
+
+export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
+  const rows = async <T>(sql: string, params: readonly unknown[] = []): Promise<T[]> => (await client.query(sql, params as unknown[])).rows as T[];
+  const run = async (sql: string, params: readonly unknown[] = []): Promise<number> => (await client.query(sql, params as unknown[])).rowCount ?? 0;
+  return {
+    now,
+    async lockFolders(folders) {
+      for (const folder of [...folders].sort()) await run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [FOLDER_LOCKS, folder]);
+    },
+    pendingItem: async (folder) => (await rows<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = $1 FOR UPDATE", [folder]))[0],
+    item: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1 FOR UPDATE", [id]))[0],
+    itemsWaitingFor: (target, dueBefore) =>
+      rows<ItemRow>(
+        `SELECT * FROM items WHERE state = 'pending' AND due_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $2)
+         ORDER BY id FOR UPDATE`,
+        [dueBefore, target],
+      ),
+    failedItemIds: async () => (await rows<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id")).map((r) => r.id),
+    async insertItem(row) {
+      const [inserted] = await rows<{ id: number }>(ITEM_INSERT, itemValues(row));
+      return { ...row, id: (inserted as { id: number }).id };
+    },
+    updateItem: async (row) => void (await run(ITEM_UPDATE, [row.id, ...itemValues(row)])),
+    // Requests and target results go with it (ON DELETE CASCADE).
+    deleteItem: async (id) => void (await run("DELETE FROM items WHERE id = $1", [id])),
+    hasRequest: async (row: NewRequest) =>
+      (await run(
+        "SELECT 1 FROM requests WHERE item_id = $1 AND path = $2 AND kind = $3 AND deleted = $4 AND source = $5 AND event = $6 LIMIT 1",
+        [row.item_id, row.path, row.kind, row.deleted, row.source, row.event],
+      )) > 0,
+    addRequest: async (row) =>
+      void (await run(
+        "INSERT INTO requests (item_id, path, kind, deleted, source, event, received_path, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        [row.item_id, row.path, row.kind, row.deleted, row.source, row.event, row.received_path, row.at],
+      )),
+    countRequests: async (itemId) => (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = $1", [itemId]))[0]?.n ?? 0,
+    keepFirstRequests: async (itemId, keep) =>
+      void (await run(
+        "DELETE FROM requests WHERE item_id = $1 AND id NOT IN (SELECT id FROM requests WHERE item_id = $1 ORDER BY id LIMIT $2)",
+        [itemId, keep],
+      )),
+    moveRequests: async (fromItem, toItem) => void (await run("UPDATE requests SET item_id = $2 WHERE item_id = $1", [fromItem, toItem])),
+    finishedTargets: async (itemId) => (await rows<{ target: string }>("SELECT target FROM item_targets WHERE item_id = $1", [itemId])).map((r) => r.target),
+    putTarget: async (row) =>
+      void (await run(
+        `INSERT INTO item_targets (item_id, target, status, detail, at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (item_id, target) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail, at = EXCLUDED.at`,
+        [row.item_id, row.target, row.status, row.detail, row.at],
+      )),
+    clearTargets: async (itemId) => void (await run("DELETE FROM item_targets WHERE item_id = $1", [itemId])),
+    async historyStats() {
+      const [stats] = await rows<{ n: number; oldest: number | null }>(
+        "SELECT COUNT(*)::bigint AS n, MIN(finished_at) AS oldest FROM items WHERE state <> 'pending'",
+      );
+      return { count: Number(stats?.n ?? 0), oldest: stats?.oldest ?? null };
+    },
+    pruneHistory: (before, keep) =>
+      run(
+        `DELETE FROM items WHERE id IN (
+           SELECT id FROM items WHERE state <> 'pending' AND finished_at < $1
+           UNION
+           SELECT id FROM (SELECT id FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC OFFSET $2) older)`,
+        [before, keep],
+      ),
+    holdsClaim(item) {
+      const claimed = item as ClaimedItem;
+      return claimed.lease_owner === owner && claimed.lease_until >= now;
+    },
+    // A finished folder holds no claim; a waiting one is let go only by its holder.
+    releaseClaim: async (id) =>
+      void (await run("UPDATE items SET lease_owner = NULL, lease_until = 0 WHERE id = $1 AND (lease_owner = $2 OR state <> 'pending')", [id, owner])),
+  };
+}

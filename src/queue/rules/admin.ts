@@ -1,0 +1,61 @@
+import type { QueueTx } from "./queue-tx.ts";
+import type { ItemRow } from "./rows.ts";
+
+/**
+ * Retry, delete and prune, for the queue page, the API and the maintenance tick. A retried folder is due at once; a
+ * finished one has its files checked again (a waiting one keeps the check it passed). A `failed` folder keeps the
+ * targets that had finished it (only the others are asked again); a `done` folder is scanned by every target again.
+ * When the folder is already waiting, the old item's requests join the waiting one.
+ */
+
+/** What a retry resets: the folder's failures and backoff. */
+const FRESH = { next_at: 0, attempts: 0, unfinished: 0, first_failed_at: null, last_error: null, finished_at: null } as const;
+
+/** Its files are looked at again, and a scan already running does not count for it. */
+const recheck = (item: ItemRow): Partial<ItemRow> => ({ rev: item.rev + 1, checks: 0, scan_folder: null, files: null });
+
+export async function retryItem(tx: QueueTx, id: number): Promise<boolean> {
+  const now = tx.now;
+  const peek = await tx.item(id);
+  if (!peek) return false;
+  // The folder's lock, as for a request: a retry that joins a waiting item must not race a request creating one.
+  await tx.lockFolders([peek.folder]);
+  const item = await tx.item(id);
+  if (!item) return false;
+  if (item.state === "pending") {
+    await tx.updateItem({ ...item, ...FRESH, due_at: Math.min(item.due_at, now) });
+    return true;
+  }
+  const waiting = await tx.pendingItem(item.folder);
+  if (waiting) {
+    await tx.moveRequests(id, waiting.id);
+    await tx.deleteItem(id);
+    await tx.clearTargets(waiting.id);
+    await tx.updateItem({ ...waiting, ...FRESH, ...recheck(waiting), due_at: Math.min(waiting.due_at, now) });
+    return true;
+  }
+  if (item.state === "done") await tx.clearTargets(id);
+  await tx.updateItem({ ...item, ...FRESH, ...recheck(item), state: "pending", due_at: now });
+  return true;
+}
+
+/** Retries every failed folder (see `retryItem`); answers how many. */
+export async function retryFailedItems(tx: QueueTx): Promise<number> {
+  const ids = await tx.failedItemIds();
+  for (const id of ids) await retryItem(tx, id);
+  return ids.length;
+}
+
+export async function removeItem(tx: QueueTx, id: number): Promise<boolean> {
+  if (!(await tx.item(id))) return false;
+  await tx.deleteItem(id);
+  return true;
+}
+
+/** History beyond `maxDays` or `maxRows` (newest kept); answers how many folders were dropped. */
+export async function pruneHistory(tx: QueueTx, maxDays: number, maxRows: number): Promise<number> {
+  const before = tx.now - maxDays * 24 * 60 * 60 * 1000;
+  const stats = await tx.historyStats();
+  if (stats.count <= maxRows && (stats.oldest === null || stats.oldest >= before)) return 0;
+  return tx.pruneHistory(before, maxRows);
+}

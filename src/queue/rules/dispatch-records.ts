@@ -1,0 +1,140 @@
+import type { ScanOutcome } from "../../core/target.ts";
+import type { AttemptStart, CheckResult, FailureRecord } from "../dispatch/dispatch-port.ts";
+import type { QueueTx } from "./queue-tx.ts";
+import type { ItemRow } from "./rows.ts";
+
+/**
+ * What the dispatcher records, as rules over the store port (`QueueTx`). Every record names the item's `rev` as the
+ * dispatcher saw it: a result for an item that received new work meanwhile does not count (the new work restarted its
+ * wait, and every target scans it again), but the attempt it ends is over either way.
+ */
+
+/** Attempts in a row that may start and never end (the process died during them) before a folder is given up. */
+export const MAX_UNFINISHED_ATTEMPTS = 3;
+
+/**
+ * Requests a finished folder keeps (its first ones; the rest are counted in `requests_dropped`). The history is
+ * bounded by its row limit; this bounds what each row holds, so memory does not grow with the number of requests
+ * that ever merged into the folders of the history.
+ */
+export const HISTORY_REQUESTS_KEPT = 10;
+
+/** Stores an item image; a folder that finishes (done or failed) lets go of all but its first requests, and of its
+ *  claim. */
+export async function storeItem(tx: QueueTx, row: ItemRow): Promise<void> {
+  if (row.state === "pending") return tx.updateItem(row);
+  const extra = Math.max(0, (await tx.countRequests(row.id)) - HISTORY_REQUESTS_KEPT);
+  await tx.updateItem(extra > 0 ? { ...row, requests_dropped: row.requests_dropped + extra } : row);
+  await tx.releaseClaim(row.id);
+  if (extra > 0) await tx.keepFirstRequests(row.id, HISTORY_REQUESTS_KEPT);
+}
+
+/** The waiting item `id` as the dispatcher saw it (`rev`), else nothing. */
+async function current(tx: QueueTx, id: number, rev: number): Promise<ItemRow | undefined> {
+  const item = await tx.item(id);
+  return item?.state === "pending" && item.rev === rev ? item : undefined;
+}
+
+export async function recordCheck(tx: QueueTx, id: number, rev: number, result: CheckResult): Promise<void> {
+  const item = await current(tx, id, rev);
+  if (!item) return;
+  await storeItem(tx, afterCheck(item, result, tx.now));
+  // Checked: its scans go to whichever instance asks first, so no instance builds a backlog only it may send.
+  await tx.releaseClaim(id);
+}
+
+/**
+ * Marks an attempt as started before it starts (a scan that takes the process down still counts), or gives the
+ * folder up when its last attempts all started and never ended. Only the instance that holds the folder's claim
+ * starts a scan of it.
+ */
+export async function beginAttempt(tx: QueueTx, id: number, rev: number, targets = 1): Promise<AttemptStart | undefined> {
+  const item = await current(tx, id, rev);
+  if (!item || !tx.holdsClaim(item)) return undefined;
+  if (item.unfinished >= MAX_UNFINISHED_ATTEMPTS * Math.max(1, targets)) {
+    const reason =
+      `The last ${String(item.unfinished)} scan attempts of this folder started and never finished: autoscan ` +
+      "stopped or crashed during each. Retry it once the cause is fixed.";
+    await storeItem(tx, { ...item, state: "failed", finished_at: tx.now, last_error: reason });
+    return { go: false, reason };
+  }
+  await storeItem(tx, { ...item, unfinished: item.unfinished + 1 });
+  return { go: true, attempt: item.attempts + 1 };
+}
+
+/** A target finished the folder; it is done once every target has. `undefined`: stale (new work) or removed. */
+export async function recordScan(
+  tx: QueueTx,
+  id: number,
+  rev: number,
+  target: string,
+  outcome: ScanOutcome,
+  allTargets: readonly string[],
+): Promise<{ readonly completed: boolean } | undefined> {
+  const item = await tx.item(id);
+  if (item?.state !== "pending") return undefined;
+  if (item.rev !== rev) {
+    await closeAttempt(tx, item);
+    return undefined;
+  }
+  const at = tx.now;
+  await tx.putTarget({ item_id: id, target, ...outcomeColumns(outcome), at });
+  const done = new Set(await tx.finishedTargets(id));
+  const completed = allTargets.every((name) => done.has(name));
+  await storeItem(tx, { ...item, unfinished: ended(item), ...(completed ? { state: "done" as const, finished_at: at, last_error: null } : {}) });
+  return { completed };
+}
+
+/** A failed attempt: retried after the folder's own backoff, or `failed` once it has failed for `retryMaxMs`. */
+export async function recordFailure(tx: QueueTx, id: number, rev: number, failure: FailureRecord): Promise<{ readonly failed: boolean }> {
+  const item = await tx.item(id);
+  if (item?.state !== "pending") return { failed: false };
+  if (item.rev !== rev) {
+    await closeAttempt(tx, item);
+    return { failed: false };
+  }
+  const at = tx.now;
+  const firstFailedAt = item.first_failed_at ?? at;
+  const base = { ...item, attempts: item.attempts + 1, unfinished: ended(item), first_failed_at: firstFailedAt, last_error: failure.error };
+  const updated: ItemRow = at - firstFailedAt >= failure.retryMaxMs ? { ...base, state: "failed", finished_at: at } : { ...base, next_at: at + failure.retryInMs };
+  await storeItem(tx, updated);
+  return { failed: updated.state === "failed" };
+}
+
+/** An attempt cut off by a shutdown: it did not fail, and it did not crash the process. */
+export async function recordInterrupted(tx: QueueTx, id: number): Promise<void> {
+  const item = await tx.item(id);
+  if (item?.state === "pending") await closeAttempt(tx, item);
+}
+
+/** Fails every folder due for `waitedMs` or longer that waits for `target`, which has been down all that time. */
+export async function failWaitingFor(tx: QueueTx, target: string, waitedMs: number, reason: string): Promise<number> {
+  const items = await tx.itemsWaitingFor(target, tx.now - waitedMs);
+  for (const item of items) await storeItem(tx, { ...item, state: "failed", finished_at: tx.now, last_error: reason });
+  return items.length;
+}
+
+function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
+  switch (result.kind) {
+    case "ready":
+      return { ...item, checks: result.checks, scan_folder: result.scanFolder, files: JSON.stringify(result.files) };
+    case "wait":
+      return { ...item, checks: result.checks, next_at: at + result.waitMs };
+    case "failed":
+      return { ...item, checks: result.checks, state: "failed", finished_at: at, last_error: result.reason };
+  }
+}
+
+/** An attempt ended, whatever its outcome: it takes back the start `beginAttempt` counted for it. */
+async function closeAttempt(tx: QueueTx, item: ItemRow): Promise<void> {
+  if (item.unfinished > 0) await storeItem(tx, { ...item, unfinished: ended(item) });
+}
+
+/** Each target's attempt counts on its own, so one target finishing does not hide another's attempt that never ended. */
+function ended(item: ItemRow): number {
+  return Math.max(0, item.unfinished - 1);
+}
+
+function outcomeColumns(outcome: ScanOutcome): { status: "scanned" | "skipped"; detail: string | null } {
+  return outcome.status === "scanned" ? { status: "scanned", detail: outcome.detail ?? null } : { status: "skipped", detail: outcome.reason };
+}

@@ -1,0 +1,120 @@
+import type { EnqueuedItem, ScanRequest } from "../../core/scan.ts";
+import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
+import { resolveWorkUnit } from "../work-unit.ts";
+import type { NewRequest, QueueTx } from "./queue-tx.ts";
+import type { ItemRow } from "./rows.ts";
+
+/**
+ * Merging and delay, plex_autoscan's rules with its flaws fixed:
+ * - one pending item per folder; a request for a waiting folder merges into it (lowest priority number kept, every
+ *   request kept as a row for the log and history);
+ * - a folder is due `delay` after its latest request, but never later than 3 × `delay` after its first, so a steady
+ *   trickle of requests cannot starve it (plex_autoscan re-slept a full delay per merged request, without bound);
+ * - the same request again (an *arr retrying its webhook) restarts the wait but adds no work;
+ * - new work for a folder being scanned: that scan does not count for it (`rev`), and every target scans it again.
+ * The folders of one call are locked in one order before any is read, so two writers never wait on each other in a
+ * circle (PostgreSQL, several instances).
+ */
+export interface MergePolicy {
+  readonly delayMs: number;
+  readonly priorities: ScanPriorities;
+}
+
+/** What happened to one request, for the log lines written once it is durable. */
+export interface EnqueueEvent {
+  readonly request: ScanRequest;
+  readonly itemId: number;
+  readonly folder: string;
+  readonly merged: boolean;
+  readonly dueAt: number;
+}
+
+export interface EnqueueOutcome {
+  /** The store's time the requests were merged at. */
+  readonly at: number;
+  readonly items: EnqueuedItem[];
+  readonly events: EnqueueEvent[];
+  readonly earliestDue: number;
+}
+
+export async function enqueueRequests(tx: QueueTx, requests: readonly ScanRequest[], policy: MergePolicy): Promise<EnqueueOutcome> {
+  const now = tx.now;
+  const units = requests.map((request) => ({ request, unit: resolveWorkUnit(request) }));
+  await tx.lockFolders([...new Set(units.map((u) => u.unit.folder))].sort());
+  const items: EnqueuedItem[] = [];
+  const events: EnqueueEvent[] = [];
+  let earliestDue = Number.POSITIVE_INFINITY;
+  for (const { request, unit } of units) {
+    const existing = await tx.pendingItem(unit.folder);
+    let item: ItemRow;
+    if (existing) {
+      const row = requestRow(existing.id, request, unit.path, now);
+      const duplicate = await tx.hasRequest(row);
+      item = mergedItemRow(existing, row, duplicate, now, policy);
+      if (!duplicate) {
+        await tx.addRequest(row);
+        // Targets that already scanned the folder have not seen the new file: every target scans it again.
+        await tx.clearTargets(existing.id);
+      }
+      await tx.updateItem(item);
+    } else {
+      item = await tx.insertItem(newItemRow(unit.folder, now, policy));
+      await tx.addRequest(requestRow(item.id, request, unit.path, now));
+    }
+    items.push({ id: item.id, folder: unit.folder, merged: existing !== undefined });
+    events.push({ request, itemId: item.id, folder: unit.folder, merged: existing !== undefined, dueAt: item.due_at });
+    earliestDue = Math.min(earliestDue, Math.max(item.due_at, item.next_at));
+  }
+  return { at: now, items, events, earliestDue };
+}
+
+/** A new waiting folder (its first request is stored beside it). */
+function newItemRow(folder: string, now: number, policy: MergePolicy): Omit<ItemRow, "id"> {
+  return {
+    folder,
+    state: "pending",
+    priority: resolvePriority(folder, policy.priorities),
+    first_at: now,
+    last_at: now,
+    due_at: now + policy.delayMs,
+    next_at: 0,
+    rev: 1,
+    checks: 0,
+    scan_folder: null,
+    files: null,
+    attempts: 0,
+    unfinished: 0,
+    requests_dropped: 0,
+    first_failed_at: null,
+    last_error: null,
+    finished_at: null,
+  };
+}
+
+/**
+ * A waiting folder after one more request: the lowest priority kept, the wait restarted within the 3 × delay cap, and
+ * (unless it is the same request again) new work: a scan already running does not count for it, and its files are
+ * checked again (a deletion needs no file, so it leaves the checks as they were).
+ */
+function mergedItemRow(item: ItemRow, row: NewRequest, duplicate: boolean, now: number, policy: MergePolicy): ItemRow {
+  return {
+    ...item,
+    priority: Math.min(item.priority, resolvePriority(item.folder, policy.priorities)),
+    last_at: now,
+    due_at: Math.max(item.due_at, Math.min(now + policy.delayMs, item.first_at + 3 * policy.delayMs)),
+    ...(duplicate ? {} : { rev: item.rev + 1, scan_folder: null, files: null, checks: row.deleted ? item.checks : 0 }),
+  };
+}
+
+function requestRow(itemId: number, request: ScanRequest, path: string, now: number): NewRequest {
+  return {
+    item_id: itemId,
+    path,
+    kind: request.kind,
+    deleted: request.deleted ? 1 : 0,
+    source: request.source,
+    event: request.event,
+    received_path: request.receivedPath ?? null,
+    at: now,
+  };
+}

@@ -1,0 +1,48 @@
+import type { ItemRow, RequestRow, TargetRow } from "./rows.ts";
+
+/**
+ * The storage port under the queue's rules: what differs between the engines, and nothing else. Each write runs
+ * against one `QueueTx`: a transaction of its own with PostgreSQL, one savepoint of the next log record with the
+ * embedded sql.js store. Reads see the write's own changes; an item read here is locked for the write where the
+ * engine locks rows (PostgreSQL: `FOR UPDATE`). The rules (`enqueue.ts`, `dispatch-records.ts`, `admin.ts`) decide;
+ * an adapter only reads and stores rows.
+ */
+export interface QueueTx {
+  /** The store's time for this write, ms since the epoch (with PostgreSQL the database's clock, never an instance's). */
+  readonly now: number;
+  /** Takes the folders' write locks, always in one order, before their items are read (PostgreSQL: advisory locks). */
+  lockFolders(folders: readonly string[]): Promise<void>;
+  /** The folder's waiting item, if any (at most one per folder). */
+  pendingItem(folder: string): Promise<ItemRow | undefined>;
+  item(id: number): Promise<ItemRow | undefined>;
+  /** Waiting items due at or before `dueBefore` that `target` has not finished. */
+  itemsWaitingFor(target: string, dueBefore: number): Promise<ItemRow[]>;
+  failedItemIds(): Promise<number[]>;
+  /** Stores a new item and answers it with the id the store gave it. */
+  insertItem(row: Omit<ItemRow, "id">): Promise<ItemRow>;
+  /** Replaces the stored image of an item (never its claim). */
+  updateItem(row: ItemRow): Promise<void>;
+  /** Deletes an item with its requests and target results. */
+  deleteItem(id: number): Promise<void>;
+  /** Whether the item already holds this very request (an *arr retrying its webhook). */
+  hasRequest(row: NewRequest): Promise<boolean>;
+  /** Stores a request (the store numbers requests in arrival order). */
+  addRequest(row: NewRequest): Promise<void>;
+  countRequests(itemId: number): Promise<number>;
+  /** Keeps an item's first `keep` requests (by arrival). */
+  keepFirstRequests(itemId: number, keep: number): Promise<void>;
+  moveRequests(fromItem: number, toItem: number): Promise<void>;
+  finishedTargets(itemId: number): Promise<string[]>;
+  putTarget(row: TargetRow): Promise<void>;
+  /** Forgets which targets finished an item (new work arrived for it). */
+  clearTargets(itemId: number): Promise<void>;
+  historyStats(): Promise<{ readonly count: number; readonly oldest: number | null }>;
+  /** Drops history finished before `before`, and all but the newest `keep` history rows; answers how many. */
+  pruneHistory(before: number, keep: number): Promise<number>;
+  /** Several instances: whether this instance holds the item's claim now. One process: always. */
+  holdsClaim(item: ItemRow): boolean;
+  /** Several instances: lets go of the item's claim, so any instance may take it. One process: nothing. */
+  releaseClaim(id: number): Promise<void>;
+}
+
+export type NewRequest = Omit<RequestRow, "id">;

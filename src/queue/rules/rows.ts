@@ -1,0 +1,60 @@
+/**
+ * The queue's rows, as both stores keep them (the embedded store in SQLite tables, PostgreSQL in its own): one row per
+ * folder to scan (`items`: `pending` rows are the queue, at most one per folder; `done` and `failed` rows the
+ * history), every request that merged into a folder (`requests`), every target that finished a folder
+ * (`item_targets`). Times are milliseconds since the epoch, on the store's clock.
+ */
+export type ItemState = "pending" | "done" | "failed";
+
+export interface ItemRow {
+  readonly id: number;
+  readonly folder: string;
+  readonly state: ItemState;
+  readonly priority: number;
+  /** First request for the folder (the oldest-first order and the 3 × delay cap count from it). */
+  readonly first_at: number;
+  readonly last_at: number;
+  /** When the scan delay is over. */
+  readonly due_at: number;
+  /** Not before this time: the next file check, or a retry after a failure (0 = no extra wait). */
+  readonly next_at: number;
+  /** Bumped by every request that adds work, so a scan that started earlier does not count for it. */
+  readonly rev: number;
+  readonly checks: number;
+  /** Set once the file checks passed: the folder the targets get. */
+  readonly scan_folder: string | null;
+  /** JSON list of the requested files found on disk (server form), set with `scan_folder`. */
+  readonly files: string | null;
+  /** Failed scan attempts (the retry backoff grows with them). */
+  readonly attempts: number;
+  /**
+   * Attempts in a row that started and never recorded an outcome (the process died during them): counted before
+   * each attempt starts, so a scan that takes the process down still counts, and bounded.
+   */
+  readonly unfinished: number;
+  readonly first_failed_at: number | null;
+  readonly last_error: string | null;
+  readonly finished_at: number | null;
+  /** Requests let go when the folder finished (it keeps its first ones). */
+  readonly requests_dropped: number;
+}
+
+export interface RequestRow {
+  readonly id: number;
+  readonly item_id: number;
+  readonly path: string;
+  readonly kind: "file" | "folder" | "unknown";
+  readonly deleted: 0 | 1;
+  readonly source: string;
+  readonly event: string;
+  readonly received_path: string | null;
+  readonly at: number;
+}
+
+export interface TargetRow {
+  readonly item_id: number;
+  readonly target: string;
+  readonly status: "scanned" | "skipped";
+  readonly detail: string | null;
+  readonly at: number;
+}

@@ -1,0 +1,104 @@
+import { dirname } from "node:path";
+import type { Clock } from "../../core/clock.ts";
+import { acquireDataDirLock } from "../../core/data-dir-lock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { StoreMetrics } from "../../core/metrics.ts";
+import type { WorkItem } from "../dispatch/dispatch-port.ts";
+import type { AsyncRows } from "../rows-async.ts";
+import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/work-item.ts";
+import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
+import type { StoreAdapter } from "../store-adapter.ts";
+import { openQueueStore, type QueueStore } from "./queue-store.ts";
+import type { ItemRow, RowReader } from "./rows.ts";
+import { sqlJsTx } from "./sqljs-tx.ts";
+
+/**
+ * The embedded queue (one process, `<data dir>/queue.db`): the sql.js store (`queue-store.ts`: snapshot + append-only
+ * log) as the queue's `StoreAdapter`. Due work comes from the store's in-memory schedule (`DueIndex`), so a dispatch
+ * costs O(log n) however many folders wait; the items themselves are read by id.
+ */
+export interface ScanQueueOptions extends Omit<ComposeOptions, "log"> {
+  /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
+  readonly file: string;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /**
+   * A checkpoint rewrites the queue file once the journal beside it has grown by `checkpointRatio` × the file's
+   * size (default 0.5), and by at least `checkpointBytes` (default 8 MiB). Tests lower both.
+   */
+  readonly checkpointBytes?: number;
+  readonly checkpointRatio?: number;
+  /** While the disk refuses writes, how often the store tries again (default 2 s). */
+  readonly probeIntervalMs?: number;
+  /** How often the queue files are checked to still be there (default 1 s: two stats). */
+  readonly verifyIntervalMs?: number;
+  /** Take the data directory's lock (default true; a second process on the same queue refuses to start). */
+  readonly lock?: boolean;
+  /** `SERVER_METRICS`: the store's write latency and failures. */
+  readonly metrics?: StoreMetrics;
+}
+
+/** Opens (creating, migrating, restoring, importing plex_autoscan's queue) the queue file. */
+export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQueue> {
+  const log = options.log.child({ component: "QUEUE" });
+  const lock = options.lock === false ? undefined : await acquireDataDirLock({ dir: dirname(options.file), log });
+  let store: QueueStore;
+  try {
+    store = await openQueueStore({
+      file: options.file,
+      log,
+      now: () => options.clock.now(),
+      ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+      ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
+      ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    });
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
+  const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 1_000);
+  verify.unref();
+  const adapter = sqlJsAdapter(store, options.clock, async () => {
+    clearInterval(verify);
+    await store.close();
+    await lock?.release();
+  });
+  const queue = await composeScanQueue(adapter, { ...options, log });
+  const restored = await queue.pendingCount();
+  log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
+  return queue;
+}
+
+function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void>): StoreAdapter {
+  const { due } = store;
+  const reads: AsyncRows = {
+    all: (sql, params) => store.read((rows) => rows.all(sql, params)),
+    get: (sql, params) => store.read((rows) => rows.get(sql, params)),
+  };
+  const workItems = (ids: readonly number[]): Promise<WorkItem[]> => store.read((rows) => ids.flatMap((id) => workItem(rows, id)));
+  const { legacy } = store;
+  return {
+    where: store.file,
+    write: (work, options = {}) => store.write((tx) => work(sqlJsTx(tx, clock.now())), options.signal ? { signal: options.signal } : {}),
+    reads,
+    due: {
+      dueForCheck: (at, limit, skip) => workItems(due.dueForCheck(at, limit, skip)),
+      dueForTarget: (target, at, limit, skip) => workItems(due.dueForTarget(target, at, limit, skip)),
+      nextWakeAt: (at) => Promise.resolve(due.nextWakeAt(at)),
+      pendingCount: () => Promise.resolve(due.size),
+    },
+    health: () => store.health(),
+    async maintain() {
+      // A quiet journal is folded into the file.
+      if (store.logBytes() > 0) await store.checkpoint();
+    },
+    ...(legacy ? { legacy: { requests: legacy.requests, backup: legacy.backup, imported: () => store.checkpoint() } } : {}),
+    close,
+  };
+}
+
+function workItem(rows: RowReader, id: number): WorkItem[] {
+  const item = rows.get<ItemRow>("SELECT * FROM items WHERE id = ? AND state = 'pending'", [id]);
+  return item ? [workItemOf(item, rows.all<WorkRequestRow>(WORK_REQUESTS_SQL, [item.id]))] : [];
+}

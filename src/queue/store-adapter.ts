@@ -1,0 +1,51 @@
+import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
+import type { QueueTx } from "./rules/queue-tx.ts";
+import type { AsyncRows } from "./rows-async.ts";
+import type { ScanRequest } from "../core/scan.ts";
+
+/**
+ * What one storage engine gives the queue (`compose-queue.ts` puts the rules over it): writes in transactions through
+ * the `QueueTx` port, reads in SQL both engines read alike, and what differs in how due work is found and claimed
+ * (the embedded store's in-memory schedule; PostgreSQL's leases on the database's clock). The sql.js adapter is
+ * `sqljs/sqljs-adapter.ts`, PostgreSQL's `postgres/pg-adapter.ts`; nothing above them knows which one it has.
+ */
+export interface StoreAdapter {
+  /** Where the queue lives, for logs and messages: the file, or the database URL with its password masked. */
+  readonly where: string;
+  /**
+   * One write: `work` runs against the store's port; resolves with its result once that is durable. Rejects with
+   * `StoreUnavailableError` when the store cannot take it (nothing was stored), `WriteAbandonedError` when `signal`
+   * aborted before it was taken, or with what `work` threw (nothing of it was stored). `announce` says what the change
+   * was, for other instances (PostgreSQL tells them as the transaction commits).
+   */
+  write<T>(work: (tx: QueueTx) => Promise<T>, options?: WriteOptions<T>): Promise<T>;
+  /** Reads of what is stored (never a write still on its way). */
+  readonly reads: AsyncRows;
+  readonly due: Pick<DispatchQueue, "dueForCheck" | "dueForTarget" | "nextWakeAt" | "pendingCount" | "release">;
+  /** Whether a write would be taken right now, and why not; from memory. */
+  health(): StoreHealth;
+  /** Other instances' changes (PostgreSQL); `listener` is told each one. */
+  onOtherInstance?(listener: (event: QueueEvent) => void): void;
+  /** Runs at each maintenance tick after the history is pruned (sql.js: folds a quiet journal into the file). */
+  maintain?(): Promise<void>;
+  /** Requests found in a plex_autoscan queue file at open (sql.js): queued by the composition, then `imported()`. */
+  readonly legacy?: { readonly requests: readonly ScanRequest[]; readonly backup: string; imported(): Promise<void> };
+  close(): Promise<void>;
+}
+
+export interface WriteOptions<T> {
+  readonly signal?: AbortSignal;
+  readonly announce?: (result: T) => QueueEvent;
+}
+
+export interface StoreHealth {
+  /** Whether a write would be taken right now. */
+  readonly writable: boolean;
+  /** Why not, with the fix, in words. */
+  readonly problem?: string;
+  /** Since when (ms since the epoch). */
+  readonly since?: number;
+}
+
+/** A stored change as the dispatchers and the console hear of it: new work that may be due in `inMs`, or any change. */
+export type QueueEvent = { readonly kind: "work"; readonly inMs: number } | { readonly kind: "change" };
