@@ -15,8 +15,6 @@ export interface QueueSinkOptions {
    *  stored. */
   readonly store: (requests: readonly ScanRequest[], options: ScanSinkOptions) => Promise<EnqueueOutcome>;
   readonly log: Logger;
-  /** Told, once the work is durable, how soon (ms from now) it may be due at the earliest. */
-  readonly notify: (inMs: number) => void;
   /** Looks a path of `unknown` kind up on disk before it is merged (file → its folder, folder → itself). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
 }
@@ -39,7 +37,6 @@ export function createQueueSink(options: QueueSinkOptions): ScanSink {
       : requests;
     const outcome = await store(resolved, sinkOptions);
     logIntake(log, outcome.events, outcome.at, sinkOptions.origin);
-    if (outcome.earliestDue < Number.POSITIVE_INFINITY) options.notify(outcome.earliestDue - outcome.at);
     return { items: outcome.items };
   };
 }

@@ -113,8 +113,6 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
         sinkOptions.signal,
       ),
     log,
-    // `write` has told the dispatcher already.
-    notify: () => undefined,
     ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
   });
 

@@ -4,7 +4,7 @@ import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/wor
 import type { ItemRow } from "../sqljs/rows.ts";
 import type { StoreClock } from "./database-clock.ts";
 import type { PgPool } from "./pool.ts";
-import { toPgPlaceholders } from "./pg-rows.ts";
+import { toPgPlaceholders } from "./pg-reads.ts";
 import { inTransaction } from "./transaction.ts";
 
 /**

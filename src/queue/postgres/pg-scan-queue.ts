@@ -10,7 +10,7 @@ import { createStoreClock, type StoreClock } from "./database-clock.ts";
 import { createDatabaseHealth, untilReachable } from "./database-health.ts";
 import { migratePostgres } from "./migrate.ts";
 import { pgMigrations } from "./migrations/index.ts";
-import { pgRows } from "./pg-rows.ts";
+import { pgRows } from "./pg-reads.ts";
 import { pgTx } from "./pg-tx.ts";
 import { classifyDatabaseError, maskDatabaseUrl, openPgPool, type PgPool } from "./pool.ts";
 import { listenForQueueEvents, sendQueueEvent } from "./queue-events.ts";

@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { Logger } from "../../core/logger.ts";
+import type { QueueEvent } from "../store-adapter.ts";
 import type { PgQueryable } from "./pool.ts";
 
 /**
@@ -10,7 +11,6 @@ import type { PgQueryable } from "./pool.ts";
  */
 export const QUEUE_CHANNEL = "autoscan_queue";
 
-export type QueueEvent = { readonly kind: "work"; readonly inMs: number } | { readonly kind: "change" };
 
 /** Payload `<instance> w:<ms>` or `<instance> c`: an instance hears its own changes directly, not through here. */
 export async function sendQueueEvent(db: PgQueryable, from: string, event: QueueEvent): Promise<void> {
