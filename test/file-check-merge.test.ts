@@ -58,6 +58,8 @@ describe("kinds are looked up, not guessed into a wider scan", () => {
     await h.touch("/movies/Heat (1995)/Heat (1995).mkv");
     await h.touch("/movies/Heat (1995)/Heat (1995).en.forced.subtitles");
     await h.enqueue(manual("/movies/Heat (1995)/Heat (1995).mkv"), manual("/movies/Heat (1995)/Heat (1995).en.forced.subtitles"));
+    // Looked up once stored and answered: in the background, within moments.
+    for (let i = 0; i < 100 && (await h.queue.listPending()).length !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await h.queue.listPending()).map((item) => item.folder)).toEqual(["/movies/Heat (1995)"]);
     await h.advance(SCAN_DELAY_MS);
     expect(plex.folders()).toEqual(["/movies/Heat (1995)"]);

@@ -412,6 +412,27 @@ function describeHungMount(): void {
       expect(running.stdout()).toMatch(new RegExp(`Mount '${mount.dir}' answers again: 1 folder\\(s\\) that waited for it are checked now\\.`));
     }, 60_000);
 
+    it("answers manual requests for paths on the hung mount at once: stored first, the disk asked later", async () => {
+      const { port, running } = await serve({
+        SERVER_SCAN_DELAY: 60,
+        SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${mount.dir}/`]: ["/data/TV/Hung/"], [`${dir}/media/TV/`]: ["/data/TV/"] },
+      });
+      const manual = (path: string): Promise<{ value: number; ms: number }> =>
+        timed(
+          fetch(`http://127.0.0.1:${port}/${SERVER_PASS}`, {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams({ eventType: "Manual", filepath: path }).toString(),
+            signal: AbortSignal.timeout(10_000),
+          }).then((response) => response.status, () => 0),
+        );
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => manual(`/data/TV/Hung/Show ${String(i)}/Season 01/e1.mkv`)));
+      expect(answers.map((a) => a.value), running.stdout()).toEqual(answers.map(() => 200));
+      // A stat on the hung mount takes 5 s to give up: no answer waited for one.
+      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(2_000);
+      expect(((await api(port, "queue")).queue as unknown[]).length).toBe(8);
+    }, 60_000);
+
     it("a mount that appeared after the start is named when it hangs, never '/': a folder on a healthy disk is scanned", async () => {
       const { port, running } = await serve({
         SERVER_MAX_FILE_CHECKS: 3,

@@ -5,18 +5,15 @@ import { isAbsolutePath } from "../paths/normalize.ts";
 import type { EnqueueEvent, EnqueueOutcome } from "./rules/enqueue.ts";
 
 /**
- * The queue's `ScanSink`: validates, resolves what a path of unknown kind names on disk, merges the requests into
- * the queue in one store write (`store`: the embedded store's or PostgreSQL's), and resolves once that write is
- * durable. The embedded store puts writes that arrive together into one log record, so many webhooks at once cost
- * few fsyncs; PostgreSQL commits each batch in one transaction.
+ * The queue's `ScanSink`: validates, merges the requests into the queue in one store write (`store`), and resolves
+ * once that write is durable; it never waits on a media disk. The embedded store puts writes that arrive together into
+ * one log record, so many webhooks at once cost few fsyncs; PostgreSQL commits each call in a short transaction.
  */
 export interface QueueSinkOptions {
   /** Merges the requests into the queue, durably, at the store's time (the outcome's `at`); rejects when nothing was
    *  stored. */
   readonly store: (requests: readonly ScanRequest[], options: ScanSinkOptions) => Promise<EnqueueOutcome>;
   readonly log: Logger;
-  /** Looks a path of `unknown` kind up on disk before it is merged (file → its folder, folder → itself). */
-  readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
 }
 
 const KINDS: ReadonlySet<string> = new Set(["file", "folder", "unknown"]);
@@ -31,11 +28,7 @@ export function createQueueSink(options: QueueSinkOptions): ScanSink {
     }
     const odd = requests.find((request) => !KINDS.has(request.kind));
     if (odd) throw new BadRequestError(`Scan path '${odd.path}' has kind '${String(odd.kind)}'; expected file, folder or unknown`);
-    const { resolveKind } = options;
-    const resolved = resolveKind
-      ? await Promise.all(requests.map((request) => (request.kind === "unknown" ? resolveKind(request) : request)))
-      : requests;
-    const outcome = await store(resolved, sinkOptions);
+    const outcome = await store(requests, sinkOptions);
     logIntake(log, outcome.events, outcome.at, sinkOptions.origin);
     return { items: outcome.items };
   };

@@ -10,7 +10,8 @@ import { countByState, countHistory, findItem, listHistoryItems, listPendingItem
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
 import { beginAttempt, failWaitingFor, recordCheck, recordFailure, recordInterrupted, recordScan } from "./rules/dispatch-records.ts";
-import { enqueueRequests, type MergePolicy } from "./rules/enqueue.ts";
+import { enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
+import { resolveWorkUnit } from "./work-unit.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-adapter.ts";
 
@@ -71,7 +72,7 @@ export interface ComposeOptions extends QueueSettings {
   readonly log: Logger;
   /** How often history is pruned (and the adapter's own maintenance runs; default 10 minutes). */
   readonly maintenanceIntervalMs?: number;
-  /** Looks a path of `unknown` kind up on disk before it is merged (see `resolve-kind.ts`). */
+  /** Looks a path of `unknown` kind up on disk, after it is stored and answered (see `resolve-kind.ts`). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
 }
 
@@ -106,15 +107,41 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
   }
 
   const enqueue = createQueueSink({
-    store: (requests, sinkOptions) =>
-      write(
+    async store(requests, sinkOptions) {
+      const outcome = await write(
         (tx) => enqueueRequests(tx, requests, policy),
-        (outcome) => (outcome.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: outcome.earliestDue - outcome.at } : change()),
+        (stored) => (stored.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: stored.earliestDue - stored.at } : change()),
         sinkOptions.signal,
-      ),
+      );
+      lookUpKinds(outcome);
+      return outcome;
+    },
     log,
-    ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
   });
+
+  /**
+   * Paths of unknown kind are looked up on disk once they are stored and answered (never before: a disk that hangs
+   * must not hold a request up). One that is a file moves to its folder with the wait it was given; one that is a
+   * folder, or is not there yet, stays as it is, and the file checks look again when it is due.
+   */
+  function lookUpKinds(outcome: EnqueueOutcome): void {
+    const { resolveKind } = options;
+    if (!resolveKind) return;
+    for (const event of outcome.events) {
+      if (event.request.kind !== "unknown" || event.request.deleted) continue;
+      void resolveKind(event.request)
+        .then(async (resolved) => {
+          if (resolved.kind !== "file") return;
+          const folder = resolveWorkUnit(resolved).folder;
+          const moved = await write(
+            (tx) => moveToFolder(tx, event.itemId, folder, outcome.at, policy),
+            (out) => (out ? { kind: "work", inMs: Math.max(0, out.dueAt - outcome.at) } : change()),
+          );
+          if (moved) log.debug({ id: moved.id, path: event.request.path, folder }, `'${event.request.path}' is a file: it waits with its folder '${folder}'.`);
+        })
+        .catch((error: unknown) => log.debug({ err: error, path: event.request.path }, "Could not look up what a requested path is; the file check looks later"));
+    }
+  }
 
   const prune = async (): Promise<void> => {
     const dropped = await write((tx) => pruneHistory(tx, maxDays, maxRows));
@@ -151,7 +178,13 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     ...store.due,
     enqueue,
     file: store.where,
-    recordCheck: (id, rev, result) => write((tx) => recordCheck(tx, id, rev, result)),
+    async recordCheck(id, rev, result) {
+      const moved = await write((tx) => recordCheck(tx, id, rev, result, policy), (out) => (out ? { kind: "work", inMs: out.waitMs } : change()));
+      if (moved) {
+        const seconds = String(Math.round(moved.waitMs / 1000));
+        log.info({ id, folder: moved.movedTo }, `A requested path turned out to be a file: its requests wait with the folder '${moved.movedTo}' (scan in ${seconds} s).`);
+      }
+    },
     beginAttempt: (id, rev, targets) => write((tx) => beginAttempt(tx, id, rev, targets)),
     async recordScan(id, rev, target, outcome, allTargets) {
       const result = await write((tx) => recordScan(tx, id, rev, target, outcome, allTargets));

@@ -55,6 +55,8 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
         "INSERT INTO requests (item_id, path, kind, deleted, source, event, received_path, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         [row.item_id, row.path, row.kind, row.deleted, row.source, row.event, row.received_path, row.at],
       )),
+    onlyUnknownRequests: async (itemId) =>
+      (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = $1 AND (kind <> 'unknown' OR deleted = 1)", [itemId]))[0]?.n === 0,
     countRequests: async (itemId) => (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = $1", [itemId]))[0]?.n ?? 0,
     keepFirstRequests: async (itemId, keep) =>
       void (await run(

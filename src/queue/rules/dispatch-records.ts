@@ -1,5 +1,7 @@
 import type { ScanOutcome } from "../../core/target.ts";
 import type { AttemptStart, CheckResult, FailureRecord } from "../dispatch/dispatch-port.ts";
+import { resolveWorkUnit } from "../work-unit.ts";
+import { moveToFolder, type MergePolicy } from "./enqueue.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
 
@@ -35,12 +37,32 @@ async function current(tx: QueueTx, id: number, rev: number): Promise<ItemRow | 
   return item?.state === "pending" && item.rev === rev ? item : undefined;
 }
 
-export async function recordCheck(tx: QueueTx, id: number, rev: number, result: CheckResult): Promise<void> {
+/**
+ * A file check's result. A folder keyed by a path of unknown kind that the check found to be a file is not scanned as
+ * it is: its requests go to the file's folder (`moveToFolder`), to merge with the season's other files, and are
+ * checked there. Answers where they went, then.
+ */
+export async function recordCheck(
+  tx: QueueTx,
+  id: number,
+  rev: number,
+  result: CheckResult,
+  policy: MergePolicy,
+): Promise<{ readonly movedTo: string; readonly waitMs: number } | undefined> {
   const item = await current(tx, id, rev);
-  if (!item) return;
+  if (!item) return undefined;
+  if (result.kind === "ready") {
+    const folder = resolveWorkUnit({ path: result.scanFolder, kind: "folder" }).folder;
+    const moved = folder === item.folder ? undefined : await moveToFolder(tx, id, folder, tx.now, policy);
+    if (moved) {
+      await tx.releaseClaim(moved.id);
+      return { movedTo: folder, waitMs: Math.max(0, moved.dueAt - tx.now) };
+    }
+  }
   await storeItem(tx, afterCheck(item, result, tx.now));
   // Checked: its scans go to whichever instance asks first, so no instance builds a backlog only it may send.
   await tx.releaseClaim(id);
+  return undefined;
 }
 
 /**

@@ -69,6 +69,60 @@ export async function enqueueRequests(tx: QueueTx, requests: readonly ScanReques
 }
 
 /** A new waiting folder (its first request is stored beside it). */
+/**
+ * A path of unknown kind (a manual request, `?path=`) waits keyed by the path itself, never widened by guessing from
+ * its name. Once a look at the disk finds it is a file, its requests arrive at the file's folder, at `arrivedAt`: they
+ * join the folder's waiting item (merged as any request for it is), or the item becomes that folder's. Six manual
+ * requests for the files of one season become one scan however late the files reach the disk. `arrivedAt` is the
+ * request's own time when the look came right after it (the wait is the one it was given), and the store's time when
+ * a file check found the file later (the folder then waits a merge delay for the season's other files). Answers the
+ * item the requests wait in now, or nothing when the item changed meanwhile (another request told its kind).
+ */
+export async function moveToFolder(
+  tx: QueueTx,
+  id: number,
+  folder: string,
+  arrivedAt: number,
+  policy: MergePolicy,
+): Promise<{ readonly id: number; readonly merged: boolean; readonly dueAt: number } | undefined> {
+  const peek = await tx.item(id);
+  if (peek?.state !== "pending" || peek.folder === folder) return undefined;
+  await tx.lockFolders([peek.folder, folder]);
+  const item = await tx.item(id);
+  if (item?.state !== "pending" || item.folder === folder || !(await tx.onlyUnknownRequests(id))) return undefined;
+  const waiting = await tx.pendingItem(folder);
+  if (waiting) {
+    await tx.moveRequests(id, waiting.id);
+    await tx.deleteItem(id);
+    // New work for the folder: every target scans it again, a scan already running does not count for it.
+    await tx.clearTargets(waiting.id);
+    const merged: ItemRow = {
+      ...waiting,
+      last_at: Math.max(waiting.last_at, arrivedAt),
+      due_at: Math.max(waiting.due_at, Math.min(arrivedAt + policy.delayMs, waiting.first_at + 3 * policy.delayMs)),
+      rev: waiting.rev + 1,
+      scan_folder: null,
+      files: null,
+      checks: 0,
+    };
+    await tx.updateItem(merged);
+    return { id: waiting.id, merged: true, dueAt: merged.due_at };
+  }
+  const became: ItemRow = {
+    ...item,
+    folder,
+    priority: resolvePriority(folder, policy.priorities),
+    due_at: Math.max(item.due_at, arrivedAt + policy.delayMs),
+    next_at: 0,
+    rev: item.rev + 1,
+    scan_folder: null,
+    files: null,
+    checks: 0,
+  };
+  await tx.updateItem(became);
+  return { id, merged: false, dueAt: became.due_at };
+}
+
 function newItemRow(folder: string, now: number, policy: MergePolicy): Omit<ItemRow, "id"> {
   return {
     folder,

@@ -29,6 +29,8 @@ export interface QueueTx {
   /** Stores a request (the store numbers requests in arrival order). */
   addRequest(row: NewRequest): Promise<void>;
   countRequests(itemId: number): Promise<number>;
+  /** Whether every request of the item has a kind no one knows yet (`unknown`: its key is the path as given). */
+  onlyUnknownRequests(itemId: number): Promise<boolean>;
   /** Keeps an item's first `keep` requests (by arrival). */
   keepFirstRequests(itemId: number, keep: number): Promise<void>;
   moveRequests(fromItem: number, toItem: number): Promise<void>;

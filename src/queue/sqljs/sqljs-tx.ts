@@ -36,6 +36,8 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
         [row.item_id, row.path, row.kind, row.deleted, row.source, row.event],
       ) !== undefined,
     addRequest: async (row) => tx.apply({ k: "req", r: { ...row, id: tx.newRequestId() } }),
+    onlyUnknownRequests: async (itemId) =>
+      rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = ? AND (kind <> 'unknown' OR deleted = 1)", [itemId])?.n === 0,
     countRequests: async (itemId) => rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = ?", [itemId])?.n ?? 0,
     keepFirstRequests: async (itemId, keep) => tx.apply({ k: "trim", id: itemId, keep }),
     async moveRequests(fromItem, toItem) {

@@ -69,9 +69,12 @@ function itemHtml(model: QueuePageModel, item: QueueItemView): string {
     `<li>First request ${timeTag(item.firstRequestAt, now)}</li>`,
   ].join("");
   const scanFolder = item.scanFolder && item.scanFolder !== item.folder ? `<p class="small muted">Scans ${pathHtml(item.scanFolder)}</p>` : "";
+  // Keyed by a path no one said the kind of (a manual request), not found on disk yet: it is not a folder to scan.
+  const unresolved = item.requests.length > 0 && item.requests.every((r) => r.kind === "unknown" && !r.deleted) && !item.scanFolder;
+  const note = unresolved ? `<p class="small muted">Not on disk yet: a file joins its folder's scan once it appears; a folder is scanned as it is.</p>` : "";
   const error = item.lastError ? `<p class="reason"><b>Last error:</b> ${escapeHtml(item.lastError)}</p>` : "";
   return `<li class="item" data-key="item-${item.id}">
-<div><p class="folder">${pathHtml(item.folder)}</p>${scanFolder}
+<div><p class="folder">${pathHtml(item.folder)}</p>${scanFolder}${note}
 <ul class="facts">${facts}</ul>
 ${targetsHtml(item, model.targets, now)}${error}${requestsHtml(item, now)}</div>
 <div class="actions">${actionForm(model.shell, item, "scan", model.self)}${actionForm(model.shell, item, "delete", model.self)}</div>
