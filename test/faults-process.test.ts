@@ -99,7 +99,7 @@ describeFaults("faults: a media mount whose stat never returns (hung FUSE)", pro
       for (let n = 0; n < 6; n++) ledger.record(await sendScan(server, hungDir, ledger.take(), { timeoutMs: 10_000 }));
       expect([...ledger.acked].length, JSON.stringify([...ledger.refused])).toBe(6);
       // Manual requests of unknown kind under the hung mount: stored and answered first, looked up on disk only
-      // afterwards, so the hang never holds their answer up (within 2 s, far below the stat's 5 s timeout).
+      // afterwards, so the hang never holds their answer up (below the stat's 5 s timeout even on a busy machine).
       const manualStarted = Date.now();
       const manual = [sendManual(server, join(hungDir, "show-manual-1"), 20_000), sendManual(server, join(hungDir, "show-manual-2"), 20_000)];
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -116,7 +116,7 @@ describeFaults("faults: a media mount whose stat never returns (hung FUSE)", pro
       const manualAnswered = await Promise.all(manual.map((sent) => sent.then((outcome) => ({ outcome, ms: Date.now() - manualStarted }))));
       for (const { outcome, ms } of manualAnswered) {
         expect(outcome.status, `manual request under the hung mount: ${"error" in outcome ? outcome.error : outcome.body}`).toBe(200);
-        expect(ms, "a manual request under the hung mount waited for the disk").toBeLessThan(2_000);
+        expect(ms, "a manual request under the hung mount waited for the disk").toBeLessThan(4_000);
       }
       expect(server.exited()).toBe(false);
       // The scenario happened: the file checks did reach the hung mount, and the log names it.

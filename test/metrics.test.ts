@@ -148,7 +148,10 @@ describe("GET /<SERVER_PASS>/metrics", () => {
     expect(sumOf(families, "autoscan_request_to_scan_seconds_bucket", { target: "plex", le: "+Inf" })).toBe(2);
     expect(sumOf(families, "autoscan_target_call_duration_seconds_count", { target: "plex", operation: "scan", result: "ok" })).toBe(2);
     expect(sumOf(families, "autoscan_target_call_duration_seconds_count", { target: "plex", operation: "refresh_section" })).toBe(2);
-    expect(sumOf(families, "autoscan_file_checks_total", { result: "found" })).toBe(2);
+    // The manual path (kind unknown, looked up after it was answered) may be checked once as itself before it joins
+    // its folder (SERVER_SCAN_DELAY 0 here: due at once), then its folder is checked: 2 or 3 checks that found files.
+    expect(sumOf(families, "autoscan_file_checks_total", { result: "found" })).toBeGreaterThanOrEqual(2);
+    expect(sumOf(families, "autoscan_file_checks_total", { result: "found" })).toBeLessThanOrEqual(3);
     expect(sumOf(families, "autoscan_store_write_duration_seconds_count")).toBeGreaterThanOrEqual(2);
     expect(sumOf(families, "autoscan_store_write_failures_total")).toBe(0);
     expect(familyOf(families, "autoscan_drive_polls_total")?.type).toBe("counter");

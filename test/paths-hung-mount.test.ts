@@ -428,8 +428,8 @@ function describeHungMount(): void {
         );
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => manual(`/data/TV/Hung/Show ${String(i)}/Season 01/e1.mkv`)));
       expect(answers.map((a) => a.value), running.stdout()).toEqual(answers.map(() => 200));
-      // A stat on the hung mount takes 5 s to give up: no answer waited for one.
-      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(2_000);
+      // A stat on the hung mount takes 5 s to give up: no answer waited for one (before, each took 5 s).
+      expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(4_000);
       expect(((await api(port, "queue")).queue as unknown[]).length).toBe(8);
     }, 60_000);
 
