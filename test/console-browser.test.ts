@@ -69,10 +69,21 @@ async function seedHistory(dataDir: string): Promise<void> {
         event: "Download",
       };
     });
+  /** Each folder of a new batch is checked, sent to Plex, and given up on at its first failure. */
   const fail = async (count: number, reason: string): Promise<void> => {
     await queue.enqueue(batch(count));
-    // Every folder (even one due a second from now) has waited long enough: the whole batch fails.
-    await queue.failWaitingFor("plex", -1000, reason);
+    const at = Date.now() + 1000;
+    for (let checked = await queue.dueForCheck(at, 1000, new Set()); checked.length > 0; checked = await queue.dueForCheck(at, 1000, new Set())) {
+      await Promise.all(checked.map((item) => queue.recordCheck(item.id, item.rev, { kind: "ready", checks: 1, scanFolder: item.folder, files: [] })));
+    }
+    for (let due = await queue.dueForTarget("plex", at, 1000, new Set()); due.length > 0; due = await queue.dueForTarget("plex", at, 1000, new Set())) {
+      await Promise.all(
+        due.map(async (item) => {
+          await queue.beginAttempt(item.id, item.rev);
+          await queue.recordFailure(item.id, item.rev, "plex", { error: reason, retryInMs: 0, retryMaxMs: 0 }, ["plex"]);
+        }),
+      );
+    }
   };
   try {
     await fail(9_000, "Plex did not answer for 30 minutes (connection refused at 127.0.0.1:32400).");

@@ -486,8 +486,8 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
         const reason = `${target}: unavailable`;
         return {
           what: `failWaitingFor(${target})`,
-          result: live.queue.failWaitingFor(target, write.agoMs, reason),
-          expected: () => model.failWaitingFor(target, write.agoMs, reason),
+          result: live.queue.failWaitingFor(target, write.agoMs, reason, live.settings.targets),
+          expected: () => model.failWaitingFor(target, write.agoMs, reason, live.settings.targets),
         };
       }
     }
@@ -524,8 +524,8 @@ async function runSteps(adapter: QueueAdapter, initial: Settings, ops: readonly 
       const failure = { error: `${target}: boom`, retryInMs: how.ms, retryMaxMs: how.retryMaxMs };
       return {
         what,
-        result: live.queue.recordFailure(item.id, item.rev, failure),
-        expected: () => model.recordFailure(item.id, item.rev, failure),
+        result: live.queue.recordFailure(item.id, item.rev, target, failure, live.settings.targets),
+        expected: () => model.recordFailure(item.id, item.rev, target, failure, live.settings.targets),
       };
     }
     const outcome: ScanOutcome =

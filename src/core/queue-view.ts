@@ -28,6 +28,17 @@ export interface QueueItemView {
   readonly requestsDropped: number;
   /** The targets that finished this folder (a retry re-sends only to the others). */
   readonly targets: readonly TargetView[];
+  /** Targets that failed this folder: each waits on its own (`nextAttemptAt`), or was given up (`failed`). */
+  readonly deliveries: readonly DeliveryView[];
+}
+
+export interface DeliveryView {
+  readonly target: string;
+  readonly attempts: number;
+  /** Not sent to this target before then (absent once given up). */
+  readonly nextAttemptAt?: number;
+  readonly lastError: string;
+  readonly failed: boolean;
 }
 
 export interface RequestView {

@@ -1,6 +1,6 @@
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { AsyncRows as RowAccess } from "./rows-async.ts";
-import type { ItemRow, ItemState, RequestRow, TargetRow } from "./sqljs/rows.ts";
+import type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "./rules/rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
 
@@ -81,6 +81,7 @@ function pageParams(page: PageOptions): [number, number] {
 async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
   const requests = await rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
   const targets = await rows.all<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? ORDER BY target", [item.id]);
+  const deliveries = await rows.all<DeliveryRow>("SELECT * FROM deliveries WHERE item_id = ? ORDER BY target", [item.id]);
   return {
     id: item.id,
     folder: item.folder,
@@ -110,6 +111,13 @@ async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
       status: t.status,
       ...(t.detail === null ? {} : { detail: t.detail }),
       at: t.at,
+    })),
+    deliveries: deliveries.map((d) => ({
+      target: d.target,
+      attempts: d.attempts,
+      ...(d.failed ? {} : { nextAttemptAt: d.next_at }),
+      lastError: d.last_error,
+      failed: d.failed === 1,
     })),
   };
 }

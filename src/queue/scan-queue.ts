@@ -191,14 +191,14 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       if (result?.completed) finished(1);
       return result;
     },
-    async recordFailure(id, rev, failure) {
-      const result = await write((tx) => recordFailure(tx, id, rev, failure));
+    async recordFailure(id, rev, target, failure, allTargets) {
+      const result = await write((tx) => recordFailure(tx, id, rev, target, failure, allTargets));
       if (result.failed) finished(1);
       return result;
     },
     recordInterrupted: (id) => write((tx) => recordInterrupted(tx, id)),
-    async failWaitingFor(target, waitedMs, reason) {
-      const count = await write((tx) => failWaitingFor(tx, target, waitedMs, reason));
+    async failWaitingFor(target, waitedMs, reason, allTargets) {
+      const count = await write((tx) => failWaitingFor(tx, target, waitedMs, reason, allTargets));
       finished(count);
       return count;
     },

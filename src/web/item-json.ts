@@ -13,6 +13,7 @@ export function itemJson(item: QueueItemView): Record<string, unknown> {
     ...(item.finishedAt === undefined ? {} : { finishedAt: iso(item.finishedAt) }),
     requests: item.requests.map((request) => ({ ...request, at: iso(request.at) })),
     targets: item.targets.map((target) => ({ ...target, at: iso(target.at) })),
+    deliveries: item.deliveries.map((d) => ({ ...d, ...(d.nextAttemptAt === undefined ? {} : { nextAttemptAt: iso(d.nextAttemptAt) }) })),
   };
 }
 

@@ -83,6 +83,16 @@ interface ModelItem {
   /** Requests let go when the folder finished: it keeps its first `HISTORY_REQUESTS_KEPT`. */
   requestsDropped: number;
   targets: Record<string, ModelTarget>;
+  /** Targets that failed the folder: each waits on its own, or was given up. */
+  deliveries: Record<string, ModelDelivery>;
+}
+
+interface ModelDelivery {
+  attempts: number;
+  nextAt: number;
+  firstFailedAt: number;
+  lastError: string;
+  failed: boolean;
 }
 
 /** A finished folder keeps this many of its requests, oldest first. */
@@ -117,9 +127,9 @@ export interface QueueModel {
   recordScan(id: number, rev: number, target: string, outcome: ScanOutcome, allTargets: readonly string[]):
     | { completed: boolean }
     | undefined;
-  recordFailure(id: number, rev: number, failure: FailureRecord): { failed: boolean };
+  recordFailure(id: number, rev: number, target: string, failure: FailureRecord, allTargets: readonly string[]): { failed: boolean };
   recordInterrupted(id: number): void;
-  failWaitingFor(target: string, waitedMs: number, reason: string): number;
+  failWaitingFor(target: string, waitedMs: number, reason: string, allTargets: readonly string[]): number;
   retry(id: number): boolean;
   remove(id: number): boolean;
   pendingCount(): number;
@@ -158,6 +168,21 @@ function modelOver(state: ModelState): QueueModel {
     item.firstFailedAt = undefined;
     item.lastError = undefined;
     item.finishedAt = undefined;
+  };
+  /** Finished once every target has delivered the folder or been given up: failed if any was given up. */
+  const settle = (item: ModelItem, allTargets: readonly string[]): void => {
+    const givenUp = Object.entries(item.deliveries)
+      .filter(([, d]) => d.failed)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const through = new Set([...Object.keys(item.targets), ...givenUp.map(([target]) => target)]);
+    if (!allTargets.every((name) => through.has(name))) return;
+    if (givenUp.length === 0) return finish(item, "done", undefined);
+    const error = givenUp.map(([target, d]) => (d.lastError.startsWith(`${target}:`) ? d.lastError : `${target}: ${d.lastError}`)).join("; ");
+    finish(item, "failed", error);
+  };
+  const waitsFor = (item: ModelItem, target: string): boolean => {
+    const delivery = item.deliveries[target];
+    return delivery !== undefined && (delivery.failed || delivery.nextAt > state.now);
   };
   /** New work: results started before it do not count, and the files are checked again. */
   const newWork = (item: ModelItem, keepChecks: boolean): void => {
@@ -231,6 +256,7 @@ function modelOver(state: ModelState): QueueModel {
             requests: [{ ...row, arrival: state.nextArrival++ }],
             requestsDropped: 0,
             targets: {},
+            deliveries: {},
           });
           return { id, folder, merged: false };
         }
@@ -248,6 +274,7 @@ function modelOver(state: ModelState): QueueModel {
         if (!repeated) {
           item.requests.push({ ...row, arrival: state.nextArrival++ });
           item.targets = {};
+          item.deliveries = {};
           newWork(item, row.deleted);
         }
         return { id: item.id, folder, merged: true };
@@ -261,12 +288,12 @@ function modelOver(state: ModelState): QueueModel {
         .map(toWorkItem),
     dueForTarget: (target, limit, skip) =>
       pending()
-        .filter((item) => isReady(item) && item.scanFolder !== undefined && !(target in item.targets) && !skip.has(item.id))
+        .filter((item) => isReady(item) && item.scanFolder !== undefined && !(target in item.targets) && !waitsFor(item, target) && !skip.has(item.id))
         .slice(0, limit)
         .map(toWorkItem),
     nextReadyAt() {
       const times = pending()
-        .map((item) => Math.max(item.dueAt, item.nextAt))
+        .flatMap((item) => [Math.max(item.dueAt, item.nextAt), ...Object.values(item.deliveries).filter((d) => !d.failed).map((d) => d.nextAt)])
         .filter((at) => at > state.now);
       return times.length === 0 ? undefined : Math.min(...times);
     },
@@ -302,38 +329,51 @@ function modelOver(state: ModelState): QueueModel {
       if (!item) return undefined;
       item.unfinished = Math.max(0, item.unfinished - 1);
       if (item.rev !== rev) return undefined;
+      delete item.deliveries[target];
       item.targets[target] =
         outcome.status === "scanned"
           ? { status: "scanned", ...(outcome.detail === undefined ? {} : { detail: outcome.detail }), at: state.now }
           : { status: "skipped", detail: outcome.reason, at: state.now };
-      const completed = allTargets.every((name) => name in item.targets);
-      if (completed) finish(item, "done", undefined);
-      return { completed };
+      settle(item, allTargets);
+      return { completed: item.state !== "pending" };
     },
-    recordFailure(id, rev, failure) {
+    recordFailure(id, rev, target, failure, allTargets) {
       const item = pendingWith(id);
       if (!item) return { failed: false };
       item.unfinished = Math.max(0, item.unfinished - 1);
       if (item.rev !== rev) return { failed: false };
       item.attempts += 1;
-      item.firstFailedAt ??= state.now;
       item.lastError = failure.error;
-      if (state.now - item.firstFailedAt >= failure.retryMaxMs) {
-        finish(item, "failed", failure.error);
-        return { failed: true };
-      }
-      item.nextAt = state.now + failure.retryInMs;
-      return { failed: false };
+      const before = item.deliveries[target];
+      const firstFailedAt = before?.firstFailedAt ?? state.now;
+      const givenUp = state.now - firstFailedAt >= failure.retryMaxMs;
+      item.deliveries[target] = {
+        attempts: (before?.attempts ?? 0) + 1,
+        nextAt: givenUp ? 0 : state.now + failure.retryInMs,
+        firstFailedAt,
+        lastError: failure.error,
+        failed: givenUp,
+      };
+      if (givenUp) settle(item, allTargets);
+      return { failed: givenUp };
     },
     recordInterrupted(id) {
       const item = pendingWith(id);
       if (item && item.unfinished > 0) item.unfinished -= 1;
     },
-    failWaitingFor(target, waitedMs, reason) {
-      const dueBefore = state.now - waitedMs;
-      const waiting = pending().filter((item) => item.dueAt <= dueBefore && !(target in item.targets));
-      for (const item of waiting) finish(item, "failed", reason);
-      return waiting.length;
+    failWaitingFor(target, waitedMs, reason, allTargets) {
+      const since = state.now - waitedMs;
+      const failing = pending().filter((item) => {
+        const delivery = item.deliveries[target];
+        return delivery !== undefined && !delivery.failed && delivery.firstFailedAt <= since;
+      });
+      for (const item of failing) {
+        const delivery = item.deliveries[target] as ModelDelivery;
+        item.deliveries[target] = { ...delivery, failed: true, nextAt: 0, lastError: reason };
+        item.lastError = reason;
+        settle(item, allTargets);
+      }
+      return failing.length;
     },
 
     retry(id) {
@@ -341,6 +381,7 @@ function modelOver(state: ModelState): QueueModel {
       if (!item) return false;
       if (item.state === "pending") {
         fresh(item);
+        item.deliveries = {};
         item.dueAt = Math.min(item.dueAt, state.now);
         return true;
       }
@@ -349,12 +390,14 @@ function modelOver(state: ModelState): QueueModel {
         waiting.requests = [...waiting.requests, ...item.requests].sort((a, b) => a.arrival - b.arrival);
         state.items = state.items.filter((other) => other !== item);
         waiting.targets = {};
+        waiting.deliveries = {};
         fresh(waiting);
         newWork(waiting, false);
         waiting.dueAt = Math.min(waiting.dueAt, state.now);
         return true;
       }
       if (item.state === "done") item.targets = {};
+      item.deliveries = {};
       item.state = "pending";
       fresh(item);
       newWork(item, false);
@@ -427,5 +470,14 @@ function toView(item: ModelItem): QueueItemView {
     targets: Object.entries(item.targets)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([target, result]) => ({ target, ...result })),
+    deliveries: Object.entries(item.deliveries)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([target, d]) => ({
+        target,
+        attempts: d.attempts,
+        ...(d.failed ? {} : { nextAttemptAt: d.nextAt }),
+        lastError: d.lastError,
+        failed: d.failed,
+      })),
   };
 }

@@ -78,6 +78,7 @@ export function itemView(fields: Partial<QueueItemView> & Pick<QueueItemView, "i
     requests: [],
     requestsDropped: 0,
     targets: [],
+    deliveries: [],
     ...fields,
   };
 }

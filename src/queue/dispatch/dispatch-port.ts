@@ -39,10 +39,10 @@ export type CheckResult =
 
 export interface FailureRecord {
   readonly error: string;
-  /** In how long this folder may be tried again (its own backoff, which a target coming back does not reset); the
-   *  store adds it to its own clock. */
+  /** In how long this target may be sent the folder again (the delivery's own backoff, which a target coming back
+   *  does not reset); the store adds it to its own clock. */
   readonly retryInMs: number;
-  /** An item that has been failing for longer than this becomes `failed`. */
+  /** A delivery that has been failing for longer than this is given up. */
   readonly retryMaxMs: number;
 }
 
@@ -58,7 +58,8 @@ export interface DispatchQueue {
    * instance does not get them while this one holds them.
    */
   dueForCheck(now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
-  /** Due, checked items that `target` has not scanned yet, in dispatch order (priority, then oldest). */
+  /** Due, checked items that `target` has not scanned yet and whose delivery to it does not wait (a failed one's
+   *  backoff), in dispatch order (priority, then oldest). */
   dueForTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): Promise<WorkItem[]>;
   /** The earliest time after `now` at which a pending item may become due (a hint; waking early is harmless). */
   nextWakeAt(now: number): Promise<number | undefined>;
@@ -79,15 +80,23 @@ export interface DispatchQueue {
     allTargets: readonly string[],
   ): Promise<{ readonly completed: boolean } | undefined>;
   /**
-   * Records a failed attempt; returns whether the item is now `failed` for good. A failure of a scan that started
-   * before new work arrived (another `rev`) only closes its attempt: the new work keeps its own schedule.
+   * Records `target`'s failed attempt: that delivery alone waits (stored, so a restart keeps its backoff) while the
+   * other targets go on; returns whether the delivery was given up now (the folder is `failed` once the other
+   * targets are through with it). A failure of a scan that started before new work arrived (another `rev`) only
+   * closes its attempt: the new work keeps its own schedule.
    */
-  recordFailure(id: number, rev: number, failure: FailureRecord): Promise<{ readonly failed: boolean }>;
+  recordFailure(
+    id: number,
+    rev: number,
+    target: string,
+    failure: FailureRecord,
+    allTargets: readonly string[],
+  ): Promise<{ readonly failed: boolean }>;
   /** An attempt was cut off by a shutdown: it did not fail, and it did not crash the process. */
   recordInterrupted(id: number): Promise<void>;
-  /** Fails every item that has been due for `waitedMs` or longer and waits for `target`, which has been down all that
-   *  time (measured on the store's clock). */
-  failWaitingFor(target: string, waitedMs: number, reason: string): Promise<number>;
+  /** Gives up `target`'s deliveries that have failed for `waitedMs` or longer (it has been down all that time; measured
+   *  on the store's clock). A folder it never tried (held for an anchor, or a mount) is not failed by this. */
+  failWaitingFor(target: string, waitedMs: number, reason: string, allTargets: readonly string[]): Promise<number>;
   pendingCount(): Promise<number>;
   /**
    * Several instances: this one lets go of its claim on the folder (it waits here for an anchor that another

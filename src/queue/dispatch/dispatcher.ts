@@ -11,7 +11,7 @@ import { createMountHold, type DispatchDisk } from "./mount-hold.ts";
 import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
 import { createScanTasks } from "./scan-tasks.ts";
 import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
-import { createTargetHealth, heldFolders, nextFolderRetry, type TargetHealth } from "./target-health.ts";
+import { createTargetHealth, type TargetHealth } from "./target-health.ts";
 import { createWorkLoop } from "./work-loop.ts";
 
 /**
@@ -186,7 +186,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const free = concurrency - health.inFlight.size;
     if (free <= 0) return [];
     const due = (limit: number, skip: ReadonlySet<number>) => queue.dueForTarget(health.target.name, now, limit, skip);
-    return anchorHold.take(free, heldFolders(health, now), due);
+    return anchorHold.take(free, health.inFlight, due);
   }
 
   function launchScans(health: TargetHealth, items: readonly WorkItem[]): void {
@@ -209,8 +209,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     for (const health of healths) picked.push(await dueScans(health, now));
     healths.forEach((health, i) => launchScans(health, picked[i] ?? []));
     const downs = healths.filter((h) => h.downUntil > now && !h.probing).map((h) => h.downUntil);
-    const folderRetries = healths.map((h) => nextFolderRetry(h, now));
-    return Math.min((await queue.nextWakeAt(now)) ?? Number.POSITIVE_INFINITY, ...downs, ...folderRetries);
+    return Math.min((await queue.nextWakeAt(now)) ?? Number.POSITIVE_INFINITY, ...downs);
   }
 
   return {

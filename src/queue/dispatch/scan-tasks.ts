@@ -51,44 +51,25 @@ export function createScanTasks(options: ScanTaskOptions) {
     const name = health.target.name;
     const fields = { id: item.id, folder, target: name, err: error };
     const why = describeError(error);
-    const now = clock.now();
-    // The folder's own backoff grows with its own failures, whatever the target's state: a target that answers its
-    // availability probe but keeps failing this folder does not get it again every few seconds.
-    const folderWait = backoffDelay(attempt, jitter);
-    metrics?.scanFinished(name, isTargetWideError(error) ? "unavailable" : "failed");
-    if (isTargetWideError(error)) {
-      const wait = markDown(health, error, now, options.random);
+    const targetWide = isTargetWideError(error);
+    metrics?.scanFinished(name, targetWide ? "unavailable" : "failed");
+    // The delivery to this target waits on its own, with a backoff that grows with the folder's attempts (a server
+    // that answers its availability probe but keeps failing this folder does not get it every few seconds). It is
+    // stored: a restart keeps it. The other targets deliver the folder meanwhile.
+    const retryInMs = backoffDelay(attempt, jitter);
+    if (targetWide) {
+      // The target is held back as a whole too (its health): nothing is sent to it until it answers a probe.
+      const wait = markDown(health, error, clock.now(), options.random);
       const level = error instanceof TargetAuthError || error instanceof TargetConfigError ? "error" : "warn";
       log[level](fields, `Target '${name}' cannot scan now (${why}). Trying again in ${seconds(wait)} seconds.`);
-      // The target is held back as a whole (its health), and the folder waits for this target with a backoff of its
-      // own (a server that answers its probe but fails this folder is not sent it every few seconds). The folder's
-      // schedule in the queue is not touched, so the other targets deliver it (and the folders behind it) at once.
-      // It waits for this target until it is back, or until that has been down for SERVER_RETRY_MAX_HOURS.
-      // An entry from before a retry (or new requests) is another round: it starts again.
-      const entry = health.retryAt.get(item.id);
-      const previous = entry?.rev === item.rev ? entry : undefined;
-      const since = previous?.since ?? now;
-      if (now - since < options.retryMaxMs) {
-        const tries = (previous?.tries ?? 0) + 1;
-        forgetOldRetries(health, now);
-        health.retryAt.set(item.id, { at: now + backoffDelay(tries, jitter), tries, since, rev: item.rev });
-        await untilStored(() => queue.recordInterrupted(item.id), clock, signal);
-        return;
-      }
-      // This target has failed this folder for SERVER_RETRY_MAX_HOURS: the folder is given up (a retry re-sends it
-      // to the targets that did not scan it).
-      health.retryAt.delete(item.id);
-      const given = { error: `${name}: ${why}`, retryMaxMs: 0, retryInMs: 0 };
-      await untilStored(() => queue.recordFailure(item.id, item.rev, given), clock, signal);
-      log.error(fields, `Giving up on '${folder}' after '${name}' failed it for ${hours(options.retryMaxMs)}; kept as failed, it can be retried.`);
-      return;
+    } else {
+      log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(retryInMs)} seconds.`);
     }
-    log.warn(fields, `Scan of '${folder}' by '${name}' failed (${why}). Retrying in ${seconds(folderWait)} seconds.`);
-    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryInMs: folderWait };
-    const result = await untilStored(() => queue.recordFailure(item.id, item.rev, failure), clock, signal);
+    const failure = { error: `${name}: ${why}`, retryMaxMs: options.retryMaxMs, retryInMs };
+    const result = await untilStored(() => queue.recordFailure(item.id, item.rev, name, failure, options.targetNames), clock, signal);
     if (result.failed) {
       const limit = hours(options.retryMaxMs);
-      log.error(fields, `Giving up on '${folder}' after failing for ${limit}; kept as failed, it can be retried.`);
+      log.error(fields, `Giving up on '${folder}' for '${name}' after it failed for ${limit}; kept as failed once the other targets are done, it can be retried.`);
     }
   }
 
@@ -112,7 +93,6 @@ export function createScanTasks(options: ScanTaskOptions) {
         const target = health.target;
         const outcome = await timedCall(metrics, target.name, "scan", () => options.waitOutside(target.scan(folder, context)));
         markUp(health);
-        health.retryAt.delete(item.id);
         metrics?.scanFinished(target.name, outcome.status, outcome.status === "scanned" ? waitedSeconds(item, clock) : undefined);
         await recorded(health, item, outcome);
       } catch (error) {
@@ -145,9 +125,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         log.warn({ target: name }, `Target '${name}' is still unavailable. Trying again in ${seconds(wait)} seconds.`);
         if (health.downSince !== undefined && now - health.downSince >= options.retryMaxMs) {
           const reason = `${name}: unavailable for more than ${hours(options.retryMaxMs)}`;
-          const count = await queue.failWaitingFor(name, options.retryMaxMs, reason);
-          // Those folders are failed now: their waits with this target are over (a retry starts a new one).
-          for (const [id, wait] of health.retryAt) if (wait.since <= now - options.retryMaxMs) health.retryAt.delete(id);
+          const count = await queue.failWaitingFor(name, options.retryMaxMs, reason, options.targetNames);
           const message = `Gave up on ${count} folder(s) waiting for '${name}' (${reason}).`;
           if (count > 0) log.error({ target: name, count }, message);
         }
@@ -156,16 +134,6 @@ export function createScanTasks(options: ScanTaskOptions) {
       }
     },
   };
-}
-
-/**
- * Waits whose time is over hold nothing; past a bound they are let go (their folder may have been deleted or failed
- * meanwhile), so the map follows the folders this target is failing now, not every folder it ever failed.
- */
-const RETRY_ENTRIES_KEPT = 10_000;
-function forgetOldRetries(health: TargetHealth, now: number): void {
-  if (health.retryAt.size < RETRY_ENTRIES_KEPT) return;
-  for (const [id, wait] of health.retryAt) if (wait.at <= now) health.retryAt.delete(id);
 }
 
 function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanContext {

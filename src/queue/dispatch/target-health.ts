@@ -5,7 +5,8 @@ import { BACKOFF_MAX_MS, backoffDelay } from "./backoff.ts";
 /**
  * What the dispatcher knows about one target. A target that is down (`TargetUnavailableError`) or refuses our
  * credentials (`TargetAuthError`) is held back as a whole, with backoff, while the other targets go on; when its wait
- * is over, `isAvailable()` is asked before any folder is sent to it again.
+ * is over, `isAvailable()` is asked before any folder is sent to it again. Each folder's own wait with a target (a
+ * failed delivery's backoff) is in the queue, stored.
  */
 export interface TargetHealth {
   readonly target: Target;
@@ -20,30 +21,10 @@ export interface TargetHealth {
   /** Ask `isAvailable()` before sending work again. */
   needsProbe: boolean;
   probing: boolean;
-  /**
-   * Folders this target failed with a target-wide error (it was down, or refused): each waits for this target alone,
-   * with its own backoff, while the other targets deliver it. In memory: a restart tries again at once.
-   */
-  readonly retryAt: Map<number, { at: number; tries: number; since: number; rev: number }>;
 }
 
 export function createTargetHealth(target: Target): TargetHealth {
-  return { target, inFlight: new Set(), failures: 0, downUntil: 0, needsProbe: false, probing: false, retryAt: new Map() };
-}
-
-/** The folders this target must not be sent yet: in progress, or waiting out their own backoff with it. */
-export function heldFolders(health: TargetHealth, now: number): ReadonlySet<number> {
-  if (health.retryAt.size === 0) return health.inFlight;
-  const held = new Set(health.inFlight);
-  for (const [id, wait] of health.retryAt) if (wait.at > now) held.add(id);
-  return held;
-}
-
-/** The earliest end of a folder's backoff with this target after `now`. */
-export function nextFolderRetry(health: TargetHealth, now: number): number {
-  let next = Number.POSITIVE_INFINITY;
-  for (const wait of health.retryAt.values()) if (wait.at > now && wait.at < next) next = wait.at;
-  return next;
+  return { target, inFlight: new Set(), failures: 0, downUntil: 0, needsProbe: false, probing: false };
 }
 
 /** True for the errors that hold the whole target back (rather than one folder). */

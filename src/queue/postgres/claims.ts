@@ -60,7 +60,8 @@ const claimSql = (extra: string): string => `
 
 const FOR_CHECK = claimSql("AND scan_folder IS NULL");
 const FOR_TARGET = claimSql(
-  "AND scan_folder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $6)",
+  `AND scan_folder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $6)
+   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.item_id = items.id AND d.target = $6 AND (d.failed = 1 OR d.next_at > $1))`,
 );
 const REQUESTS_OF = toPgPlaceholders(WORK_REQUESTS_SQL).replace("item_id = $1", "item_id = ANY($1::bigint[])").replace(
   "SELECT path",

@@ -163,14 +163,16 @@ function pgAdapter(parts: PgAdapterParts, lifecycle: { subscribe(hear: (event: Q
       nextWakeAt: tracked(async (at: number) => {
         // Waits measured on the database's clock, then laid on the dispatcher's own (`at`): the two may differ.
         const dbNow = await now(pool);
-        const row = await reads.get<{ ready: number | null; lapse: number | null }>(
+        const row = await reads.get<{ ready: number | null; lapse: number | null; delivery: number | null }>(
           `SELECT
              (SELECT MIN(GREATEST(due_at, next_at)) FROM items WHERE state = 'pending' AND GREATEST(due_at, next_at) > ?1) AS ready,
-             (SELECT MIN(lease_until) FROM items WHERE state = 'pending' AND lease_owner <> ?2 AND lease_until >= ?1) AS lapse`,
+             (SELECT MIN(lease_until) FROM items WHERE state = 'pending' AND lease_owner <> ?2 AND lease_until >= ?1) AS lapse,
+             (SELECT MIN(d.next_at) FROM deliveries d JOIN items i ON i.id = d.item_id
+               WHERE i.state = 'pending' AND d.failed = 0 AND d.next_at > ?1) AS delivery`,
           [dbNow, instance],
         );
         // A claim of another instance's runs out at `lapse`: look then (+1 ms: "runs out" is strictly after it).
-        const waits = [row?.ready, row?.lapse === null || row?.lapse === undefined ? null : row.lapse + 1]
+        const waits = [row?.ready, row?.delivery, row?.lapse === null || row?.lapse === undefined ? null : row.lapse + 1]
           .filter((t): t is number => typeof t === "number")
           .map((t) => t - dbNow);
         return at + Math.min(parts.pollMs, ...waits);

@@ -1,5 +1,5 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { ItemRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow } from "../rules/rows.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
 import type { PgClient } from "./pool.ts";
 
@@ -30,12 +30,12 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
     },
     pendingItem: async (folder) => (await rows<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = $1 FOR UPDATE", [folder]))[0],
     item: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1 FOR UPDATE", [id]))[0],
-    itemsWaitingFor: (target, dueBefore) =>
-      rows<ItemRow>(
-        `SELECT * FROM items WHERE state = 'pending' AND due_at <= $1
-           AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $2)
-         ORDER BY id FOR UPDATE`,
-        [dueBefore, target],
+    deliveriesFailingSince: (target, since) =>
+      rows<DeliveryRow>(
+        `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id
+         WHERE i.state = 'pending' AND d.target = $1 AND d.failed = 0 AND d.first_failed_at <= $2
+         ORDER BY d.item_id FOR UPDATE OF i`,
+        [target, since],
       ),
     failedItemIds: async () => (await rows<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id")).map((r) => r.id),
     async insertItem(row) {
@@ -71,7 +71,20 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
          ON CONFLICT (item_id, target) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail, at = EXCLUDED.at`,
         [row.item_id, row.target, row.status, row.detail, row.at],
       )),
-    clearTargets: async (itemId) => void (await run("DELETE FROM item_targets WHERE item_id = $1", [itemId])),
+    async clearTargets(itemId) {
+      await run("DELETE FROM item_targets WHERE item_id = $1", [itemId]);
+      await run("DELETE FROM deliveries WHERE item_id = $1", [itemId]);
+    },
+    deliveries: (itemId) => rows<DeliveryRow>("SELECT * FROM deliveries WHERE item_id = $1 ORDER BY target", [itemId]),
+    putDelivery: async (row) =>
+      void (await run(
+        `INSERT INTO deliveries (item_id, target, attempts, next_at, first_failed_at, last_error, failed) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (item_id, target) DO UPDATE SET attempts = EXCLUDED.attempts, next_at = EXCLUDED.next_at,
+           first_failed_at = EXCLUDED.first_failed_at, last_error = EXCLUDED.last_error, failed = EXCLUDED.failed`,
+        [row.item_id, row.target, row.attempts, row.next_at, row.first_failed_at, row.last_error, row.failed],
+      )),
+    dropDelivery: async (itemId, target) => void (await run("DELETE FROM deliveries WHERE item_id = $1 AND target = $2", [itemId, target])),
+    clearDeliveries: async (itemId) => void (await run("DELETE FROM deliveries WHERE item_id = $1", [itemId])),
     async historyStats() {
       const [stats] = await rows<{ n: number; oldest: number | null }>(
         "SELECT COUNT(*)::bigint AS n, MIN(finished_at) AS oldest FROM items WHERE state <> 'pending'",

@@ -4,7 +4,8 @@ import type { ItemRow } from "./rows.ts";
 /**
  * Retry, delete and prune, for the queue page, the API and the maintenance tick. A retried folder is due at once; a
  * finished one has its files checked again (a waiting one keeps the check it passed). A `failed` folder keeps the
- * targets that had finished it (only the others are asked again); a `done` folder is scanned by every target again.
+ * targets that had finished it (only the others are asked again, their failed deliveries forgotten); a `done` folder
+ * is scanned by every target again.
  * When the folder is already waiting, the old item's requests join the waiting one.
  */
 
@@ -23,6 +24,8 @@ export async function retryItem(tx: QueueTx, id: number): Promise<boolean> {
   const item = await tx.item(id);
   if (!item) return false;
   if (item.state === "pending") {
+    // Every target's wait starts afresh too.
+    await tx.clearDeliveries(id);
     await tx.updateItem({ ...item, ...FRESH, due_at: Math.min(item.due_at, now) });
     return true;
   }
@@ -35,6 +38,7 @@ export async function retryItem(tx: QueueTx, id: number): Promise<boolean> {
     return true;
   }
   if (item.state === "done") await tx.clearTargets(id);
+  else await tx.clearDeliveries(id);
   await tx.updateItem({ ...item, ...FRESH, ...recheck(item), state: "pending", due_at: now });
   return true;
 }

@@ -84,7 +84,10 @@ export async function beginAttempt(tx: QueueTx, id: number, rev: number, targets
   return { go: true, attempt: item.attempts + 1 };
 }
 
-/** A target finished the folder; it is done once every target has. `undefined`: stale (new work) or removed. */
+/**
+ * A target scanned (or skipped) the folder: its failed delivery, if any, is over. The folder is finished once every
+ * target has either delivered it or been given up (`settle`). `undefined`: stale (new work) or removed.
+ */
 export async function recordScan(
   tx: QueueTx,
   id: number,
@@ -99,16 +102,26 @@ export async function recordScan(
     await closeAttempt(tx, item);
     return undefined;
   }
-  const at = tx.now;
-  await tx.putTarget({ item_id: id, target, ...outcomeColumns(outcome), at });
-  const done = new Set(await tx.finishedTargets(id));
-  const completed = allTargets.every((name) => done.has(name));
-  await storeItem(tx, { ...item, unfinished: ended(item), ...(completed ? { state: "done" as const, finished_at: at, last_error: null } : {}) });
-  return { completed };
+  await tx.dropDelivery(id, target);
+  await tx.putTarget({ item_id: id, target, ...outcomeColumns(outcome), at: tx.now });
+  const settled = await settle(tx, { ...item, unfinished: ended(item) }, allTargets);
+  return { completed: settled.state !== "pending" };
 }
 
-/** A failed attempt: retried after the folder's own backoff, or `failed` once it has failed for `retryMaxMs`. */
-export async function recordFailure(tx: QueueTx, id: number, rev: number, failure: FailureRecord): Promise<{ readonly failed: boolean }> {
+/**
+ * A target failed the folder (it is down, refused us, or failed this folder): that delivery alone waits, with its own
+ * backoff (`retryInMs`), stored so that a restart keeps it; the other targets deliver the folder meanwhile. A delivery
+ * that has failed for `retryMaxMs` is given up, alone: the folder finishes as `failed` once the other targets are
+ * through with it. `failed`: this delivery was given up now.
+ */
+export async function recordFailure(
+  tx: QueueTx,
+  id: number,
+  rev: number,
+  target: string,
+  failure: FailureRecord,
+  allTargets: readonly string[],
+): Promise<{ readonly failed: boolean }> {
   const item = await tx.item(id);
   if (item?.state !== "pending") return { failed: false };
   if (item.rev !== rev) {
@@ -116,11 +129,22 @@ export async function recordFailure(tx: QueueTx, id: number, rev: number, failur
     return { failed: false };
   }
   const at = tx.now;
-  const firstFailedAt = item.first_failed_at ?? at;
-  const base = { ...item, attempts: item.attempts + 1, unfinished: ended(item), first_failed_at: firstFailedAt, last_error: failure.error };
-  const updated: ItemRow = at - firstFailedAt >= failure.retryMaxMs ? { ...base, state: "failed", finished_at: at } : { ...base, next_at: at + failure.retryInMs };
-  await storeItem(tx, updated);
-  return { failed: updated.state === "failed" };
+  const before = (await tx.deliveries(id)).find((d) => d.target === target);
+  const firstFailedAt = before?.first_failed_at ?? at;
+  const givenUp = at - firstFailedAt >= failure.retryMaxMs;
+  await tx.putDelivery({
+    item_id: id,
+    target,
+    attempts: (before?.attempts ?? 0) + 1,
+    next_at: givenUp ? 0 : at + failure.retryInMs,
+    first_failed_at: firstFailedAt,
+    last_error: failure.error,
+    failed: givenUp ? 1 : 0,
+  });
+  const updated = { ...item, attempts: item.attempts + 1, unfinished: ended(item), last_error: failure.error };
+  if (givenUp) await settle(tx, updated, allTargets);
+  else await storeItem(tx, updated);
+  return { failed: givenUp };
 }
 
 /** An attempt cut off by a shutdown: it did not fail, and it did not crash the process. */
@@ -129,11 +153,45 @@ export async function recordInterrupted(tx: QueueTx, id: number): Promise<void> 
   if (item?.state === "pending") await closeAttempt(tx, item);
 }
 
-/** Fails every folder due for `waitedMs` or longer that waits for `target`, which has been down all that time. */
-export async function failWaitingFor(tx: QueueTx, target: string, waitedMs: number, reason: string): Promise<number> {
-  const items = await tx.itemsWaitingFor(target, tx.now - waitedMs);
-  for (const item of items) await storeItem(tx, { ...item, state: "failed", finished_at: tx.now, last_error: reason });
-  return items.length;
+/**
+ * `target` has been down for `waitedMs`: its deliveries that have failed all that time are given up (a folder it never
+ * tried, one held for an anchor or a mount, is not failed by this). Answers how many.
+ */
+export async function failWaitingFor(
+  tx: QueueTx,
+  target: string,
+  waitedMs: number,
+  reason: string,
+  allTargets: readonly string[],
+): Promise<number> {
+  const failing = await tx.deliveriesFailingSince(target, tx.now - waitedMs);
+  for (const delivery of failing) {
+    await tx.putDelivery({ ...delivery, failed: 1, next_at: 0, last_error: reason });
+    const item = await tx.item(delivery.item_id);
+    if (item?.state === "pending") await settle(tx, { ...item, last_error: reason }, allTargets);
+  }
+  return failing.length;
+}
+
+/**
+ * Stores the item, finished when every target has delivered it or been given up: `failed` (naming what failed) when
+ * any was given up, `done` otherwise; still waiting else.
+ */
+async function settle(tx: QueueTx, item: ItemRow, allTargets: readonly string[]): Promise<ItemRow> {
+  const finished = new Set(await tx.finishedTargets(item.id));
+  const givenUp = (await tx.deliveries(item.id)).filter((d) => d.failed === 1);
+  const through = new Set([...finished, ...givenUp.map((d) => d.target)]);
+  if (!allTargets.every((name) => through.has(name))) {
+    await storeItem(tx, item);
+    return item;
+  }
+  const failedError = givenUp.map((d) => (d.last_error.startsWith(`${d.target}:`) ? d.last_error : `${d.target}: ${d.last_error}`)).join("; ");
+  const done: ItemRow =
+    givenUp.length > 0
+      ? { ...item, state: "failed", finished_at: tx.now, last_error: failedError }
+      : { ...item, state: "done", finished_at: tx.now, last_error: null };
+  await storeItem(tx, done);
+  return done;
 }
 
 function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {

@@ -1,4 +1,4 @@
-import type { ItemRow, RequestRow, TargetRow } from "./rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "./rows.ts";
 
 /**
  * The storage port under the queue's rules: what differs between the engines, and nothing else. Each write runs
@@ -15,8 +15,8 @@ export interface QueueTx {
   /** The folder's waiting item, if any (at most one per folder). */
   pendingItem(folder: string): Promise<ItemRow | undefined>;
   item(id: number): Promise<ItemRow | undefined>;
-  /** Waiting items due at or before `dueBefore` that `target` has not finished. */
-  itemsWaitingFor(target: string, dueBefore: number): Promise<ItemRow[]>;
+  /** `target`'s failed deliveries of waiting items, not given up, that first failed at or before `since`. */
+  deliveriesFailingSince(target: string, since: number): Promise<DeliveryRow[]>;
   failedItemIds(): Promise<number[]>;
   /** Stores a new item and answers it with the id the store gave it. */
   insertItem(row: Omit<ItemRow, "id">): Promise<ItemRow>;
@@ -36,8 +36,15 @@ export interface QueueTx {
   moveRequests(fromItem: number, toItem: number): Promise<void>;
   finishedTargets(itemId: number): Promise<string[]>;
   putTarget(row: TargetRow): Promise<void>;
-  /** Forgets which targets finished an item (new work arrived for it). */
+  /** Forgets which targets finished an item, and their failed deliveries (new work arrived for it). */
   clearTargets(itemId: number): Promise<void>;
+  /** The item's failed deliveries (waiting, or given up), by target. */
+  deliveries(itemId: number): Promise<DeliveryRow[]>;
+  putDelivery(row: DeliveryRow): Promise<void>;
+  /** Forgets a target's failed delivery (it has scanned the folder now). */
+  dropDelivery(itemId: number, target: string): Promise<void>;
+  /** Forgets every failed delivery of the item (a retry starts afresh). */
+  clearDeliveries(itemId: number): Promise<void>;
   historyStats(): Promise<{ readonly count: number; readonly oldest: number | null }>;
   /** Drops history finished before `before`, and all but the newest `keep` history rows; answers how many. */
   pruneHistory(before: number, keep: number): Promise<number>;

@@ -51,6 +51,17 @@ export interface RequestRow {
   readonly at: number;
 }
 
+/** A target's delivery of a folder that failed: it waits (`next_at`) or was given up (`failed`). */
+export interface DeliveryRow {
+  readonly item_id: number;
+  readonly target: string;
+  readonly attempts: number;
+  readonly next_at: number;
+  readonly first_failed_at: number;
+  readonly last_error: string;
+  readonly failed: 0 | 1;
+}
+
 export interface TargetRow {
   readonly item_id: number;
   readonly target: string;

@@ -19,10 +19,16 @@ export interface DueIndex {
   has(id: number): boolean;
   itemDeleted(id: number): void;
   targetDone(id: number, target: string): void;
+  /** Forgets which targets finished an item, and its deliveries' waits. */
   targetsCleared(id: number): void;
+  /** A target's delivery of an item waits until `until` (`Infinity`: given up), or no longer waits (`undefined`). */
+  deliveryWaits(id: number, target: string, until: number | undefined): void;
+  /** Every delivery of an item waits no longer (a retry). */
+  deliveriesCleared(id: number): void;
   /** Ready items whose files have not been checked, in dispatch order, skipping `skip` (those in progress). */
   dueForCheck(now: number, limit: number, skip: ReadonlySet<number>): number[];
-  /** Ready, checked items that `target` has not finished, in dispatch order, skipping `skip`. */
+  /** Ready, checked items that `target` has not finished and whose delivery to it does not wait, in dispatch order,
+   *  skipping `skip`. */
   dueForTarget(target: string, now: number, limit: number, skip: ReadonlySet<number>): number[];
   /** The earliest time after `now` when a waiting item becomes ready. */
   nextWakeAt(now: number): number | undefined;
@@ -38,6 +44,8 @@ interface Tracked {
   checked: boolean;
   ready: boolean;
   done?: Set<string>;
+  /** Target → until when its failed delivery waits (`Infinity`: given up). */
+  waits?: Map<string, number>;
 }
 
 interface TimeEntry {
@@ -60,6 +68,8 @@ const byOrder = (a: OrderEntry, b: OrderEntry): boolean =>
 export interface IndexedItem {
   readonly row: ItemRow;
   readonly doneTargets: readonly string[];
+  /** Failed deliveries: target → until when each waits (`Infinity`: given up). */
+  readonly waits?: ReadonlyMap<string, number>;
 }
 
 export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
@@ -67,6 +77,8 @@ export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
   const waiting = createMinHeap<TimeEntry>(byTime);
   const unchecked = createMinHeap<OrderEntry>(byOrder);
   const perTarget = new Map<string, MinHeap<OrderEntry>>();
+  /** When deliveries' waits end, for `nextWakeAt` (an entry whose wait changed since is dropped when it comes up). */
+  const waitEnds = createMinHeap<{ readonly id: number; readonly target: string; readonly at: number }>((a, b) => a.at < b.at);
 
   const orderEntry = (t: Tracked): OrderEntry => ({ id: t.id, ver: t.ver, priority: t.priority, firstAt: t.firstAt });
   const current = (entry: { id: number; ver: number }): Tracked | undefined => {
@@ -102,14 +114,21 @@ export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
     }
   }
 
-  function take(heap: MinHeap<OrderEntry>, valid: (e: OrderEntry) => boolean, limit: number, skip: ReadonlySet<number>): number[] {
+  /** Takes up to `limit` valid entries not in `skip` and not `held` (a delivery waiting): those stay in the heap. */
+  function take(
+    heap: MinHeap<OrderEntry>,
+    valid: (e: OrderEntry) => boolean,
+    limit: number,
+    skip: ReadonlySet<number>,
+    held: (id: number) => boolean = () => false,
+  ): number[] {
     const kept: OrderEntry[] = [];
     const out: number[] = [];
     while (out.length < limit && heap.size > 0) {
       const entry = heap.pop() as OrderEntry;
       if (!valid(entry)) continue;
       kept.push(entry);
-      if (!skip.has(entry.id)) out.push(entry.id);
+      if (!skip.has(entry.id) && !held(entry.id)) out.push(entry.id);
     }
     for (const entry of kept) heap.push(entry);
     return out;
@@ -157,9 +176,26 @@ export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
     },
     targetsCleared(id) {
       const t = items.get(id);
-      if (!t?.done) return;
+      if (!t) return;
+      t.waits = undefined;
+      if (!t.done) return;
       t.done = undefined;
       schedule(t);
+    },
+    deliveryWaits(id, target, until) {
+      const t = items.get(id);
+      if (!t) return;
+      if (until === undefined) t.waits?.delete(target);
+      else {
+        t.waits ??= new Map();
+        t.waits.set(target, until);
+        if (Number.isFinite(until)) waitEnds.push({ id, target, at: until });
+        if (waitEnds.size > 2 * items.size + 1024) waitEnds.retain((e) => items.get(e.id)?.waits?.get(e.target) === e.at);
+      }
+    },
+    deliveriesCleared(id) {
+      const t = items.get(id);
+      if (t) t.waits = undefined;
     },
     dueForCheck(now, limit, skip) {
       promote(now);
@@ -167,23 +203,36 @@ export function createDueIndex(initial: Iterable<IndexedItem> = []): DueIndex {
     },
     dueForTarget(target, now, limit, skip) {
       promote(now);
-      return take(targetHeap(target), dueForTargetEntry(target), limit, skip);
+      const waits = (id: number): boolean => (items.get(id)?.waits?.get(target) ?? 0) > now;
+      return take(targetHeap(target), dueForTargetEntry(target), limit, skip, waits);
     },
     nextWakeAt(now) {
       promote(now);
+      let next: number | undefined;
       for (let top = waiting.peek(); top; top = waiting.peek()) {
-        if (current(top)) return top.at;
+        if (current(top)) {
+          next = top.at;
+          break;
+        }
         waiting.pop();
       }
-      return undefined;
+      // The next delivery whose wait ends (entries of waits that ended, changed or went with their item are dropped).
+      for (let top = waitEnds.peek(); top; top = waitEnds.peek()) {
+        if (top.at > now && items.get(top.id)?.waits?.get(top.target) === top.at) {
+          return next === undefined ? top.at : Math.min(next, top.at);
+        }
+        waitEnds.pop();
+      }
+      return next;
     },
     get size() {
       return items.size;
     },
   };
-  for (const { row, doneTargets } of initial) {
+  for (const { row, doneTargets, waits } of initial) {
     index.itemChanged(row);
     for (const target of doneTargets) index.targetDone(row.id, target);
+    for (const [target, until] of waits ?? []) index.deliveryWaits(row.id, target, until);
   }
   return index;
 }

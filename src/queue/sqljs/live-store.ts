@@ -132,6 +132,9 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
       else if (change.k === "del") due.itemDeleted(change.id);
       else if (change.k === "tgt") due.targetDone(change.r.item_id, change.r.target);
       else if (change.k === "clr") due.targetsCleared(change.id);
+      else if (change.k === "dlv") due.deliveryWaits(change.r.item_id, change.r.target, change.r.failed ? Number.POSITIVE_INFINITY : change.r.next_at);
+      else if (change.k === "undlv") due.deliveryWaits(change.id, change.target, undefined);
+      else if (change.k === "clrdlv") due.deliveriesCleared(change.id);
     }
   }
 
@@ -142,6 +145,12 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     if (!returning) return;
     for (const { target } of rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [row.id])) {
       due.targetDone(row.id, target);
+    }
+    for (const d of rows.all<{ target: string; next_at: number; failed: number }>(
+      "SELECT target, next_at, failed FROM deliveries WHERE item_id = ?",
+      [row.id],
+    )) {
+      due.deliveryWaits(row.id, d.target, d.failed ? Number.POSITIVE_INFINITY : d.next_at);
     }
   }
 

@@ -131,7 +131,7 @@ function readLogPosition(rows: RowReader): { seq: number; generation: number } {
   return { seq: value("journal_seq"), generation: value("journal_gen") };
 }
 
-/** The pending items with the targets that already finished each, for the schedule. */
+/** The pending items with the targets that already finished each, and their deliveries' waits, for the schedule. */
 function loadPending(rows: RowReader): { row: ItemRow; doneTargets: string[] }[] {
   const done = new Map<number, string[]>();
   for (const t of rows.all<{ item_id: number; target: string }>(
@@ -141,7 +141,15 @@ function loadPending(rows: RowReader): { row: ItemRow; doneTargets: string[] }[]
     list.push(t.target);
     done.set(t.item_id, list);
   }
+  const waits = new Map<number, Map<string, number>>();
+  for (const d of rows.all<{ item_id: number; target: string; next_at: number; failed: number }>(
+    "SELECT d.item_id, d.target, d.next_at, d.failed FROM deliveries d JOIN items i ON i.id = d.item_id WHERE i.state = 'pending'",
+  )) {
+    const map = waits.get(d.item_id) ?? new Map<string, number>();
+    map.set(d.target, d.failed ? Number.POSITIVE_INFINITY : d.next_at);
+    waits.set(d.item_id, map);
+  }
   return rows
     .all<ItemRow>("SELECT * FROM items WHERE state = 'pending'")
-    .map((row) => ({ row, doneTargets: done.get(row.id) ?? [] }));
+    .map((row) => ({ row, doneTargets: done.get(row.id) ?? [], ...(waits.has(row.id) ? { waits: waits.get(row.id) } : {}) }));
 }

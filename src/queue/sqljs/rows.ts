@@ -1,5 +1,5 @@
 import type { Database, Statement, SqlValue } from "sql.js";
-import type { ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
 
 /**
  * The embedded store's rows (the types are the queue's, `rules/rows.ts`), and `applyChange`, the only code that
@@ -7,15 +7,21 @@ import type { ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
  * the store applies it while a write is built, logs it, and applies the same value again once it is on disk; a
  * restart replays the log through the same function. Item, request and target changes are whole-row images.
  */
-export type { ItemRow, ItemState, RequestRow, TargetRow } from "../rules/rows.ts";
+export type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "../rules/rows.ts";
 
 export type RowChange =
   | { readonly k: "item"; readonly r: ItemRow }
   | { readonly k: "req"; readonly r: RequestRow }
   | { readonly k: "tgt"; readonly r: TargetRow }
+  /** A target's failed delivery of an item (its wait, or given up). */
+  | { readonly k: "dlv"; readonly r: DeliveryRow }
+  /** Forgets a target's failed delivery of an item (the target has scanned it). */
+  | { readonly k: "undlv"; readonly id: number; readonly target: string }
+  /** Forgets an item's failed deliveries (a retry). */
+  | { readonly k: "clrdlv"; readonly id: number }
   /** Deletes an item with its requests and target results. */
   | { readonly k: "del"; readonly id: number }
-  /** Forgets which targets finished an item (new work arrived for it). */
+  /** Forgets which targets finished an item, and their failed deliveries (new work arrived for it). */
   | { readonly k: "clr"; readonly id: number }
   /** Keeps only an item's first `keep` requests (by id). */
   | { readonly k: "trim"; readonly id: number; readonly keep: number }
@@ -28,6 +34,7 @@ const ITEM_COLUMNS = [
 ] as const;
 const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
 const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
+const DELIVERY_COLUMNS = ["item_id", "target", "attempts", "next_at", "first_failed_at", "last_error", "failed"] as const;
 const replaceSql = (table: string, columns: readonly string[]): string =>
   `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 
@@ -113,11 +120,19 @@ export function applyChange(rows: RowAccess, change: RowChange): void {
       return rows.run(replaceSql("requests", REQUEST_COLUMNS), values(REQUEST_COLUMNS, change.r));
     case "tgt":
       return rows.run(replaceSql("item_targets", TARGET_COLUMNS), values(TARGET_COLUMNS, change.r));
+    case "dlv":
+      return rows.run(replaceSql("deliveries", DELIVERY_COLUMNS), values(DELIVERY_COLUMNS, change.r));
+    case "undlv":
+      return rows.run("DELETE FROM deliveries WHERE item_id = ? AND target = ?", [change.id, change.target]);
+    case "clrdlv":
+      return rows.run("DELETE FROM deliveries WHERE item_id = ?", [change.id]);
     case "del":
       rows.run("DELETE FROM requests WHERE item_id = ?", [change.id]);
       rows.run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
+      rows.run("DELETE FROM deliveries WHERE item_id = ?", [change.id]);
       return rows.run("DELETE FROM items WHERE id = ?", [change.id]);
     case "clr":
+      rows.run("DELETE FROM deliveries WHERE item_id = ?", [change.id]);
       return rows.run("DELETE FROM item_targets WHERE item_id = ?", [change.id]);
     case "trim":
       return rows.run(
@@ -128,6 +143,7 @@ export function applyChange(rows: RowAccess, change: RowChange): void {
       const params = [change.before, change.keep];
       rows.run(`DELETE FROM requests WHERE item_id IN (${PRUNED_IDS})`, params);
       rows.run(`DELETE FROM item_targets WHERE item_id IN (${PRUNED_IDS})`, params);
+      rows.run(`DELETE FROM deliveries WHERE item_id IN (${PRUNED_IDS})`, params);
       return rows.run(`DELETE FROM items WHERE id IN (${PRUNED_IDS})`, params);
     }
   }

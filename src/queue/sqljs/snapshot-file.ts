@@ -111,7 +111,7 @@ function openChecked(sql: SqlJsStatic, data: Uint8Array): { db?: Database; reaso
   }
 }
 
-const SALVAGED_TABLES = ["meta", "items", "requests", "item_targets"] as const;
+const SALVAGED_TABLES = ["meta", "items", "requests", "item_targets", "deliveries"] as const;
 
 /**
  * Copies every row SQLite can still read out of a damaged file into a new database with the same schema. A table

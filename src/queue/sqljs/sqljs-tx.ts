@@ -1,5 +1,5 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { ItemRow, RequestRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow } from "../rules/rows.ts";
 import type { StoreTransaction } from "./queue-store.ts";
 import { PRUNED_IDS } from "./rows.ts";
 
@@ -16,11 +16,11 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     lockFolders: () => resolved,
     pendingItem: async (folder) => rows.get<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [folder]),
     item: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
-    itemsWaitingFor: async (target, dueBefore) =>
-      rows.all<ItemRow>(
-        `SELECT * FROM items WHERE state = 'pending' AND due_at <= ?1
-           AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = ?2) ORDER BY id`,
-        [dueBefore, target],
+    deliveriesFailingSince: async (target, since) =>
+      rows.all<DeliveryRow>(
+        `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id
+         WHERE i.state = 'pending' AND d.target = ?1 AND d.failed = 0 AND d.first_failed_at <= ?2 ORDER BY d.item_id`,
+        [target, since],
       ),
     failedItemIds: async () => rows.all<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id").map((r) => r.id),
     async insertItem(row) {
@@ -49,6 +49,10 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
       rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [itemId]).map((r) => r.target),
     putTarget: async (row) => tx.apply({ k: "tgt", r: row }),
     clearTargets: async (itemId) => tx.apply({ k: "clr", id: itemId }),
+    deliveries: async (itemId) => rows.all<DeliveryRow>("SELECT * FROM deliveries WHERE item_id = ? ORDER BY target", [itemId]),
+    putDelivery: async (row) => tx.apply({ k: "dlv", r: row }),
+    dropDelivery: async (itemId, target) => tx.apply({ k: "undlv", id: itemId, target }),
+    clearDeliveries: async (itemId) => tx.apply({ k: "clrdlv", id: itemId }),
     async historyStats() {
       const stats = rows.get<{ n: number; oldest: number | null }>(
         "SELECT COUNT(*) AS n, MIN(finished_at) AS oldest FROM items WHERE state <> 'pending'",

@@ -41,6 +41,12 @@ function targetLine(name: string, result: TargetView | undefined, item: QueueIte
   if (result?.status === "skipped") {
     return `${label} <span class="badge warn">skipped</span> <span class="small">${escapeHtml(result.detail ?? "")}</span>`;
   }
+  const failed = item.deliveries.find((d) => d.target === name);
+  if (failed?.failed) return `${label} <span class="badge err">given up</span> <span class="small">${escapeHtml(failed.lastError)}</span>`;
+  if (failed && item.state === "pending") {
+    const when = failed.nextAttemptAt === undefined ? "" : ` next try ${timeTag(failed.nextAttemptAt, now)}`;
+    return `${label} <span class="badge warn">retrying</span>${when} <span class="small">${escapeHtml(failed.lastError)}</span>`;
+  }
   if (item.state === "failed") return `${label} <span class="badge err">not scanned</span>`;
   if (item.state === "done") return `${label} <span class="badge muted">not asked</span>`;
   return `${label} <span class="badge muted">to do</span>`;
