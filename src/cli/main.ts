@@ -12,10 +12,12 @@ import { INSTALL_DIR, readVersion } from "./version.ts";
 
 /**
  * The command table, loaded on demand: `autoscan health` (the image's HEALTHCHECK, every 30 s) loads only its own
- * module instead of every command's dependencies (Google, Docker, sql.js …).
+ * module instead of every command's dependencies (Google, Docker, sql.js …), and `autoscan server` only what the
+ * service uses (the other commands' modules, Google's OAuth client among them, cost ~9 MB of memory for good).
  */
 async function loadCommands(argv: readonly string[]): Promise<readonly Command[]> {
   if (argv[0] === "health") return [(await import("./commands/health.ts")).healthCommand];
+  if (argv[0] === "server") return [(await import("./commands/server.ts")).serverCommand];
   return (await import("./commands/index.ts")).COMMANDS;
 }
 
