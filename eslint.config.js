@@ -1,23 +1,25 @@
 // Lint rules, including the architecture's dependency rule (docs: ../shared/design/ARCHITECTURE.md):
-// core imports nothing; config, paths, logging, docker import only core; intake/queue/plex/drive/rclone import core
-// and paths (plex may import docker); targets (Jellyfin, Emby, relays) import core and paths; backfill imports core,
-// paths and intake (a history record becomes its webhook's requests); cluster (the Drive poller's and backfill
+// core imports nothing; config, paths, logging, docker, http (the one outbound HTTP call) import only core;
+// intake/queue/plex/drive/rclone import core and paths (plex may import docker and http); targets (Jellyfin, Emby,
+// relays) import core, paths and http; backfill imports core, paths, intake (a history record becomes its webhook's
+// requests) and http; cluster (the Drive poller's and backfill
 // reader's roles across instances on PostgreSQL) imports core, queue, drive and backfill; web imports core and
 // intake; only cli wires everything together.
 import tseslint from "typescript-eslint";
 
-const all = ["core", "config", "paths", "logging", "intake", "queue", "plex", "targets", "backfill", "docker", "drive", "rclone", "cluster", "web", "cli"];
+const all = ["core", "config", "paths", "logging", "http", "intake", "queue", "plex", "targets", "backfill", "docker", "drive", "rclone", "cluster", "web", "cli"];
 const allowed = {
   core: [],
   config: ["core"],
   paths: ["core"],
   logging: ["core"],
   docker: ["core"],
+  http: ["core"],
   intake: ["core", "paths"],
   queue: ["core", "paths"],
-  plex: ["core", "paths", "docker"],
-  targets: ["core", "paths"],
-  backfill: ["core", "paths", "intake"],
+  plex: ["core", "paths", "docker", "http"],
+  targets: ["core", "paths", "http"],
+  backfill: ["core", "paths", "intake", "http"],
   drive: ["core", "paths"],
   rclone: ["core", "paths"],
   cluster: ["core", "queue", "drive", "backfill"],

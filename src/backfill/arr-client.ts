@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { Logger } from "../core/logger.ts";
+import { excerpt, headersAreValid, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, originOf } from "../http/http-call.ts";
 import { ArrApiError, ArrAuthError, ArrUnavailableError } from "./arr-errors.ts";
 import { ARR_TYPE_FACTS, type ArrType } from "./arr-type.ts";
 import type { HistoryRecord } from "./history-record.ts";
@@ -63,26 +64,24 @@ export function createArrClient(options: ArrClientOptions): ArrClient {
   async function getJson<S extends v.GenericSchema>(path: string, query: Record<string, string>, schema: S, signal?: AbortSignal) {
     const what = `GET ${ARR_TYPE_FACTS[type].apiRoot}${path}`;
     // A key with a character no header can carry would make fetch throw an error quoting the header, key included.
-    if (!headerValueIsValid(options.apiKey)) throw new ArrAuthError(name);
+    if (!headersAreValid({ "X-Api-Key": options.apiKey })) throw new ArrAuthError(name);
     const search = new URLSearchParams(query).toString();
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const timedOut = (): boolean => timeout.aborted && !signal?.aborted;
     let status: number;
     let body: string;
     try {
-      const response = await fetch(`${base}${path}${search ? `?${search}` : ""}`, {
+      ({ status, body } = await httpCall({
+        method: "GET",
+        url: `${base}${path}${search ? `?${search}` : ""}`,
         headers: { "X-Api-Key": options.apiKey, Accept: "application/json" },
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        redirect: "manual",
-      });
-      status = response.status;
-      body = await readCapped(response, maxBytes);
+        timeoutMs,
+        maxBytes,
+        ...(signal ? { signal } : {}),
+      }));
     } catch (error) {
-      if (error instanceof ArrApiError) throw error;
       if (signal?.aborted) throw signal.reason;
-      if (error instanceof TooLarge) throw new ArrApiError(name, `${what} answered more than ${maxBytes} bytes`);
-      if (timedOut()) throw new ArrUnavailableError(`${name} did not answer ${what} within ${timeoutMs / 1000} s (${shown})`);
-      throw new ArrUnavailableError(blank(`${name} is unreachable at ${shown} (${what}): ${networkReason(error)}`));
+      if (error instanceof HttpTooLargeError) throw new ArrApiError(name, `${what} answered more than ${maxBytes} bytes`);
+      if (error instanceof HttpTimeoutError) throw new ArrUnavailableError(`${name} did not answer ${what} within ${timeoutMs / 1000} s (${shown})`);
+      throw new ArrUnavailableError(blank(`${name} is unreachable at ${shown} (${what}): ${httpReason(error)}`));
     }
     if (status < 200 || status >= 300) throw statusError(status, body, what);
     let json: unknown;
@@ -129,26 +128,6 @@ export function createArrClient(options: ArrClientOptions): ArrClient {
   };
 }
 
-class TooLarge extends Error {}
-
-/** Reads the body as text, refusing to hold more than `maxBytes` (a misdirected URL could stream anything). */
-async function readCapped(response: Response, maxBytes: number): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    throw new TooLarge();
-  }
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new TooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 function errorMessage(body: string): string | undefined {
   try {
     const parsed = JSON.parse(body) as { errorMessage?: unknown; message?: unknown };
@@ -157,44 +136,4 @@ function errorMessage(body: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function headerValueIsValid(value: string): boolean {
-  try {
-    new Headers({ "X-Api-Key": value });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** fetch hides the socket error under `cause` ("fetch failed" ← ECONNREFUSED). */
-function networkReason(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === "string" ? `${code} ${cause.message}` : cause.message;
-  }
-  return error.message;
-}
-
-/** Scheme, host and port only: userinfo or a URL base may carry a secret. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return "(invalid URL)";
-  }
-}
-
-/** A short, single-line excerpt of a body for a message (HTML tags stripped). */
-function excerpt(body: string): string {
-  const text = body
-    .replace(/<script[\s\S]*?<\/script>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  if (!text) return "(empty body)";
-  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }

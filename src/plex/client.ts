@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
+import { excerpt, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, type HttpAnswer } from "../http/http-call.ts";
 import { ActivitiesSchema, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
 import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
 
@@ -61,23 +62,23 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
   async function call(method: Method, path: string, query?: Record<string, string>, signal?: AbortSignal) {
     const what = `${method} ${path}`;
     const url = `${base}${path}${query ? `?${new URLSearchParams(query).toString()}` : ""}`;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    let response: Response;
+    let answer: HttpAnswer;
     try {
-      response = await fetch(url, {
+      answer = await httpCall({
         method,
+        url,
         headers: { "X-Plex-Token": options.token, Accept: "application/json" },
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        redirect: "manual",
+        timeoutMs,
+        maxBytes,
+        ...(signal ? { signal } : {}),
       });
     } catch (error) {
-      throw classifyNetworkError(error, what, base, timeout.aborted ? timeoutMs : undefined);
+      // The caller gave up (a shutdown): its reason, as it is.
+      if (signal?.aborted) throw error;
+      throw classifyNetworkError(error, what, base, timeoutMs);
     }
-    const body = await readCapped(response, maxBytes, what).catch((error: unknown) => {
-      throw classifyNetworkError(error, what, base, timeout.aborted ? timeoutMs : undefined);
-    });
-    if (!response.ok) throw classifyStatus(response.status, body, what, base);
-    return body;
+    if (answer.status < 200 || answer.status >= 300) throw classifyStatus(answer.status, answer.body, what, base);
+    return answer.body;
   }
 
   async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal) {
@@ -114,26 +115,6 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
   };
 }
 
-/** Reads the body as text, refusing to hold more than `maxBytes` (a misdirected URL could stream anything). */
-async function readCapped(response: Response, maxBytes: number, what: string): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    throw new PlexResponseError(`${what}: response of ${declared} bytes is over the ${maxBytes}-byte cap`, 0);
-  }
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      throw new PlexResponseError(`${what}: response is over the ${maxBytes}-byte cap`, 0);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 function classifyStatus(status: number, body: string, what: string, base: string): Error {
   // A bad or missing token gets 401 with an HTML page even when JSON was asked for (integrations.md §3.1).
   if (status === 401) {
@@ -145,27 +126,12 @@ function classifyStatus(status: number, body: string, what: string, base: string
   return new PlexResponseError(`Plex answered ${status} to ${what}: ${excerpt(body)}`, status);
 }
 
-function classifyNetworkError(error: unknown, what: string, base: string, timedOutAfter: number | undefined): Error {
-  if (error instanceof PlexResponseError) return error;
-  if (timedOutAfter !== undefined) {
-    return new TargetUnavailableError(`Plex did not answer ${what} within ${timedOutAfter / 1000} s (${base})`, {
-      cause: error,
-    });
+function classifyNetworkError(error: unknown, what: string, base: string, timeoutMs: number): Error {
+  if (error instanceof HttpTooLargeError) return new PlexResponseError(`${what}: ${error.message}`, 0);
+  if (error instanceof HttpTimeoutError) {
+    return new TargetUnavailableError(`Plex did not answer ${what} within ${timeoutMs / 1000} s (${base})`, { cause: error });
   }
-  return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${networkReason(error)}`, {
-    cause: error,
-  });
-}
-
-/** fetch hides the socket error under `cause` ("fetch failed" ← ECONNREFUSED). */
-function networkReason(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === "string" ? `${code} ${cause.message}` : cause.message;
-  }
-  return error.message;
+  return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${httpReason(error)}`, { cause: error });
 }
 
 function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
@@ -185,15 +151,4 @@ function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: str
     );
   }
   return result.output;
-}
-
-/** A short, single-line excerpt of a body for an error message (HTML tags stripped). */
-function excerpt(body: string): string {
-  const text = body
-    .replace(/<script[\s\S]*?<\/script>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  if (!text) return "(empty body)";
-  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }

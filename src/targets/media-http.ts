@@ -1,4 +1,5 @@
 import { TargetAuthError, TargetConfigError, TargetUnavailableError } from "../core/errors.ts";
+import { excerpt, headersAreValid, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, originOf, type HttpAnswer } from "../http/http-call.ts";
 
 /**
  * The one HTTP boundary of the Jellyfin, Emby and autoscan-relay targets: a timeout and the caller's AbortSignal on
@@ -79,30 +80,27 @@ export function createMediaHttp(options: MediaHttpOptions): MediaHttp {
       const what = `${method} ${path}`;
       if (badHeaders) throw new TargetConfigError(`${options.authKey} has a character an HTTP header cannot carry (a line break?)`);
       const query = request.query ? `?${encodeQuery(request.query)}` : "";
-      const timeout = AbortSignal.timeout(timeoutMs);
       const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
       if (request.json !== undefined) headers["Content-Type"] = "application/json";
-      const timedOut = (): number | undefined => (timeout.aborted ? timeoutMs : undefined);
-      let response: Response;
+      let answer: HttpAnswer;
       try {
-        response = await fetch(`${base}${path}${query}`, {
+        answer = await httpCall({
           method,
+          url: `${base}${path}${query}`,
           headers,
           ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) }),
-          signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
-          redirect: "manual",
+          timeoutMs,
+          maxBytes,
+          ...(request.signal ? { signal: request.signal } : {}),
         });
       } catch (error) {
-        throw networkError(error, options.label, what, shownUrl, timedOut(), blank);
+        // The caller gave up (a shutdown): its reason, as it is.
+        if (request.signal?.aborted) throw error;
+        throw networkError(error, options.label, what, shownUrl, timeoutMs, blank);
       }
-      let body: string;
-      try {
-        body = await readCapped(response, maxBytes, `${options.label}: ${what}`);
-      } catch (error) {
-        throw networkError(error, options.label, what, shownUrl, timedOut(), blank);
-      }
-      if (response.status >= 200 && response.status < 300) return { status: response.status, body };
-      throw statusError(response.status, excerpt(blank(body)), options, what, shownUrl);
+      const { status, body } = answer;
+      if (status >= 200 && status < 300) return { status, body };
+      throw statusError(status, excerpt(blank(body)), options, what, shownUrl);
     },
   };
 }
@@ -126,35 +124,15 @@ function networkError(
   label: string,
   what: string,
   shown: string,
-  timedOutAfter: number | undefined,
+  timeoutMs: number,
   blank: (text: string) => string,
 ): Error {
-  if (error instanceof MediaHttpError) return error;
-  if (timedOutAfter !== undefined) {
-    return new TargetUnavailableError(`${label} did not answer ${what} within ${timedOutAfter / 1000} s (${shown})`);
+  if (error instanceof HttpTooLargeError) return new MediaHttpError(`${label}: ${what}: ${error.message}`, 0);
+  if (error instanceof HttpTimeoutError) {
+    return new TargetUnavailableError(`${label} did not answer ${what} within ${timeoutMs / 1000} s (${shown})`);
   }
   // The socket's error is kept only as words (no `cause`): pino would print a cause's whole message.
-  return new TargetUnavailableError(blank(`${label} is unreachable at ${shown} (${what}): ${networkReason(error)}`));
-}
-
-function headersAreValid(headers: Readonly<Record<string, string>>): boolean {
-  try {
-    new Headers(headers);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** fetch hides the socket error under `cause` ("fetch failed" ← ECONNREFUSED). */
-function networkReason(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === "string" ? `${code} ${cause.message}` : cause.message;
-  }
-  return error.message;
+  return new TargetUnavailableError(blank(`${label} is unreachable at ${shown} (${what}): ${httpReason(error)}`));
 }
 
 function encodeQuery(query: Readonly<Record<string, string>>): string {
@@ -163,40 +141,3 @@ function encodeQuery(query: Readonly<Record<string, string>>): string {
     .join("&");
 }
 
-/** Scheme, host and port: a base path may carry a secret (`http://host/<SERVER_PASS>`), userinfo always does. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return "(invalid URL)";
-  }
-}
-
-/** Reads the body as text, refusing to hold more than `maxBytes` (a misdirected URL could stream anything). */
-async function readCapped(response: Response, maxBytes: number, what: string): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    throw new MediaHttpError(`${what}: response of ${declared} bytes is over the ${maxBytes}-byte cap`, 0);
-  }
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new MediaHttpError(`${what}: response is over the ${maxBytes}-byte cap`, 0);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/** A short, single-line excerpt of a body for an error message (HTML tags stripped). */
-function excerpt(body: string): string {
-  const text = body
-    .replace(/<script[\s\S]*?<\/script>/gi, " ")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  if (!text) return "(empty body)";
-  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
-}

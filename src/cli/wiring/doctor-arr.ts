@@ -5,6 +5,7 @@ import type { ArrConfig, Config } from "../../config/schema.ts";
 import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { ArrAnswer, ArrProbe, ArrReach } from "../../ops/doctor/arr.ts";
+import { originOf } from "../../http/http-call.ts";
 
 /**
  * `ARR` → doctor's probes, one per app. Whether the app answers at all is asked without the key
@@ -97,14 +98,6 @@ function errorMessageOf(body: string): string | undefined {
   }
 }
 
-/** Scheme, host and port: a URL base or userinfo may carry a secret. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return "(invalid URL)";
-  }
-}
 
 /** A password in the URL (`http://user:pass@host`): fetch refuses such a URL with a message that quotes it. */
 function userinfoSecrets(url: string): string[] {

@@ -4,6 +4,7 @@ import type { TargetAnswer, TargetProbe } from "../../ops/doctor/targets.ts";
 import { createPlexClient } from "../../plex/client.ts";
 import { createMediaHttp, type MediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
+import { originOf } from "../../http/http-call.ts";
 
 /**
  * `TARGETS` → doctor's probes, one per target, each calling what the target itself calls with the same auth
@@ -164,14 +165,6 @@ function jsonField(body: string, path: readonly string[]): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-/** Scheme, host and port: a base path may carry a secret (`http://nas:3467/<SERVER_PASS>`), userinfo always does. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return "(invalid URL)";
-  }
-}
 
 /** A password in the URL (`http://user:pass@host`): fetch refuses such a URL with a message that quotes it. */
 function userinfoSecrets(url: string): string[] {

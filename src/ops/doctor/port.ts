@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import { fail, ok, warn, type CheckResult } from "./check.ts";
 import type { CheckFamily } from "./run-checks.ts";
+import { httpCall, httpReason } from "../../http/http-call.ts";
 
 /**
  * The server's own address (SERVER_IP:SERVER_PORT): free, or taken by an autoscan already running (doctor is often
@@ -29,9 +30,10 @@ export async function portCheck(options: PortCheckOptions): Promise<CheckResult>
     return warn(id, title, `Could not tell whether ${where} is free (${state}).`, "Check SERVER_IP: it must be an address of this machine, or 0.0.0.0.");
   }
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${options.port}/health`;
-  const answer = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) })
-    .then(async (response) => ({ status: response.status, body: await response.text() }))
-    .catch((error: unknown) => ({ status: 0, body: String((error as Error).message ?? error) }));
+  const answer = await httpCall({ method: "GET", url, timeoutMs, maxBytes: 64 * 1024 }).catch((error: unknown) => ({
+    status: 0,
+    body: httpReason(error),
+  }));
   const health = parseHealth(answer.body);
   if (health !== undefined) {
     return ok(id, title, `An autoscan is already running on ${where} (/health: ${health}).`);

@@ -1,0 +1,117 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+
+/**
+ * The one outbound HTTP call of autoscan's hand-written clients (Plex, Jellyfin/Emby/relays, the *arr apps, the
+ * doctor's probes), over `node:http`: the web server loads it anyway, while Node's `fetch` costs ~18 MB of memory the
+ * first time it is used. One call, on a connection of its own: no redirect is followed (a redirect is an answer like any other), the answer's
+ * body is read as text up to `maxBytes`, and the whole call ends within `timeoutMs` or when `signal` aborts. What
+ * went wrong is told by the error's class, for each client to put in its own words:
+ * - `HttpTimeoutError`: no complete answer within `timeoutMs`;
+ * - `HttpTooLargeError`: the body is over `maxBytes`;
+ * - `signal.reason` when the caller's signal aborted;
+ * - else the socket's own error (`code`: ECONNREFUSED, ENOTFOUND …), as `httpReason` words it.
+ */
+export interface HttpCallOptions {
+  readonly method: string;
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+export class HttpTimeoutError extends Error {
+  override name = "HttpTimeoutError";
+}
+
+export class HttpTooLargeError extends Error {
+  override name = "HttpTooLargeError";
+}
+
+export function httpCall(options: HttpCallOptions): Promise<HttpAnswer> {
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    const { signal } = options;
+    if (signal?.aborted) return reject(signal.reason);
+    const url = new URL(options.url);
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.body !== undefined) headers["Content-Length"] = String(Buffer.byteLength(options.body));
+    let settled = false;
+    const finish = (error: unknown, answer?: HttpAnswer): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (answer) resolve(answer);
+      else {
+        req.destroy();
+        reject(error);
+      }
+    };
+    // A connection of its own (no keep-alive pool): these calls are few, and a pooled socket the server has closed
+    // meanwhile (a restart) would fail the next call with "socket hang up".
+    const req = send(url, { method: options.method, headers, agent: false }, (response: IncomingMessage) => {
+      const declared = Number(response.headers["content-length"] ?? "0");
+      // (`finish` ends the connection, after it has settled: ending it first would report the close instead.)
+      if (declared > options.maxBytes) {
+        return finish(new HttpTooLargeError(`response of ${String(declared)} bytes is over the ${String(options.maxBytes)}-byte cap`));
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on("data", (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > options.maxBytes) {
+          return finish(new HttpTooLargeError(`response is over the ${String(options.maxBytes)}-byte cap`));
+        }
+        chunks.push(chunk);
+      });
+      response.on("end", () => finish(undefined, { status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      response.on("error", (error) => finish(error));
+      response.on("aborted", () => finish(new Error("the connection closed before the answer was complete")));
+    });
+    const timer = setTimeout(() => finish(new HttpTimeoutError(`no answer within ${String(options.timeoutMs / 1000)} s`)), options.timeoutMs);
+    const onAbort = (): void => finish(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (error) => finish(error));
+    req.end(options.body);
+  });
+}
+
+/** The socket's error in words: `ECONNREFUSED connect ECONNREFUSED 127.0.0.1:32400`. */
+export function httpReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && !error.message.includes(code) ? `${code} ${error.message}` : error.message;
+}
+
+/** Scheme, host and port: a base path may carry a secret (`http://host/<SERVER_PASS>`), userinfo always does. */
+export function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+/** Whether every value can be sent as an HTTP header (a pasted line break cannot), without saying the value. */
+export function headersAreValid(headers: Readonly<Record<string, string>>): boolean {
+  return Object.entries(headers).every(([name, value]) => /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name) && !/[\r\n\0]/.test(value));
+}
+
+/** A short, single-line excerpt of a body for an error message (HTML tags stripped). */
+export function excerpt(body: string): string {
+  const text = body
+    .replace(/<script[\s\S]*?<\/script>/gi, " ")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!text) return "(empty body)";
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
