@@ -260,35 +260,14 @@ function describeHungMount(): void {
     });
 
     it("keeps answering webhooks promptly with 200 while file checks hang, and still scans a folder on a healthy disk", async () => {
-      const port = await freePort();
-      const config = {
-        SERVER_PASS,
-        SERVER_PORT: port,
-        SERVER_IP: "127.0.0.1",
-        PLEX_LOCAL_URL: plex.url,
-        PLEX_TOKEN: plex.token,
-        PLEX_ANALYZE_TYPE: "off",
-        SERVER_SCAN_DELAY: 0,
+      const { port, running } = await serve({
         SERVER_MAX_FILE_CHECKS: 100,
-        SERVER_FILE_CHECK_DELAY: 1,
         // Sonarr and Plex see /data/TV/; autoscan finds "Hung…" shows on the hung mount, the rest on a healthy disk.
         SERVER_FILE_EXIST_PATH_MAPPINGS: {
           [`${mount.dir}/`]: ["/data/TV/Hung/"],
           [`${dir}/media/TV/`]: ["/data/TV/"],
         },
-      };
-      await writeFile(join(dir, "config.json"), JSON.stringify(config, null, 2));
-      child = startCli(["server", "--config", join(dir, "config.json"), "--logfile", "none"], { timeoutMs: 120_000 });
-      const running = child;
-      await within(
-        (async () => {
-          while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        })(),
-        30_000,
-        `server health (stderr: ${running.stderr()}; stdout: ${running.stdout()})`,
-      );
+      });
       const webhook = (show: string, episode: number) =>
         timed(
           fetch(`http://127.0.0.1:${port}/${SERVER_PASS}`, {
