@@ -268,21 +268,7 @@ function describeHungMount(): void {
           [`${dir}/media/TV/`]: ["/data/TV/"],
         },
       });
-      const webhook = (show: string, episode: number) =>
-        timed(
-          fetch(`http://127.0.0.1:${port}/${SERVER_PASS}`, {
-            method: "POST",
-            headers: { "Content-Type": "application/json" },
-            body: JSON.stringify({
-              eventType: "Download",
-              series: { id: 1, title: show, path: `/data/TV/${show}`, tvdbId: 1 },
-              episodes: [{ id: episode, episodeNumber: episode, seasonNumber: 1, title: "x" }],
-              episodeFile: { id: episode, relativePath: `Season 01/${show} - S01E0${episode}.mkv` },
-              isUpgrade: false,
-            }),
-            signal: AbortSignal.timeout(5_000),
-          }).then((response) => response.status, () => 0),
-        );
+      const webhook = (show: string, episode: number): Promise<{ value: number; ms: number }> => timed(sonarr(port, show, episode));
 
       // Twelve shows on the hung mount, over more than 10 s of checks that never get an answer.
       const statuses: { value: number; ms: number }[] = [];
