@@ -1,13 +1,13 @@
 // Lint rules, including the architecture's dependency rule (docs: ../shared/design/ARCHITECTURE.md):
 // core imports nothing; config, paths, logging, docker, http (the one outbound HTTP call) import only core;
-// intake/queue/plex/drive/rclone import core and paths (plex may import docker and http); targets (Jellyfin, Emby,
-// relays) import core, paths and http; backfill imports core, paths, intake (a history record becomes its webhook's
+// intake/queue/drive/rclone import core and paths; targets (Plex, Jellyfin, Emby, another autoscan) import core,
+// paths, http and docker (Plex's scanner runs in its container); backfill imports core, paths, intake (a history record becomes its webhook's
 // requests) and http; cluster (the Drive poller's and backfill
 // reader's roles across instances on PostgreSQL) imports core, queue, drive and backfill; web imports core and
 // intake; only cli wires everything together.
 import tseslint from "typescript-eslint";
 
-const all = ["core", "config", "paths", "logging", "http", "intake", "queue", "plex", "targets", "backfill", "docker", "drive", "rclone", "cluster", "web", "cli"];
+const all = ["core", "config", "paths", "logging", "http", "intake", "queue", "targets", "backfill", "docker", "drive", "rclone", "cluster", "web", "cli"];
 const allowed = {
   core: [],
   config: ["core"],
@@ -17,8 +17,7 @@ const allowed = {
   http: ["core"],
   intake: ["core", "paths"],
   queue: ["core", "paths"],
-  plex: ["core", "paths", "docker", "http"],
-  targets: ["core", "paths", "http"],
+  targets: ["core", "paths", "docker", "http"],
   backfill: ["core", "paths", "intake", "http"],
   drive: ["core", "paths"],
   rclone: ["core", "paths"],

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import pino from "pino";
-import { createLibraryDb } from "../src/plex/library-db.ts";
+import { createLibraryDb } from "../src/targets/plex/library-db.ts";
 import { applyPlexOnlySchema, PLEX_LIBRARY_SCHEMA } from "../test/support/plex-library-schema.ts";
 
 const BYTES_PER_ITEM = 1_020; // measured: one item (metadata + media item + part) with all indexes

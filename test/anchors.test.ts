@@ -9,7 +9,7 @@ import { createLogger } from "../src/logging/create-logger.ts";
 import { createAnchorWatch, guardServerPath, type AnchorWatch } from "../src/paths/anchors.ts";
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
-import { createPlex, type Plex } from "../src/plex/create-plex.ts";
+import { createPlex, type Plex } from "../src/targets/plex/create-plex.ts";
 import type { DispatchAnchors } from "../src/queue/dispatch/anchor-hold.ts";
 import type { DispatcherOptions } from "../src/queue/dispatch/dispatcher.ts";
 import { renderQueuePage } from "../src/web/console/queue-page.ts";

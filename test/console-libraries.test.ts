@@ -7,8 +7,8 @@ import { consolePreviewFromConfig, describeLibraries } from "../src/cli/wiring/c
 import { systemClock } from "../src/core/clock.ts";
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createPathMapper, type PathMappings } from "../src/paths/mapping.ts";
-import { createPlexClient } from "../src/plex/client.ts";
-import { createSectionResolver, type PlexSection } from "../src/plex/sections.ts";
+import { createPlexClient } from "../src/targets/plex/client.ts";
+import { createSectionResolver, type PlexSection } from "../src/targets/plex/sections.ts";
 import { startFakePlex, type FakePlex, type FakeSection } from "./support/fake-plex.ts";
 import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createPathMapper, type PathMappings } from "../src/paths/mapping.ts";
 import { createPathPreview } from "../src/paths/preview.ts";
-import { matchSections, type PlexSection } from "../src/plex/sections.ts";
+import { matchSections, type PlexSection } from "../src/targets/plex/sections.ts";
 import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
 
 /**

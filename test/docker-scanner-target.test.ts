@@ -12,7 +12,7 @@ import { TargetUnavailableError } from "../src/core/errors.ts";
 import type { ScanContext } from "../src/core/target.ts";
 import { ContainerNotFoundError, ScannerNotFoundError } from "../src/docker/errors.ts";
 import { createLogger } from "../src/logging/create-logger.ts";
-import { ScannerFailedError, createScannerTarget } from "../src/plex/scanner-target.ts";
+import { ScannerFailedError, createScannerTarget } from "../src/targets/plex/scanner-target.ts";
 import {
   BASE_IMAGE,
   absentContainerName,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TargetAuthError, TargetUnavailableError } from "../src/core/errors.ts";
 import type { ScanContext } from "../src/core/target.ts";
 import { createLogger } from "../src/logging/create-logger.ts";
-import { createPlex, type Plex, type PlexOptions } from "../src/plex/create-plex.ts";
+import { createPlex, type Plex, type PlexOptions } from "../src/targets/plex/create-plex.ts";
 import { startFakePlex, type FakePlex, type FakeSection } from "./support/fake-plex.ts";
 import { createSteppingClock, type SteppingClock } from "./support/plex-clock.ts";
 

@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TargetAuthError, TargetUnavailableError } from "../src/core/errors.ts";
-import { createPlexClient, PlexResponseError } from "../src/plex/client.ts";
+import { createPlexClient, PlexResponseError } from "../src/targets/plex/client.ts";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 
 let plex: FakePlex;

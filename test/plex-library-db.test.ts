@@ -6,7 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../src/logging/create-logger.ts";
-import { createLibraryDb, type LibraryDb } from "../src/plex/library-db.ts";
+import { createLibraryDb, type LibraryDb } from "../src/targets/plex/library-db.ts";
 import { createLibraryFixture, type LibraryFixture } from "./support/plex-library-db.ts";
 
 const log = pino({ level: "silent" });

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPlex, type Plex } from "../src/plex/create-plex.ts";
+import { createPlex, type Plex } from "../src/targets/plex/create-plex.ts";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 import { createManualClock, type ManualClock } from "./support/manual-clock.ts";
 import { createQueueHarness, fileRequest, SCAN_DELAY_MS, type QueueHarness } from "./support/queue-harness.ts";

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.ts";
 import { TargetAuthError, TargetConfigError, TargetUnavailableError } from "../src/core/errors.ts";
 import type { ScanContext, Target } from "../src/core/target.ts";
-import { createEmbyTarget } from "../src/targets/emby-target.ts";
-import { createJellyfinTarget } from "../src/targets/jellyfin-target.ts";
+import { createEmbyTarget } from "../src/targets/emby/emby-target.ts";
+import { createJellyfinTarget } from "../src/targets/jellyfin/jellyfin-target.ts";
 import { MediaHttpError } from "../src/targets/media-http.ts";
-import { createRelayTarget } from "../src/targets/relay-target.ts";
+import { createAutoscanTarget } from "../src/targets/autoscan/autoscan-target.ts";
 import { startWebServer, type WebServer } from "../src/web/server.ts";
 import { captureLog } from "./support/capture-log.ts";
 import { startFakeEmby, type FakeEmby } from "./support/fake-emby.ts";
@@ -296,7 +296,7 @@ describe("autoscan relay target", () => {
   it("delivers through the real autoscan's /triggers/manual with Basic auth and an encoded dir", async () => {
     const { server, built } = await relayApp();
     const { log, records } = captureLog();
-    const target: Target = createRelayTarget({ name: "nas", url: server.url, ...credentials, log });
+    const target: Target = createAutoscanTarget({ name: "nas", url: server.url, ...credentials, log });
     const folder = "/data/Movies/Fast & Furious #1 + 2 (2001) ?é";
 
     await expect(target.scan(folder, context())).resolves.toEqual({ status: "scanned", detail: "queued on nas" });
@@ -304,7 +304,7 @@ describe("autoscan relay target", () => {
     await expect(target.isAvailable()).resolves.toBe(true);
     expect(JSON.stringify(records)).not.toContain(credentials.password);
 
-    const wrong = createRelayTarget({ name: "nas", url: server.url, username: "relay", password: "wrong-password", log });
+    const wrong = createAutoscanTarget({ name: "nas", url: server.url, username: "relay", password: "wrong-password", log });
     const error = await rejection(wrong.scan(folder, context()));
     expect(error).toBeInstanceOf(TargetAuthError);
     expect(error.message).toContain("check TARGETS.nas.USERNAME and TARGETS.nas.PASSWORD");
@@ -314,14 +314,14 @@ describe("autoscan relay target", () => {
 
   it("reports a folder the other autoscan ignores as a skip", async () => {
     const { server } = await relayApp();
-    const target = createRelayTarget({ name: "nas", url: server.url, ...credentials, log: captureLog().log });
+    const target = createAutoscanTarget({ name: "nas", url: server.url, ...credentials, log: captureLog().log });
     await expect(target.scan("/data/Movies/.grab/x", context())).resolves.toMatchObject({ status: "skipped" });
   });
 
   it("sends the dir percent-encoded, counts 404 on /health as up (Cloudbox/autoscan), and down as unavailable", async () => {
     const cloudbox: FakeHttpServer = await startFakeHttpServer((req) => (req.path === "/triggers/manual" ? { status: 200 } : { status: 404 }));
     cleanups.push(() => cloudbox.close());
-    const target = createRelayTarget({ name: "cb", url: cloudbox.url, ...credentials, log: captureLog().log });
+    const target = createAutoscanTarget({ name: "cb", url: cloudbox.url, ...credentials, log: captureLog().log });
 
     await expect(target.scan("/data/TV/A B+C&D", context())).resolves.toMatchObject({ status: "scanned" });
     const sent = cloudbox.requests[0];

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { matchSections, type PlexSection } from "../plex/sections.ts";
+import { matchSections, type PlexSection } from "../targets/plex/sections.ts";
 import { createDiskProbe } from "./disk-probe.ts";
 import { createPathMapper, type PathMappings } from "./mapping.ts";
 import { createPathPreview, type PathPreviewOptions } from "./preview.ts";

@@ -1,7 +1,7 @@
 import { systemClock } from "../../core/clock.ts";
 import { TargetAuthError, TargetUnavailableError, describeError } from "../../core/errors.ts";
 import { listScannerSections } from "../../docker/scanner-sections.ts";
-import type { PlexSection } from "../../plex/sections.ts";
+import type { PlexSection } from "../../targets/plex/sections.ts";
 import { booleanFlag, type Command, type CommandIO } from "../command.ts";
 import { loadRuntime, type Runtime } from "../runtime.ts";
 import { createScannerFromConfig } from "../wiring/docker.ts";

@@ -1,7 +1,7 @@
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import type { PathMapper, PathMappings } from "../../paths/mapping.ts";
 import { createPathPreview, type PathPreviewer } from "../../paths/preview.ts";
-import { matchSections, type PlexSection } from "../../plex/sections.ts";
+import { matchSections, type PlexSection } from "../../targets/plex/sections.ts";
 import type { LibrariesReport, LibrarySection, MappingView } from "../../web/console/sources.ts";
 import { STAT_TIMEOUT_MS } from "./queue.ts";
 

@@ -9,8 +9,8 @@ import { createPlexScanner, type PlexScanner } from "../../docker/plex-scanner.t
 import { NATIVE_LAYOUT, resolveLayout, type ResolvedLayout, type ScannerLayout } from "../../docker/presets.ts";
 import { listScannerSections, matchSectionsByName } from "../../docker/scanner-sections.ts";
 import { unescapeShellWord } from "../../docker/unescape-shell-word.ts";
-import { createPlexClient } from "../../plex/client.ts";
-import { createSectionResolver, type PlexSection } from "../../plex/sections.ts";
+import { createPlexClient } from "../../targets/plex/client.ts";
+import { createSectionResolver, type PlexSection } from "../../targets/plex/sections.ts";
 
 /**
  * Config → the Plex scanner (in the Plex container through Docker exec when USE_DOCKER, else on this host) and its

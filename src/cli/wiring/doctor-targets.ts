@@ -1,7 +1,7 @@
 import type { Config, TargetConfig } from "../../config/schema.ts";
 import { TargetAuthError, TargetConfigError } from "../../core/errors.ts";
 import type { TargetAnswer, TargetProbe } from "../../ops/doctor/targets.ts";
-import { createPlexClient } from "../../plex/client.ts";
+import { createPlexClient } from "../../targets/plex/client.ts";
 import { createMediaHttp, type MediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
 import { originOf } from "../../http/http-call.ts";

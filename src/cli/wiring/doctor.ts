@@ -18,7 +18,7 @@ import { runChecks, type CheckFamily, type DoctorReport } from "../../ops/doctor
 import { scannerFamily } from "../../ops/doctor/scanner.ts";
 import { targetsFamily } from "../../ops/doctor/targets.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
-import { createPlexClient } from "../../plex/client.ts";
+import { createPlexClient } from "../../targets/plex/client.ts";
 import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";

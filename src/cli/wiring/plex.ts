@@ -4,11 +4,11 @@ import type { Logger } from "../../core/logger.ts";
 import type { TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { PlexScanner } from "../../docker/plex-scanner.ts";
-import type { RunScanner } from "../../plex/analyze.ts";
-import { createPlexClient, type PlexClient } from "../../plex/client.ts";
-import { createPlex, type Plex } from "../../plex/create-plex.ts";
-import type { IsInLibrary } from "../../plex/library-db.ts";
-import { createScannerTarget } from "../../plex/scanner-target.ts";
+import type { RunScanner } from "../../targets/plex/analyze.ts";
+import { createPlexClient, type PlexClient } from "../../targets/plex/client.ts";
+import { createPlex, type Plex } from "../../targets/plex/create-plex.ts";
+import type { IsInLibrary } from "../../targets/plex/library-db.ts";
+import { createScannerTarget } from "../../targets/plex/scanner-target.ts";
 import { createFolderSections, createScannerFromConfig } from "./docker.ts";
 import { sharedDiskProbe } from "./queue.ts";
 

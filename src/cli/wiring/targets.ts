@@ -3,11 +3,11 @@ import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
-import { createPlex, type Plex } from "../../plex/create-plex.ts";
-import { createEmbyTarget } from "../../targets/emby-target.ts";
-import { createJellyfinTarget } from "../../targets/jellyfin-target.ts";
+import { createPlex, type Plex } from "../../targets/plex/create-plex.ts";
+import { createEmbyTarget } from "../../targets/emby/emby-target.ts";
+import { createJellyfinTarget } from "../../targets/jellyfin/jellyfin-target.ts";
 import { withPathMappings } from "../../targets/mapped-target.ts";
-import { createRelayTarget } from "../../targets/relay-target.ts";
+import { createAutoscanTarget } from "../../targets/autoscan/autoscan-target.ts";
 
 /**
  * `TARGETS` → the further scan targets, each in its own path form (`PATH_MAPPINGS`), beside the primary Plex (the
@@ -50,7 +50,7 @@ function buildTarget(name: string, target: TargetConfig, input: TargetsWiringInp
     case "emby":
       return createEmbyTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, clock, log });
     case "autoscan":
-      return createRelayTarget({ name, url: target.URL, username: target.USERNAME, password: target.PASSWORD, timeoutMs, log });
+      return createAutoscanTarget({ name, url: target.URL, username: target.USERNAME, password: target.PASSWORD, timeoutMs, log });
     case "plex": {
       // Another Plex through its API: sections, partial scans, the wait for its own scanners. Analysis and emptying
       // the trash need that server's library database (Plex's API cannot find an item by its file, and the trash is

@@ -5,7 +5,7 @@ import type { CheckFamily, DoctorSection, Findings } from "./run-checks.ts";
 /**
  * Plex at PLEX_LOCAL_URL: does it answer, is the token accepted, which version. When it does not answer, the likely
  * cause is named: `localhost` inside a container (that is the container itself), a name that does not resolve, a
- * closed port, a timeout. The Plex client (plex/client.ts) classifies statuses; the network error is under `cause`.
+ * closed port, a timeout. The Plex client (targets/plex/client.ts) classifies statuses; the network error is under `cause`.
  */
 export interface PlexProbe {
   /** PLEX_LOCAL_URL as configured (it carries no secret). */

@@ -1,8 +1,8 @@
-import { TargetAuthError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import type { ScanOutcome, Target } from "../core/target.ts";
-import { createAvailabilityCheck } from "./availability.ts";
-import { createMediaHttp, MediaHttpError } from "./media-http.ts";
+import { TargetAuthError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { ScanOutcome, Target } from "../../core/target.ts";
+import { createAvailabilityCheck } from "../availability.ts";
+import { createMediaHttp, MediaHttpError } from "../media-http.ts";
 
 /**
  * Another relay: an autoscan like this one, or Cloudbox/autoscan, through its manual trigger
@@ -11,7 +11,7 @@ import { createMediaHttp, MediaHttpError } from "./media-http.ts";
  * what to do with the folder. Availability is `GET <URL>/health`: any answer below 500 is "up" (Cloudbox/autoscan
  * has no /health and answers 404; ours answers 503 while it cannot store requests).
  */
-export interface RelayTargetOptions {
+export interface AutoscanTargetOptions {
   /** The target's name in logs and the queue: `autoscan-nas`. */
   readonly name: string;
   /** `TARGETS.<name>.URL`, e.g. `http://nas:3468`. */
@@ -28,7 +28,7 @@ export interface RelayTargetOptions {
   readonly urlKey?: string;
 }
 
-export function createRelayTarget(options: RelayTargetOptions): Target {
+export function createAutoscanTarget(options: AutoscanTargetOptions): Target {
   const { name } = options;
   const label = `autoscan relay '${name}'`;
   const authKey = options.credentialsKey ?? `TARGETS.${name}.USERNAME and TARGETS.${name}.PASSWORD`;

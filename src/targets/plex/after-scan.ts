@@ -1,6 +1,6 @@
-import type { Clock } from "../core/clock.ts";
-import type { Logger } from "../core/logger.ts";
-import type { ScanContext } from "../core/target.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { ScanContext } from "../../core/target.ts";
 import type { Analyzer } from "./analyze.ts";
 import type { TrashEmptier } from "./empty-trash.ts";
 import type { LibraryGate } from "./library-gate.ts";

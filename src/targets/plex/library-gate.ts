@@ -1,7 +1,7 @@
-import type { Clock } from "../core/clock.ts";
-import { describeError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import type { DiskEntry } from "../paths/disk-probe.ts";
+import type { Clock } from "../../core/clock.ts";
+import { describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { DiskEntry } from "../../paths/disk-probe.ts";
 import type { AnalyzeType } from "./analyze.ts";
 
 /**

@@ -1,7 +1,7 @@
-import type { Clock } from "../core/clock.ts";
-import { createListCache } from "../core/list-cache.ts";
-import { foldersHolding } from "../paths/containment.ts";
-import type { Logger } from "../core/logger.ts";
+import type { Clock } from "../../core/clock.ts";
+import { createListCache } from "../../core/list-cache.ts";
+import { foldersHolding } from "../../paths/containment.ts";
+import type { Logger } from "../../core/logger.ts";
 import type { PlexSection } from "./wire-schemas.ts";
 
 /**

@@ -1,11 +1,11 @@
-import type { Clock } from "../core/clock.ts";
-import { TargetConfigError, TargetUnavailableError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
-import type { OutputLine } from "../docker/command-runner.ts";
-import { ExecInterruptedError } from "../docker/errors.ts";
-import { formatDuration } from "../docker/format-duration.ts";
-import { scanArgs, type PlexScanner } from "../docker/plex-scanner.ts";
+import type { Clock } from "../../core/clock.ts";
+import { TargetConfigError, TargetUnavailableError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
+import type { OutputLine } from "../../docker/command-runner.ts";
+import { ExecInterruptedError } from "../../docker/errors.ts";
+import { formatDuration } from "../../docker/format-duration.ts";
+import { scanArgs, type PlexScanner } from "../../docker/plex-scanner.ts";
 import type { AfterScan } from "./after-scan.ts";
 
 /**

@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
-import { excerpt, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, type HttpAnswer } from "../http/http-call.ts";
+import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
+import { excerpt, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, type HttpAnswer } from "../../http/http-call.ts";
 import { ActivitiesSchema, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
 import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
 

@@ -1,4 +1,4 @@
-import { timedCall, type TargetCallMetrics } from "../core/metrics.ts";
+import { timedCall, type TargetCallMetrics } from "../../core/metrics.ts";
 import type { PlexClient } from "./client.ts";
 
 /**

@@ -1,7 +1,7 @@
-import type { Clock } from "../core/clock.ts";
-import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
+import type { Clock } from "../../core/clock.ts";
+import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { AfterScan } from "./after-scan.ts";
 import type { PlexClient } from "./client.ts";
 import type { SectionActivity } from "./section-activity.ts";

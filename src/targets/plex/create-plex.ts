@@ -1,8 +1,8 @@
-import type { Clock } from "../core/clock.ts";
-import type { Logger } from "../core/logger.ts";
-import type { TargetCallMetrics } from "../core/metrics.ts";
-import type { Target } from "../core/target.ts";
-import { createDiskProbe, type DiskEntry } from "../paths/disk-probe.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { TargetCallMetrics } from "../../core/metrics.ts";
+import type { Target } from "../../core/target.ts";
+import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { createAfterScan, type AfterScan } from "./after-scan.ts";
 import { createAnalyzer, type AnalyzeType, type RunScanner } from "./analyze.ts";
 import { createPlexApiTarget } from "./api-target.ts";

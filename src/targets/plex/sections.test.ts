@@ -1,7 +1,7 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { TargetUnavailableError } from "../core/errors.ts";
-import { createSteppingClock } from "../../test/support/plex-clock.ts";
+import { TargetUnavailableError } from "../../core/errors.ts";
+import { createSteppingClock } from "../../../test/support/plex-clock.ts";
 import { createSectionResolver, matchSections, type PlexSection } from "./sections.ts";
 
 const log = pino({ level: "silent" });

@@ -1,13 +1,13 @@
-import type { Clock } from "../core/clock.ts";
-import { TargetConfigError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
-import type { Target } from "../core/target.ts";
-import { createAvailabilityCheck } from "./availability.ts";
-import { createLibraryFolderCache } from "./library-folders.ts";
-import { createLibraryServerTarget } from "./library-server-target.ts";
-import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "./media-http.ts";
-import { parseEmbyLibraries } from "./media-wire-schemas.ts";
-import { embyUpdateTypeOf } from "./update-type.ts";
+import type { Clock } from "../../core/clock.ts";
+import { TargetConfigError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { Target } from "../../core/target.ts";
+import { createAvailabilityCheck } from "../availability.ts";
+import { createLibraryFolderCache } from "../library-folders.ts";
+import { createLibraryServerTarget } from "../library-server-target.ts";
+import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "../media-http.ts";
+import { parseEmbyLibraries } from "../media-wire-schemas.ts";
+import { embyUpdateTypeOf } from "../update-type.ts";
 
 /**
  * An Emby server (integrations.md §4.2): `POST /Library/Media/Updated` with `UpdateType: "Created"` (`Deleted` when

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqlite";
-import type { Logger } from "../core/logger.ts";
+import type { Logger } from "../../core/logger.ts";
 
 /**
  * Reads Plex's library database (`PLEX_DATABASE_PATH`, `com.plexapp.plugins.library.db`) without loading it: SQLite

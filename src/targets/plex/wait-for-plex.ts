@@ -1,6 +1,6 @@
-import type { Clock } from "../core/clock.ts";
-import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
+import type { Clock } from "../../core/clock.ts";
+import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
 import type { PlexClient, PlexServerInfo } from "./client.ts";
 
 /**

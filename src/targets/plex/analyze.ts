@@ -1,6 +1,6 @@
-import type { Clock } from "../core/clock.ts";
-import { describeError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
+import type { Clock } from "../../core/clock.ts";
+import { describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
 import type { PlexClient } from "./client.ts";
 import type { LibraryIndex, LibraryItem } from "./library-db.ts";
 import type { LibraryGate } from "./library-gate.ts";

@@ -1,12 +1,12 @@
-import type { Clock } from "../core/clock.ts";
-import type { Logger } from "../core/logger.ts";
-import type { Target } from "../core/target.ts";
-import { createAvailabilityCheck } from "./availability.ts";
-import { createLibraryFolderCache } from "./library-folders.ts";
-import { createLibraryServerTarget } from "./library-server-target.ts";
-import { createMediaHttp } from "./media-http.ts";
-import { parseJellyfinLibraries } from "./media-wire-schemas.ts";
-import { updateTypeOf } from "./update-type.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { Target } from "../../core/target.ts";
+import { createAvailabilityCheck } from "../availability.ts";
+import { createLibraryFolderCache } from "../library-folders.ts";
+import { createLibraryServerTarget } from "../library-server-target.ts";
+import { createMediaHttp } from "../media-http.ts";
+import { parseJellyfinLibraries } from "../media-wire-schemas.ts";
+import { updateTypeOf } from "../update-type.ts";
 
 /**
  * A Jellyfin server (integrations.md §4.1): `POST /Library/Media/Updated` with

@@ -1,7 +1,7 @@
 import { access } from "node:fs/promises";
-import type { Clock } from "../core/clock.ts";
-import { describeError, TargetAuthError } from "../core/errors.ts";
-import type { Logger } from "../core/logger.ts";
+import type { Clock } from "../../core/clock.ts";
+import { describeError, TargetAuthError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
 import type { PlexClient } from "./client.ts";
 import type { LibraryIndex } from "./library-db.ts";
 import type { LibraryGate } from "./library-gate.ts";
