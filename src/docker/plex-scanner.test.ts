@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installHostFakeScanner } from "../../test/support/docker/host-fake-scanner.ts";
 import { createLibraryFixture } from "../../test/support/plex-library-db.ts";
 import { ScannerNotFoundError } from "./errors.ts";
-import { createNativeRunner } from "./native-runner.ts";
+import { createHostRunner } from "../targets/plex/host-runner.ts";
 import { createPlexScanner, parseSectionList, scanArgs } from "./plex-scanner.ts";
 import type { ResolvedLayout, ScannerLayout } from "./presets.ts";
 import { listScannerSections, matchSectionsByName } from "./scanner-sections.ts";
@@ -60,7 +60,7 @@ describe("Plex scanner on this host (fake Plex Media Scanner and Plex SQLite)", 
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-  const make = () => createPlexScanner({ runner: createNativeRunner({ useSudo: false }), layout: async () => resolved() });
+  const make = () => createPlexScanner({ runner: createHostRunner({ useSudo: false }), layout: async () => resolved() });
 
   it("runs the classic scan with the layout's environment", async () => {
     const result = await make().run(scanArgs("2", "/data/TV/Show (2020)/Season 01"));
@@ -106,7 +106,7 @@ describe("Plex scanner on this host (fake Plex Media Scanner and Plex SQLite)", 
 
   it("falls back to --list names when the database cannot be read", async () => {
     const scanner = createPlexScanner({
-      runner: createNativeRunner({ useSudo: false }),
+      runner: createHostRunner({ useSudo: false }),
       layout: async () => ({ ...resolved(), layout: { ...layout, supportDir: join(dir, "elsewhere") } }),
     });
     expect(await scanner.sectionLocations()).toBeUndefined();
@@ -143,7 +143,7 @@ describe("Plex scanner on this host (fake Plex Media Scanner and Plex SQLite)", 
 
   it("says which path and preset it tried when the binary cannot be run (127)", async () => {
     const scanner = createPlexScanner({
-      runner: createNativeRunner({ useSudo: false }),
+      runner: createHostRunner({ useSudo: false }),
       layout: async () => ({
         layout: { ...layout, scanner: "/nowhere/Plex Media Scanner" },
         preset: "hotio",

@@ -6,7 +6,7 @@ import { carrySpelling, findSpelling } from "./spelling.ts";
 /**
  * Where a path lands before it is queued (the Scan page, the Libraries page, `cmd=preview`): the mapping form that
  * matched, the path in the media server's form, the Plex sections that hold it, what autoscan finds on its own disk,
- * and the folder that would be scanned, decided as the queue decides it (`queue/resolve-kind.ts`, `work-unit.ts`):
+ * and the folder that would be scanned, decided as the queue decides it (`queue/resolve-kind.ts`, `request-folder.ts`):
  * a trailing `/` or a folder on disk → the folder itself; a file on disk → its folder; not found → the path as given
  * (a folder naming itself; the file check looks again later).
  *

@@ -1,6 +1,6 @@
 import type { ScanRequest } from "../core/scan.ts";
 import type { AsyncRows } from "./rows-async.ts";
-import { resolveWorkUnit } from "./work-unit.ts";
+import { resolveWorkUnit } from "./rules/request-folder.ts";
 
 /**
  * Whether the queue already has what a request would bring: a request for the same folder, received at or after

@@ -11,7 +11,7 @@ import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts"
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
 import { beginAttempt, failWaitingFor, recordCheck, recordFailure, recordInterrupted, recordScan } from "./rules/dispatch-records.ts";
 import { enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
-import { resolveWorkUnit } from "./work-unit.ts";
+import { resolveWorkUnit } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-adapter.ts";
 

@@ -4,7 +4,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { CommandRunner } from "../../docker/command-runner.ts";
 import { createContainerRunner } from "../../docker/container-runner.ts";
 import { createDockerExecutor, type DockerExecutor } from "../../docker/executor.ts";
-import { createNativeRunner } from "../../docker/native-runner.ts";
+import { createHostRunner } from "../../targets/plex/host-runner.ts";
 import { createPlexScanner, type PlexScanner } from "../../docker/plex-scanner.ts";
 import { NATIVE_LAYOUT, resolveLayout, type ResolvedLayout, type ScannerLayout } from "../../docker/presets.ts";
 import { listScannerSections, matchSectionsByName } from "../../docker/scanner-sections.ts";
@@ -37,7 +37,7 @@ export function createScannerFromConfig(input: ScannerWiringInput): ScannerWirin
   const log = input.log.child({ component: "PLEX" });
   const explicit = explicitLayout(config);
   if (!config.USE_DOCKER) {
-    const runner = createNativeRunner({ useSudo: config.USE_SUDO, clock: input.clock });
+    const runner = createHostRunner({ useSudo: config.USE_SUDO, clock: input.clock });
     const layout: ResolvedLayout = {
       layout: { ...NATIVE_LAYOUT, ...explicit },
       preset: "none",

@@ -8,11 +8,11 @@ import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 import { createMountHold, type DispatchDisk } from "./mount-hold.ts";
-import { createRoundHooks, type CommandHooks } from "./round-hooks.ts";
-import { createScanTasks } from "./scan-tasks.ts";
+import { createRoundHooks, type CommandHooks } from "./scan-round-commands.ts";
+import { createScanTasks } from "./target-delivery.ts";
 import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
 import { createTargetHealth, type TargetHealth } from "./target-health.ts";
-import { createWorkLoop } from "./work-loop.ts";
+import { createWorkLoop } from "./dispatch-loop.ts";
 
 /**
  * Takes due folders off the queue and hands them to the targets. Each target has its own slots (`concurrency`, 1 by

@@ -1,6 +1,6 @@
 import type { ScanOutcome } from "../../core/target.ts";
 import type { AttemptStart, CheckResult, FailureRecord } from "../dispatch/dispatch-port.ts";
-import { resolveWorkUnit } from "../work-unit.ts";
+import { resolveWorkUnit } from "./request-folder.ts";
 import { moveToFolder, type MergePolicy } from "./enqueue.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";

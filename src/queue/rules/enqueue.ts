@@ -1,6 +1,6 @@
 import type { EnqueuedItem, ScanRequest } from "../../core/scan.ts";
 import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
-import { resolveWorkUnit } from "../work-unit.ts";
+import { resolveWorkUnit } from "./request-folder.ts";
 import type { NewRequest, QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
 

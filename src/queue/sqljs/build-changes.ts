@@ -1,4 +1,4 @@
-import type { StoreTransaction } from "./queue-store.ts";
+import type { StoreTransaction } from "./open-store.ts";
 import { applyChange, type RowAccess, type RowChange } from "./rows.ts";
 import type { Waiting } from "./write-queue.ts";
 
@@ -13,7 +13,7 @@ export type Outcome = { readonly ok: true; readonly value: unknown } | { readonl
  *
  * A build may be async (the queue's rules are written once for both stores, over an async port), but it never waits
  * on I/O here: every read and change answers at once. The store keeps its other readers out until the transaction is
- * rolled back (`live-store.ts`), so nothing reads a write still being built.
+ * rolled back (`store-writer.ts`), so nothing reads a write still being built.
  */
 export async function buildChanges(
   rows: RowAccess,

@@ -8,12 +8,12 @@ import type { AsyncRows } from "../rows-async.ts";
 import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/work-item.ts";
 import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
 import type { StoreAdapter } from "../store-adapter.ts";
-import { openQueueStore, type QueueStore } from "./queue-store.ts";
+import { openQueueStore, type QueueStore } from "./open-store.ts";
 import type { ItemRow, RowReader } from "./rows.ts";
 import { sqlJsTx } from "./sqljs-tx.ts";
 
 /**
- * The embedded queue (one process, `<data dir>/queue.db`): the sql.js store (`queue-store.ts`: snapshot + append-only
+ * The embedded queue (one process, `<data dir>/queue.db`): the sql.js store (`open-store.ts`: snapshot + append-only
  * log) as the queue's `StoreAdapter`. Due work comes from the store's in-memory schedule (`DueIndex`), so a dispatch
  * costs O(log n) however many folders wait; the items themselves are read by id.
  */

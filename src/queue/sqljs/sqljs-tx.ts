@@ -1,6 +1,6 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, RequestRow } from "../rules/rows.ts";
-import type { StoreTransaction } from "./queue-store.ts";
+import type { StoreTransaction } from "./open-store.ts";
 import { PRUNED_IDS } from "./rows.ts";
 
 /**

@@ -10,7 +10,7 @@ import { createLibraryFixture } from "../../../test/support/plex-library-db.ts";
 import { systemClock } from "../../core/clock.ts";
 import { TargetUnavailableError } from "../../core/errors.ts";
 import type { ScanContext } from "../../core/target.ts";
-import { createNativeRunner } from "../../docker/native-runner.ts";
+import { createHostRunner } from "./host-runner.ts";
 import { createPlexScanner } from "../../docker/plex-scanner.ts";
 import { NATIVE_LAYOUT } from "../../docker/presets.ts";
 import { createLogger } from "../../logging/create-logger.ts";
@@ -18,7 +18,7 @@ import { createPlex } from "./create-plex.ts";
 import { ScannerFailedError, createScannerTarget, type ScannerTargetOptions } from "./scanner-target.ts";
 
 /** The scanner target with `Plex Media Scanner` on this host (the fake), so it is tested without Docker too. */
-describe("Plex scanner target (native runner, fake scanner)", () => {
+describe("Plex scanner target (host runner, fake scanner)", () => {
   let dir: string;
   let fake: { scanner: string; state: string };
   const background: ChildProcess[] = [];
@@ -37,7 +37,7 @@ describe("Plex scanner target (native runner, fake scanner)", () => {
     const lines: { level: number; msg: string; component?: string }[] = [];
     const { log } = createLogger({ level: "debug", format: "json", stream: { write: (l: string) => lines.push(JSON.parse(l)) } });
     const scanner = createPlexScanner({
-      runner: createNativeRunner({ useSudo: false }),
+      runner: createHostRunner({ useSudo: false }),
       layout: async () => ({ layout: { ...NATIVE_LAYOUT, scanner: fake.scanner, user: "" }, preset: "none", reason: "test" }),
     });
     const target = createScannerTarget({

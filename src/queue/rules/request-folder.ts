@@ -1,5 +1,5 @@
-import type { ScanRequest } from "../core/scan.ts";
-import { normalizeSeparators, parentFolder, toNfc, withoutTrailingSlash } from "../paths/normalize.ts";
+import type { ScanRequest } from "../../core/scan.ts";
+import { normalizeSeparators, parentFolder, toNfc, withoutTrailingSlash } from "../../paths/normalize.ts";
 
 /**
  * The unit of work is the folder to scan. A file request scans its parent folder; a folder request scans the folder.

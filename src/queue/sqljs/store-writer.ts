@@ -5,7 +5,7 @@ import { buildChanges } from "./build-changes.ts";
 import type { DueIndex } from "./due-index.ts";
 import { listLogFiles, logPath, openLogFile, type LogFile } from "./log-file.ts";
 import { encodeRecord } from "./log-record.ts";
-import type { QueueStore, QueueStoreOptions, StoreTransaction } from "./queue-store.ts";
+import type { QueueStore, QueueStoreOptions, StoreTransaction } from "./open-store.ts";
 import { applyChange, nextItemId, nextRequestId, type ItemRow, type RowAccess, type RowChange } from "./rows.ts";
 import { writeSnapshot } from "./snapshot-file.ts";
 import type { Database } from "./sql-js.ts";
@@ -13,7 +13,7 @@ import { StoreUnavailableError, describeStoreFault, isDiskRefusal } from "./stor
 import { createWriteQueue, type Waiting } from "./write-queue.ts";
 
 /**
- * The open store (see `queue-store.ts` for what it promises): the one write path, checkpoints with their rotation of
+ * The open store (see `open-store.ts` for what it promises): the one write path, checkpoints with their rotation of
  * the log, the failed state with its probe, the health it reports, and the look at its files.
  */
 export interface LiveStoreParts {

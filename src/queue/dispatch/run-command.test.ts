@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { hookEnvironment, runCommandHook } from "./command-hook.ts";
+import { hookEnvironment, runCommandHook } from "./run-command.ts";
 
 let temp: Awaited<ReturnType<typeof makeTempDir>>;
 beforeEach(async () => {

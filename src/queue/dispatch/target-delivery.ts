@@ -5,7 +5,7 @@ import { timedCall, type DispatchMetrics, type TargetCallMetrics } from "../../c
 import type { ScanContext, ScanOutcome } from "../../core/target.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
-import type { RoundHooks } from "./round-hooks.ts";
+import type { RoundHooks } from "./scan-round-commands.ts";
 import { isTargetWideError, markDown, markUp, type TargetHealth } from "./target-health.ts";
 import { untilStored } from "./until-stored.ts";
 

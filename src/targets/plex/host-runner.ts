@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
-import { systemClock, type Clock } from "../core/clock.ts";
+import { systemClock, type Clock } from "../../core/clock.ts";
 import {
   assertArgv,
   toEnvList,
@@ -10,17 +10,17 @@ import {
   type ProcessInfo,
   type RunOptions,
   type RunPlan,
-} from "./command-runner.ts";
-import { ExecInterruptedError, ExecTimeoutError } from "./errors.ts";
-import { formatDuration } from "./format-duration.ts";
-import { createOutputBuffer } from "./output-buffer.ts";
+} from "../../docker/command-runner.ts";
+import { ExecInterruptedError, ExecTimeoutError } from "../../docker/errors.ts";
+import { formatDuration } from "../../docker/format-duration.ts";
+import { createOutputBuffer } from "../../docker/output-buffer.ts";
 
 /**
  * Runs commands on this host, for systemd installs without Docker (`USE_DOCKER: false`). Like plex_autoscan's
  * `sudo -u plex bash -c 'export …; scanner …'`, minus the shell: `sudo -n -u plex -- /usr/bin/env K=V … scanner …`.
  * `env(1)` carries the variables because sudo drops `LD_*` from the environment it passes on.
  */
-export interface NativeRunnerOptions {
+export interface HostRunnerOptions {
   /** USE_SUDO: run as `RunOptions.user` through `sudo -n -u` (skipped when we already are that user). */
   readonly useSudo: boolean;
   /** Output kept per stream; default 1 MiB. */
@@ -32,7 +32,7 @@ export interface NativeRunnerOptions {
   readonly currentUser?: string;
 }
 
-export function createNativeRunner(options: NativeRunnerOptions): CommandRunner {
+export function createHostRunner(options: HostRunnerOptions): CommandRunner {
   const clock = options.clock ?? systemClock;
   const maxBytes = options.maxOutputBytes ?? 1024 * 1024;
   const currentUser = options.currentUser ?? userInfo().username;

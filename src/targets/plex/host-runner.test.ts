@@ -2,9 +2,9 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installHostFakeScanner } from "../../test/support/docker/host-fake-scanner.ts";
-import { ExecTimeoutError } from "./errors.ts";
-import { createNativeRunner } from "./native-runner.ts";
+import { installHostFakeScanner } from "../../../test/support/docker/host-fake-scanner.ts";
+import { ExecTimeoutError } from "../../docker/errors.ts";
+import { createHostRunner } from "./host-runner.ts";
 
 const HOSTILE = [
   `/data/Movies/It's a "Test" $HOME \`id\` $(id) (2020) [1080p] {x} & ; | < > * ? ~ ! # % ^ = \\ end`,
@@ -19,7 +19,7 @@ function recordOf(stdout: string): { argv: string[]; env: Record<string, string>
   return JSON.parse(line.slice("FAKE-SCANNER-RECORD ".length)) as ReturnType<typeof recordOf>;
 }
 
-describe("native runner (this host, no shell)", () => {
+describe("host runner (this host, no shell)", () => {
   let dir: string;
   let scanner: string;
   beforeAll(async () => {
@@ -29,7 +29,7 @@ describe("native runner (this host, no shell)", () => {
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
   it("passes argv byte for byte and the environment through env(1), in the working directory", async () => {
-    const runner = createNativeRunner({ useSudo: false });
+    const runner = createHostRunner({ useSudo: false });
     const env = { LD_LIBRARY_PATH: "/usr/lib/plexmediaserver/lib", ODD: "a=b c\nd `x` $HOME" };
     const args = ["--scan", "--directory", ...HOSTILE];
     const result = await runner.run([scanner, ...args], { env, workdir: dir });
@@ -42,7 +42,7 @@ describe("native runner (this host, no shell)", () => {
 
   it("returns exit codes and stderr as values; live lines per stream", async () => {
     const lines: string[] = [];
-    const runner = createNativeRunner({ useSudo: false });
+    const runner = createHostRunner({ useSudo: false });
     const result = await runner.run([scanner, "--list"], {
       env: { FAKE_SCANNER_EXIT: "5", FAKE_SCANNER_STDERR: "bad things" },
       onLine: (line) => lines.push(`${line.stream}:${line.text}`),
@@ -54,7 +54,7 @@ describe("native runner (this host, no shell)", () => {
   });
 
   it("reports a missing binary as 127 and a non-executable one as 126, like a shell", async () => {
-    const runner = createNativeRunner({ useSudo: false });
+    const runner = createHostRunner({ useSudo: false });
     const missing = await runner.run([join(dir, "nope", "Plex Media Scanner")]);
     expect(missing.exitCode).toBe(127);
     expect(missing.stderr).toContain("ENOENT");
@@ -65,7 +65,7 @@ describe("native runner (this host, no shell)", () => {
   });
 
   it("stops the process on timeout (here it can be killed)", async () => {
-    const runner = createNativeRunner({ useSudo: false, killGraceMs: 200 });
+    const runner = createHostRunner({ useSudo: false, killGraceMs: 200 });
     const error = await runner
       .run([scanner, "--list"], { env: { FAKE_SCANNER_SLEEP_MS: "20000" }, timeoutMs: 300 })
       .catch((e: unknown) => e);
@@ -74,14 +74,14 @@ describe("native runner (this host, no shell)", () => {
   });
 
   it("lists running processes from /proc", async () => {
-    const runner = createNativeRunner({ useSudo: false });
+    const runner = createHostRunner({ useSudo: false });
     const processes = await runner.listProcesses();
     expect(processes.find((process) => process.pid === globalThis.process.pid)?.command).toContain("node");
   });
 
   it("plans sudo -n -u <user> -- /usr/bin/env … only when USE_SUDO and another user", () => {
     const env = { LD_LIBRARY_PATH: "/usr/lib/plexmediaserver/lib", PLEX_MEDIA_SERVER_APPLICATION_SUPPORT_DIR: "/a b" };
-    const sudo = createNativeRunner({ useSudo: true, currentUser: "autoscan" });
+    const sudo = createHostRunner({ useSudo: true, currentUser: "autoscan" });
     expect(sudo.plan(["/usr/lib/plexmediaserver/Plex Media Scanner", "--list"], { user: "plex", env }).argv).toEqual([
       "sudo",
       "-n",
@@ -94,9 +94,9 @@ describe("native runner (this host, no shell)", () => {
       "/usr/lib/plexmediaserver/Plex Media Scanner",
       "--list",
     ]);
-    const self = createNativeRunner({ useSudo: true, currentUser: userInfo().username });
+    const self = createHostRunner({ useSudo: true, currentUser: userInfo().username });
     expect(self.plan(["/x"], { user: userInfo().username }).argv).toEqual(["/x"]);
-    const noSudo = createNativeRunner({ useSudo: false });
+    const noSudo = createHostRunner({ useSudo: false });
     expect(noSudo.plan(["/x", "y"], { user: "plex", env: {} }).argv).toEqual(["/x", "y"]);
     expect(() => noSudo.plan(["/odd=path"], { env: { A: "1" } })).toThrow(/its path contains "="/);
   });

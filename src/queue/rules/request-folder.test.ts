@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveWorkUnit } from "./work-unit.ts";
+import { resolveWorkUnit } from "./request-folder.ts";
 
 describe("resolveWorkUnit", () => {
   it.each([

@@ -1,5 +1,5 @@
 import type { Logger } from "../../core/logger.ts";
-import { runCommandHook, type HookContext } from "./command-hook.ts";
+import { runCommandHook, type HookContext } from "./run-command.ts";
 import type { WorkItem } from "./dispatch-port.ts";
 
 /**

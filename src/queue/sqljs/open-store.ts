@@ -6,7 +6,7 @@ import type { StoreMetrics } from "../../core/metrics.ts";
 import type { ScanRequest } from "../../core/scan.ts";
 import { createDueIndex, type DueIndex } from "./due-index.ts";
 import { isLegacyQueue, readLegacyRequests } from "./legacy-import.ts";
-import { createLiveStore } from "./live-store.ts";
+import { createLiveStore } from "./store-writer.ts";
 import { replayLogs } from "./log-replay.ts";
 import { migrateDatabase } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
