@@ -5,7 +5,8 @@
  *     half the requests merge into a waiting folder, half add a new one. The run is long enough to include at least
  *     one checkpoint of the whole file (counted), and a restart from a crash image is timed;
  *  2. a burst of 24 requests for one season within 2 s → target calls (expect exactly 1);
- *  3. 1,000 distinct due folders against a target that answers in 10 ms → time until all are dispatched (< 60 s).
+ *  3. 1,000 distinct due folders → time until all are dispatched (< 10 s): against a target that answers at once (the
+ *     dispatcher's own cost), and one that answers in 10 ms, one and four scans at a time.
  *
  *   node bench/queue.ts                 BENCH_REQUESTS=150000 node bench/queue.ts
  */
@@ -168,7 +169,22 @@ async function burst(dir: string): Promise<void> {
   await queue.close();
 }
 
+/**
+ * 1,000 due folders, each scanned by one target: the dispatcher's own cost per folder (a target that answers at once),
+ * then a target that takes 10 ms per call with one scan at a time (the default `SERVER_SCAN_CONCURRENCY`; 10 s of
+ * the total is the target's own time) and with four at a time.
+ */
 async function dispatchThousand(dir: string): Promise<void> {
+  for (const { delayMs, concurrency } of [
+    { delayMs: 0, concurrency: 1 },
+    { delayMs: 10, concurrency: 1 },
+    { delayMs: 10, concurrency: 4 },
+  ]) {
+    await dispatchFolders(join(dir, `${String(delayMs)}ms-${String(concurrency)}`), delayMs, concurrency);
+  }
+}
+
+async function dispatchFolders(dir: string, delayMs: number, concurrency: number): Promise<void> {
   const media = join(dir, "media");
   const queue = await createScanQueue({ file: join(dir, "queue.db"), clock: systemClock, log: silent, scanDelayMs: 0 });
   const requests: ScanRequest[] = [];
@@ -179,7 +195,9 @@ async function dispatchThousand(dir: string): Promise<void> {
     requests.push(request(path, "Radarr"));
   }
   await queue.enqueue(requests);
-  const plex = createFakeTarget("plex", () => new Promise((resolve) => setTimeout(() => resolve({ status: "scanned" }), 10)));
+  const answer = (): Promise<{ status: "scanned" }> =>
+    delayMs === 0 ? Promise.resolve({ status: "scanned" }) : new Promise((resolve) => setTimeout(() => resolve({ status: "scanned" }), delayMs));
+  const plex = createFakeTarget("plex", answer);
   const dispatcher = createDispatcher({
     queue,
     targets: [plex],
@@ -188,14 +206,17 @@ async function dispatchThousand(dir: string): Promise<void> {
     localForms: (path) => [join(media, path)],
     maxFileChecks: 10,
     fileCheckDelayMs: 60_000,
+    concurrency,
   });
   const started = performance.now();
   dispatcher.start();
   while ((await queue.pendingCount()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   const elapsed = performance.now() - started;
+  const targetTime = (delayMs * 1000) / concurrency;
   console.log(
-    `dispatch: 1,000 due folders, target answering in 10 ms, 1 scan at a time → ${plex.calls.length} calls in ` +
-      `${ms(elapsed)} (${Math.round((elapsed - 10 * 1000) / 1000 * 10) / 10} ms overhead per folder)`,
+    `dispatch: 1,000 due folders, target answering ${delayMs === 0 ? "at once" : `in ${String(delayMs)} ms`}, ` +
+      `${String(concurrency)} scan(s) at a time → ${String(plex.calls.length)} calls in ${ms(elapsed)} ` +
+      `(${(Math.round(((elapsed - targetTime) / 1000) * 10) / 10).toFixed(1)} ms per folder beyond the target's own time)`,
   );
   await dispatcher.stop();
   await queue.close();

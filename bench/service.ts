@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakePlex } from "../test/support/fake-plex.ts";
 import { freePort } from "../test/support/free-port.ts";
-import { shippedEnv, shippedNodeOptions } from "./shipped.ts";
+import { describeAllocator, shippedEnv, shippedNodeOptions } from "./shipped.ts";
 import { openConnection, payload, percentile, requestBytes, runFor, type Connection, type RunResult } from "./load.ts";
 
 const PASS = "0123456789abcdef0123456789abcdef";
@@ -40,7 +40,7 @@ const dir = await mkdtemp(join(tmpdir(), "autoscan-bench-service-"));
 const plex = await startFakePlex({ sections: [{ key: "2", title: "TV Shows", type: "show", locations: ["/data/TV"] }] });
 try {
   console.log(
-    `Server as in the image: Node options ${nodeOptions || "none"}, MALLOC_TRIM_THRESHOLD_=${shippedEnv.MALLOC_TRIM_THRESHOLD_ ?? "unset"}; ` +
+    `Server as in the image: Node options ${nodeOptions || "none"}, ${describeAllocator()}; ` +
       `${String(CONNECTIONS)} connections`,
   );
 

@@ -14,6 +14,16 @@ export const shippedNodeOptions: readonly string[] = (process.env.BENCH_NODE_OPT
   .split(/\s+/)
   .filter(Boolean);
 
-const trimThreshold = process.env.MALLOC_TRIM_THRESHOLD_ ?? envValue("MALLOC_TRIM_THRESHOLD_");
+/** The C library's allocator settings the image sets (`MALLOC_*`); the bench's own environment replaces each. */
+const allocatorNames = ["MALLOC_TRIM_THRESHOLD_", "MALLOC_ARENA_MAX"] as const;
 /** Only what is set: an empty MALLOC_TRIM_THRESHOLD_ would mean 0 to the C library. */
-export const shippedEnv: Readonly<Record<string, string>> = trimThreshold ? { MALLOC_TRIM_THRESHOLD_: trimThreshold } : {};
+export const shippedEnv: Readonly<Record<string, string>> = Object.fromEntries(
+  allocatorNames.flatMap((name) => {
+    const value = process.env[name] ?? envValue(name);
+    return value ? [[name, value]] : [];
+  }),
+);
+
+/** `MALLOC_TRIM_THRESHOLD_=131072 MALLOC_ARENA_MAX=2`, for the bench's first line. */
+export const describeAllocator = (): string =>
+  Object.entries(shippedEnv).map(([name, value]) => `${name}=${value}`).join(" ") || "allocator unset";

@@ -16,7 +16,7 @@
  *   BENCH_METRICS=1 node bench/webhook.ts                    # with SERVER_METRICS on (requests and store writes counted)
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { shippedEnv, shippedNodeOptions } from "./shipped.ts";
+import { describeAllocator, shippedEnv, shippedNodeOptions } from "./shipped.ts";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
   console.log(
     `Server as in the image: Node options ${SHIPPED_NODE_OPTIONS.join(" ") || "none"}, ` +
-      `MALLOC_TRIM_THRESHOLD_=${shippedEnv.MALLOC_TRIM_THRESHOLD_ ?? "unset"}`,
+      `${describeAllocator()}`,
   );
   try {
     if (!only || only === "bare") {

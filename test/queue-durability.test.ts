@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendFile, copyFile, mkdir, readdir, readFile, truncate, writeFile } from "node:fs/promises";
+import { appendFile, copyFile, mkdir, readdir, readFile, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FatalError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
@@ -84,6 +84,42 @@ describe("durability", () => {
     const again = await open(dir);
     expect(await again.pendingCount()).toBe(2);
     await again.close();
+  });
+
+  it("gives the pages of removed folders back at a checkpoint: the queue file shrinks", async () => {
+    const dir = join(temp.dir, "live");
+    const queue = await open(dir);
+    const padded = (n: number): ScanRequest => ({ ...request(n), path: `/movies/${"x".repeat(400)} ${String(n)}/film.mkv` });
+    const { items } = await queue.enqueue(Array.from({ length: 2000 }, (_, n) => padded(n)));
+    await queue.close();
+    const full = (await stat(join(dir, "queue.db"))).size;
+    const again = await open(dir);
+    for (const { id } of items.slice(0, 1800)) if (id !== undefined) await again.remove(id);
+    await again.close();
+    const shrunk = (await stat(join(dir, "queue.db"))).size;
+    expect(shrunk).toBeLessThan(full / 3);
+    const last = await open(dir);
+    expect(await last.pendingCount()).toBe(200);
+    await last.close();
+  });
+
+  it("switches a file written without incremental vacuum over at open, keeping every row", async () => {
+    const dir = join(temp.dir, "live");
+    const queue = await open(dir);
+    await queue.enqueue([request(1), request(2)]);
+    await queue.close();
+    const sql = await loadSqlJs();
+    const old = new sql.Database(await readFile(join(dir, "queue.db")));
+    old.exec("PRAGMA auto_vacuum = NONE; VACUUM");
+    expect(old.exec("PRAGMA auto_vacuum")[0]?.values[0]?.[0]).toBe(0);
+    await writeFile(join(dir, "queue.db"), old.export());
+    old.close();
+    const again = await open(dir);
+    expect(await again.pendingCount()).toBe(2);
+    await again.close();
+    const reopened = new sql.Database(await readFile(join(dir, "queue.db")));
+    expect(reopened.exec("PRAGMA auto_vacuum")[0]?.values[0]?.[0]).toBe(2);
+    reopened.close();
   });
 
   it("ignores a torn last journal line (a write cut short by the crash)", async () => {

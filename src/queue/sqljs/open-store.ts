@@ -107,13 +107,14 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
     db.close();
     db = new sql.Database();
   }
-  // The database lives in memory; our log is what makes it durable, so SQLite's own journal stays in memory too.
-  // Temporary tables (VACUUM's copy of the database) go to sql.js's in-memory files, not to the WebAssembly heap:
-  // that heap can grow but never shrink, so one VACUUM of a large queue would keep its copy's size for good.
-  db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE");
+  // The database lives in memory and our log is what makes it durable. SQLite's rollback journal and its temporary
+  // files go to sql.js's in-memory files, which are freed after each transaction; the WebAssembly heap can grow but
+  // never shrink, so a journal kept there would hold the largest transaction's size for good.
+  db.exec("PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF; PRAGMA temp_store = FILE");
   // A fresh file gets the schema before the log is replayed into it; a file from a newer autoscan stops here.
   // Schema steps only add (columns, indexes), and records of older versions apply to the newer schema.
   migrateDatabase(db, migrations, file);
+  useIncrementalVacuum(db);
   const rows = createRowAccess(db);
   const replay = await replayLogs(rows, file, readLogPosition(rows), log);
 
@@ -152,4 +153,16 @@ function loadPending(rows: RowReader): { row: ItemRow; doneTargets: string[] }[]
   return rows
     .all<ItemRow>("SELECT * FROM items WHERE state = 'pending'")
     .map((row) => ({ row, doneTargets: done.get(row.id) ?? [], ...(waits.has(row.id) ? { waits: waits.get(row.id) } : {}) }));
+}
+
+/**
+ * Free pages (pruned history) are given back page by page at a checkpoint (`PRAGMA incremental_vacuum`), not by a
+ * VACUUM, which holds the database three times over while it runs. A file written before this needs one VACUUM to
+ * switch, once, at open.
+ */
+function useIncrementalVacuum(db: Database): void {
+  const mode = db.exec("PRAGMA auto_vacuum")[0]?.values[0]?.[0];
+  if (mode === 2) return;
+  db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+  db.exec("VACUUM");
 }

@@ -211,8 +211,8 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     ]);
     const pages = rows.get<{ n: number }>("SELECT page_count AS n FROM pragma_page_count()")?.n ?? 0;
     const free = rows.get<{ n: number }>("SELECT freelist_count AS n FROM pragma_freelist_count()")?.n ?? 0;
-    // Pruned history leaves free pages behind; the file shrinks back when they are a quarter of it.
-    if (free > 64 && free * 4 > pages) db.exec("VACUUM");
+    // Pruned history leaves free pages behind; the file gives them back when they are a quarter of it.
+    if (free > 64 && free * 4 > pages) db.exec("PRAGMA incremental_vacuum");
     const fresh = freshChain;
     freshChain = false;
     return { data: db.export(), base: generation, fresh };
