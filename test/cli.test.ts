@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CommandIO } from "../src/cli/command.ts";
-import { COMMANDS } from "../src/cli/commands/index.ts";
+import { COMMAND_TABLE, loadCommand } from "../src/cli/commands/index.ts";
 import { main } from "../src/cli/main.ts";
 import { makeTempDir } from "./support/capture-log.ts";
 import { EXAMPLE_CONFIG, fixtureText } from "./support/config-fixtures.ts";
@@ -63,7 +63,7 @@ describe.concurrent("the real entry point", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
     expect(result.stdout).toContain("Usage: autoscan <command> [options]");
-    for (const command of COMMANDS) expect(result.stdout).toContain(`  ${command.name} `);
+    for (const command of COMMAND_TABLE) expect(result.stdout).toContain(`  ${command.name} `);
   });
 
   it("a command's --help prints its usage on stdout and exits 0", async () => {
@@ -103,7 +103,7 @@ describe("--version / --help (in process)", () => {
     const result = await inProcess([flag]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
-    for (const command of COMMANDS) expect(result.stdout).toContain(`  ${command.name} `);
+    for (const command of COMMAND_TABLE) expect(result.stdout).toContain(`  ${command.name} `);
     for (const name of ["--config", "--logfile", "--queuefile", "--cachefile", "--loglevel", "--data-dir", "--log-format", "--version"]) {
       expect(result.stdout).toContain(name);
     }
@@ -114,7 +114,8 @@ describe("--version / --help (in process)", () => {
     expect(bare).toEqual({ code: 2, stdout: "", stderr: (await inProcess(["--help"])).stdout });
   });
 
-  it.each(COMMANDS.map((command) => [command.name, command] as const))("autoscan %s --help", async (name, command) => {
+  it.each(COMMAND_TABLE.map((entry) => [entry.name, entry] as const))("autoscan %s --help", async (name, entry) => {
+    const command = await loadCommand(entry);
     for (const args of [[...name.split(" "), "--help"], [...name.split(" "), "-h"], ["help", ...name.split(" ")], ["--help", ...name.split(" ")]]) {
       const result = await inProcess(args);
       expect(result.code).toBe(0);

@@ -37,8 +37,8 @@ function config(overrides: Partial<v.InferInput<typeof ConfigSchema>>): Config {
 
 /** The target exactly as the server composes it (PLEX_SCAN_METHOD "scanner"). */
 const opened: { close(): void }[] = [];
-function createScannerTargetFromConfig(input: PlexWiringInput) {
-  const wiring = createPlexFromConfig(input);
+async function createScannerTargetFromConfig(input: PlexWiringInput) {
+  const wiring = await createPlexFromConfig(input);
   opened.push(wiring);
   return wiring.target;
 }
@@ -97,7 +97,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
 
   it("scans a hostile folder in the section the library database names, as hotio's user with hotio's env", async () => {
     const { log, messages } = capture();
-    const target = createScannerTargetFromConfig({
+    const target = await createScannerTargetFromConfig({
       config: config({ DOCKER_NAME: hotio, PLEX_SCAN_METHOD: "scanner" }),
       dockerHost,
       clock: systemClock,
@@ -124,7 +124,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
 
   it("logs scanner output under PLEX, and the deprecation notice is no error", async () => {
     const { log, lines } = capture();
-    const target = createScannerTargetFromConfig({
+    const target = await createScannerTargetFromConfig({
       config: config({ DOCKER_NAME: pms, PLEX_SCAN_METHOD: "scanner" }),
       dockerHost,
       clock: systemClock,
@@ -141,7 +141,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
 
   it("skips a folder in no section with plex_autoscan's words", async () => {
     const { log, messages } = capture();
-    const target = createScannerTargetFromConfig({
+    const target = await createScannerTargetFromConfig({
       config: config({ DOCKER_NAME: pms, PLEX_SCAN_METHOD: "scanner" }),
       dockerHost,
       clock: systemClock,
@@ -155,7 +155,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
   it("fails (for the queue to retry) when the scanner exits non-zero, with its last words", async () => {
     await setFakeScannerControl(docker, pms, { exit: 2, stderr: "Database is locked" });
     try {
-      const target = createScannerTargetFromConfig({
+      const target = await createScannerTargetFromConfig({
         config: config({ DOCKER_NAME: pms, PLEX_SCAN_METHOD: "scanner" }),
         dockerHost,
         clock: systemClock,
@@ -219,7 +219,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
 
   it("falls back to --list names without a database, and uses the Plex API when PLEX_TOKEN is set", async () => {
     const bare = (await pool.start(images.linuxserver)).name;
-    const noToken = createScannerTargetFromConfig({
+    const noToken = await createScannerTargetFromConfig({
       config: config({ DOCKER_NAME: bare, PLEX_SCAN_METHOD: "scanner" }),
       dockerHost,
       clock: systemClock,
@@ -230,7 +230,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
     let plex: FakePlex | undefined;
     try {
       plex = await startFakePlex({ sections: [{ key: "7", title: "Films", type: "movie", locations: ["/mnt/media/Movies"] }] });
-      const withToken = createScannerTargetFromConfig({
+      const withToken = await createScannerTargetFromConfig({
         config: config({ DOCKER_NAME: bare, PLEX_SCAN_METHOD: "scanner", PLEX_LOCAL_URL: plex.url, PLEX_TOKEN: plex.token }),
         dockerHost,
         clock: systemClock,
@@ -252,7 +252,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
   it("is unavailable while the container is stopped (the queue holds the work and retries)", async () => {
     const stopped = await pool.start(images.pmsDocker);
     await stopped.stop({ t: 0 });
-    const target = createScannerTargetFromConfig({
+    const target = await createScannerTargetFromConfig({
       config: config({ DOCKER_NAME: stopped.name, PLEX_SCAN_METHOD: "scanner" }),
       dockerHost,
       clock: systemClock,
@@ -264,7 +264,7 @@ describeDocker("Plex scanner target in a container (real engine)", engine, (dock
 
   it("names the missing container, and the paths tried when the image has no scanner", async () => {
     const missing = absentContainerName();
-    const gone = createScannerTargetFromConfig({
+    const gone = await createScannerTargetFromConfig({
       config: config({ DOCKER_NAME: missing, PLEX_SCAN_METHOD: "scanner" }),
       dockerHost,
       clock: systemClock,

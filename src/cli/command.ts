@@ -1,7 +1,8 @@
 import type { ParseArgsOptionsConfig } from "node:util";
 
 /**
- * One CLI command. `autoscan <name> [flags]`; multi-word names (`config check`) are matched word by word.
+ * One CLI command. `autoscan <name> [flags]`; multi-word names (`config check`) are matched word by word. The name and
+ * summary live in the command table (`commands/index.ts`), which loads a command's module only when it runs.
  * Human output goes to `io.stderr`, results (what a script reads) to `io.stdout`. `run` returns the exit code:
  * 0 success, 1 the operation failed, 2 bad usage or a bad config.
  */
@@ -20,6 +21,9 @@ export interface Command {
   readonly allowPositionals?: boolean;
   run(input: CommandInput): Promise<number>;
 }
+
+/** What a command's module holds: everything but the name and summary, which the table holds. */
+export type CommandSpec = Omit<Command, "name" | "summary">;
 
 export interface CommandIO {
   readonly stdout: { write(text: string): unknown; isTTY?: boolean };

@@ -1,7 +1,7 @@
 import type { Command } from "./command.ts";
 import { COMMON_FLAG_HELP } from "./common-flags.ts";
 
-export function renderMainHelp(commands: readonly Command[], version: string): string {
+export function renderMainHelp(commands: readonly Pick<Command, "name" | "summary">[], version: string): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return [

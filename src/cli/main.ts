@@ -5,28 +5,18 @@ import { readEnvironment } from "../config/environment.ts";
 import { ConfigError, UsageError, describeError } from "../core/errors.ts";
 import { describeAccessDenied } from "./access-denied.ts";
 import type { Command, CommandIO } from "./command.ts";
+import { COMMAND_TABLE, loadCommand, type CommandEntry } from "./commands/index.ts";
 import { COMMON_FLAGS } from "./common-flags.ts";
 import { renderCommandHelp, renderMainHelp } from "./help.ts";
 import { INSTALL_DIR, readVersion } from "./version.ts";
 
 
-/**
- * The command table, loaded on demand: `autoscan health` (the image's HEALTHCHECK, every 30 s) loads only its own
- * module instead of every command's dependencies (Google, Docker, sql.js …), and `autoscan server` only what the
- * service uses (the other commands' modules, Google's OAuth client among them, cost ~9 MB of memory for good).
- */
-async function loadCommands(argv: readonly string[]): Promise<readonly Command[]> {
-  if (argv[0] === "health") return [(await import("./commands/health.ts")).healthCommand];
-  if (argv[0] === "server") return [(await import("./commands/server.ts")).serverCommand];
-  return (await import("./commands/index.ts")).COMMANDS;
-}
-
 /** Finds the command whose words start argv (`config check` before `config`). */
-export function findCommand(commands: readonly Command[], argv: readonly string[]): { command: Command; rest: string[] } | undefined {
+export function findCommand(commands: readonly CommandEntry[], argv: readonly string[]): { entry: CommandEntry; rest: string[] } | undefined {
   const sorted = [...commands].sort((a, b) => b.name.split(" ").length - a.name.split(" ").length);
-  for (const command of sorted) {
-    const words = command.name.split(" ");
-    if (words.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(words.length) };
+  for (const entry of sorted) {
+    const words = entry.name.split(" ");
+    if (words.every((word, i) => argv[i] === word)) return { entry, rest: argv.slice(words.length) };
   }
   return undefined;
 }
@@ -38,7 +28,7 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
     io.stdout.write(`${version}\n`);
     return 0;
   }
-  const commands = await loadCommands(argv);
+  const commands = COMMAND_TABLE;
   // Help someone asked for is the result (stdout, exit 0: `autoscan --help | less`); a bare `autoscan` is bad usage.
   if (first === undefined) {
     io.stderr.write(renderMainHelp(commands, version));
@@ -50,7 +40,8 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
     io.stderr.write(`autoscan: unknown command '${argv.join(" ")}'.\n\n${renderMainHelp(commands, version)}`);
     return 2;
   }
-  const { command, rest } = found;
+  const { rest } = found;
+  const command = await loadCommand(found.entry);
   try {
     const { values, positionals } = parseArgs({
       args: rest,
@@ -69,7 +60,7 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
 }
 
 /** `autoscan help` → the command list; `autoscan help config check` → that command's help. */
-function printHelp(commands: readonly Command[], words: readonly string[], version: string, io: CommandIO): number {
+async function printHelp(commands: readonly CommandEntry[], words: readonly string[], version: string, io: CommandIO): Promise<number> {
   if (words.length === 0) {
     io.stdout.write(renderMainHelp(commands, version));
     return 0;
@@ -79,7 +70,7 @@ function printHelp(commands: readonly Command[], words: readonly string[], versi
     io.stderr.write(`autoscan: unknown command '${words.join(" ")}'.\n\n${renderMainHelp(commands, version)}`);
     return 2;
   }
-  io.stdout.write(renderCommandHelp(found.command));
+  io.stdout.write(renderCommandHelp(await loadCommand(found.entry)));
   return 0;
 }
 

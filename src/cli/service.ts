@@ -16,7 +16,7 @@ import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
 import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
 import { createTargetsFromConfig } from "./wiring/targets.ts";
-import { backfillAdmin, createBackfillFromConfig, type BackfillWiringInput } from "./wiring/backfill.ts";
+import type { BackfillWiringInput } from "./wiring/backfill.ts";
 import type { DriveWiringInput } from "./wiring/drive.ts";
 import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
@@ -74,7 +74,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   metrics?.countQueueWith(() => queue.countByState());
   // Refused requests are summarised per client across config reloads (each reload makes a new web app).
   const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
-  const plex = createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics, guard: anchorGuard });
+  const plex = await createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics, guard: anchorGuard });
   // TARGETS: the further servers every folder fans out to, beside the primary Plex.
   const others = createTargetsFromConfig({ config, clock, log, metrics });
   const targets = [plex.target, ...others.targets];
@@ -112,9 +112,15 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     log,
     ...(metrics ? { metrics } : {}),
   };
-  const backfill = roles && database ? roles.backfillByRoleFromConfig(backfillInput, database) : await createBackfillFromConfig(backfillInput);
+  const backfillApps = Object.keys(config.ARR).filter((name) => config.ARR[name]?.BACKFILL);
+  const backfillWiring = backfillApps.length > 0 ? await import("./wiring/backfill.ts") : undefined;
+  const backfill = !backfillWiring
+    ? undefined
+    : roles && database
+      ? roles.backfillByRoleFromConfig(backfillInput, database)
+      : await backfillWiring.createBackfillFromConfig(backfillInput);
   const health = instanceHealth({ database: database !== undefined, instance, drive, backfill });
-  const admin = backfill ? backfillAdmin(backfill, Object.keys(config.ARR).filter((name) => config.ARR[name]?.BACKFILL)) : undefined;
+  const admin = backfill && backfillWiring ? backfillWiring.backfillAdmin(backfill, backfillApps) : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
   // The console: live changes, what the dispatcher works on, and the open event streams' end at stop.

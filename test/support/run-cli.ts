@@ -9,6 +9,8 @@ export interface CliOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory of the child (tests use an empty temp dir to prove nothing is written there). */
   readonly cwd?: string;
+  /** Node's own flags, before the entry point (`--import` a hook). */
+  readonly nodeArgs?: readonly string[];
   /** Kill the child if it has not exited by then (ms). */
   readonly timeoutMs?: number;
 }
@@ -43,7 +45,7 @@ export interface RunningCli {
 
 /** Starts `autoscan <args>` and returns at once (for `autoscan server`). */
 export function startCli(args: readonly string[], options: CliOptions = {}): RunningCli {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI_MAIN, ...args], {
     cwd: options.cwd,
     env: childEnv(options.env),
     stdio: ["ignore", "pipe", "pipe"],

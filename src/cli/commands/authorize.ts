@@ -2,7 +2,7 @@ import { fstatSync } from "node:fs";
 import { isInContainer } from "../in-container.ts";
 import { ConfigError } from "../../core/errors.ts";
 import { DEFAULT_LOOPBACK_PORT, runAuthorize } from "../../drive/authorize.ts";
-import { stringFlag, type Command, type CommandIO } from "../command.ts";
+import { stringFlag, type CommandSpec, type CommandIO } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 import { googleEndpointsFromEnv, tokenStoreFor } from "../wiring/drive.ts";
 
@@ -11,9 +11,7 @@ import { googleEndpointsFromEnv, tokenStoreFor } from "../wiring/drive.ts";
  * Drive monitor with the loopback flow and stores them in the data dir. Exit 0 on success, 1 when it failed, 2 when
  * there is no input to paste into (no `-i`), 130 on Ctrl-C. It talks to a person: plain text on stderr, no log lines.
  */
-export const authorizeCommand: Command = {
-  name: "authorize",
-  summary: "Connect autoscan to Google Drive (prints a link, then asks for the code or URL)",
+export const authorizeCommand: CommandSpec = {
   usage: "autoscan authorize [--port N] [--config PATH]",
   description:
     "Needs CLOUD.ENABLED and a \"Desktop app\" OAuth client in CLOUD.CLIENT_ID / CLOUD.CLIENT_SECRET. Open the link, " +

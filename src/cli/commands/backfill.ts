@@ -2,16 +2,14 @@ import { loadConfig } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
 import { UsageError, describeError } from "../../core/errors.ts";
 import { parseSince } from "../../web/routes/backfill.ts";
-import { booleanFlag, stringFlag, type Command, type CommandIO } from "../command.ts";
+import { booleanFlag, stringFlag, type CommandSpec, type CommandIO } from "../command.ts";
 
 /**
  * `autoscan backfill --since <time|duration>`: asks the running server to read the *arr apps' history (`ARR`) back to
  * that time now and queue what no webhook brought (the server holds the queue, so the read runs there). Progress is
  * one line per app that updates in place on a terminal; `--dry-run` lists what would be queued and queues nothing.
  */
-export const backfillCommand: Command = {
-  name: "backfill",
-  summary: "Catch up from the *arr apps' history now: queue the imports, renames and deletes no webhook brought",
+export const backfillCommand: CommandSpec = {
   usage: "autoscan backfill [--since TIME|DURATION] [--app NAME] [--dry-run] [--config PATH]",
   description:
     "The server must be running (it holds the queue): this asks it through its API. Without --since each app is read " +

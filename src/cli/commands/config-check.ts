@@ -3,12 +3,10 @@ import type { Config, TargetConfig } from "../../config/schema.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
-import type { Command } from "../command.ts";
+import type { CommandSpec } from "../command.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 
-export const configCheckCommand: Command = {
-  name: "config check",
-  summary: "Validate config.json and print a readable summary (exit 0 when valid, 2 when not)",
+export const configCheckCommand: CommandSpec = {
   usage: "autoscan config check [--config PATH]",
   async run({ values, io }) {
     const settings = resolveSettings(values, io.env, io.installDir);

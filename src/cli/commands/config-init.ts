@@ -1,11 +1,9 @@
 import { existsSync } from "node:fs";
 import { writeDefaultConfig } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
-import type { Command } from "../command.ts";
+import type { CommandSpec } from "../command.ts";
 
-export const configInitCommand: Command = {
-  name: "config init",
-  summary: "Write a documented default config.json with a fresh random SERVER_PASS",
+export const configInitCommand: CommandSpec = {
   usage: "autoscan config init [--config PATH]",
   description: "Refuses to overwrite an existing file; use 'autoscan config upgrade' to add new keys to one.",
   async run({ values, io }) {

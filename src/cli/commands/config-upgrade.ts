@@ -1,10 +1,8 @@
 import { resolveSettings } from "../../config/settings.ts";
 import { upgradeConfigFile } from "../../config/upgrade.ts";
-import type { Command } from "../command.ts";
+import type { CommandSpec } from "../command.ts";
 
-export const configUpgradeCommand: Command = {
-  name: "config upgrade",
-  summary: "Add keys that are new since the config was written; keep every value of yours",
+export const configUpgradeCommand: CommandSpec = {
   usage: "autoscan config upgrade [--config PATH]",
   description:
     "Legacy plex_autoscan keys are renamed to their new names with their values. A backup is kept as config.json.bak.",

@@ -1,7 +1,7 @@
 import { resolveSettings } from "../../config/settings.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { renderReport, reportJson } from "../../ops/doctor/report.ts";
-import { booleanFlag, type Command } from "../command.ts";
+import { booleanFlag, type CommandSpec } from "../command.ts";
 import { isInContainer } from "../in-container.ts";
 import { loadDoctorConfig, runDoctor } from "../wiring/doctor.ts";
 
@@ -10,9 +10,7 @@ import { loadDoctorConfig, runDoctor } from "../wiring/doctor.ts";
  * libraries and autoscan's own disk, the scanner's container, Google Drive, the server's port — one line each with
  * the fix. Its output is the result, so it goes to stdout; exit 0 when nothing is an error, 1 otherwise.
  */
-export const doctorCommand: Command = {
-  name: "doctor",
-  summary: "Check the config, data directory, Plex, path mappings, Docker, Drive and port; say what to fix (exit 1 on errors)",
+export const doctorCommand: CommandSpec = {
   usage: "autoscan doctor [--json] [--config PATH]",
   description:
     "Prints one line per check: ✓ fine, ! warning, ✗ error, - skipped (because an earlier check failed), each with " +

@@ -1,12 +1,10 @@
 import { loadConfig } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
 import { describeError } from "../../core/errors.ts";
-import type { Command } from "../command.ts";
+import type { CommandSpec } from "../command.ts";
 
 /** Asks the running server's /health (the Docker HEALTHCHECK uses this, so it follows SERVER_IP and SERVER_PORT). */
-export const healthCommand: Command = {
-  name: "health",
-  summary: "Ask the running server whether it is ready (exit 0 when /health answers 200)",
+export const healthCommand: CommandSpec = {
   usage: "autoscan health [--config PATH] [--timeout SECONDS]",
   options: { timeout: { type: "string" } },
   optionHelp: { timeout: "SECONDS  how long to wait for the answer (default 5)" },

@@ -1,7 +1,7 @@
 import { ConfigError } from "../../core/errors.ts";
 import { RCLONE_SHARED_CLIENT_ID } from "../../rclone/obscure.ts";
 import { loadRcloneRemote, type RemoteCheck } from "../../rclone/remote.ts";
-import { stringFlag, type Command, type CommandInput } from "../command.ts";
+import { stringFlag, type CommandSpec, type CommandInput } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 
 /**
@@ -10,9 +10,7 @@ import { loadRuntime } from "../runtime.ts";
  * flags the values come from CLOUD.RCLONE_CONFIG and CLOUD.RCLONE_REMOTE of autoscan's config (found through
  * AUTOSCAN_CONFIG or the default place). Exit 0 when the remote is usable, 1 when not, 2 when nothing names one.
  */
-export const rcloneCheckCommand: Command = {
-  name: "rclone check",
-  summary: "Check the rclone drive remote the Google Drive monitor would use",
+export const rcloneCheckCommand: CommandSpec = {
   usage: "autoscan rclone check [--config RCLONE_CONF] [--remote NAME]",
   description:
     "Reads rclone.conf (never writes it) and validates the remote: type = drive, scope, the token JSON " +

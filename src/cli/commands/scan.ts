@@ -6,7 +6,7 @@ import { ExecAbandonedError, ExecTimeoutError, ScannerNotFoundError } from "../.
 import { scanArgs, type PlexScanner } from "../../docker/plex-scanner.ts";
 import { createPathMapper } from "../../paths/mapping.ts";
 import { withoutTrailingSlash } from "../../paths/normalize.ts";
-import { booleanFlag, stringFlag, type Command, type CommandIO } from "../command.ts";
+import { booleanFlag, stringFlag, type CommandSpec, type CommandIO } from "../command.ts";
 import { loadRuntime, type Runtime } from "../runtime.ts";
 import { createFolderSections, createScannerFromConfig } from "../wiring/docker.ts";
 
@@ -16,9 +16,7 @@ import { createFolderSections, createScannerFromConfig } from "../wiring/docker.
  * any SERVER_PATH_MAPPINGS form; the section comes from the Plex API (PLEX_TOKEN) or from the scanner itself.
  * The scanner's output streams live (its stdout to stdout, its stderr to stderr); the exit code is the scanner's.
  */
-export const scanCommand: Command = {
-  name: "scan",
-  summary: "Run Plex Media Scanner on one folder now, in the Plex container or on this host (exits with its code)",
+export const scanCommand: CommandSpec = {
   usage: "autoscan scan [--directory] PATH [--section ID] [--dry-run] [--config PATH]",
   description:
     "PATH may be a movie, show or season folder, in the server's form or any form listed in SERVER_PATH_MAPPINGS. " +

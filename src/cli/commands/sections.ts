@@ -2,7 +2,7 @@ import { systemClock } from "../../core/clock.ts";
 import { TargetAuthError, TargetUnavailableError, describeError } from "../../core/errors.ts";
 import { listScannerSections } from "../../docker/scanner-sections.ts";
 import type { PlexSection } from "../../targets/plex/sections.ts";
-import { booleanFlag, type Command, type CommandIO } from "../command.ts";
+import { booleanFlag, type CommandSpec, type CommandIO } from "../command.ts";
 import { loadRuntime, type Runtime } from "../runtime.ts";
 import { createScannerFromConfig } from "../wiring/docker.ts";
 import { plexClientFromConfig } from "../wiring/plex.ts";
@@ -11,9 +11,7 @@ import { plexClientFromConfig } from "../wiring/plex.ts";
  * `autoscan sections`: the Plex library sections and their folders, from Plex's API (plex_autoscan's `sections` and
  * `sections+` in one). Users check here which section a path will go to. `--json` for scripts.
  */
-export const sectionsCommand: Command = {
-  name: "sections",
-  summary: "List Plex's library sections and their folders (--json for scripts)",
+export const sectionsCommand: CommandSpec = {
   usage: "autoscan sections [--json] [--config PATH]",
   description:
     "Asks Plex at PLEX_LOCAL_URL with PLEX_TOKEN; without a token, runs Plex Media Scanner --list (in the Plex " +

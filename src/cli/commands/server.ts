@@ -1,7 +1,7 @@
 import { ignoredKeyNotes, unbuiltFeatureWarnings } from "../../config/features.ts";
 import type { Logger } from "../../core/logger.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
-import type { Command, CommandInput } from "../command.ts";
+import type { CommandSpec, CommandInput } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 import { createConfigReloader, type ConfigReloader } from "../reload.ts";
 import { startService } from "../service.ts";
@@ -10,9 +10,7 @@ import { readVersion } from "../version.ts";
 /** How long a graceful shutdown may take before the process exits anyway (SIGTERM → exit within 5 s). */
 const SHUTDOWN_BUDGET_MS = 4_500;
 
-export const serverCommand: Command = {
-  name: "server",
-  summary: "Run the scan relay: webhooks, manual scans, queue, Plex (the container's default command)",
+export const serverCommand: CommandSpec = {
   usage: "autoscan server [--config PATH] [--loglevel LEVEL] [--log-format classic|json]",
   description: "Stops cleanly on SIGTERM or SIGINT: stops taking requests, finishes or saves work, exits 0.",
   async run(input) {

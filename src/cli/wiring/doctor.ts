@@ -23,7 +23,6 @@ import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";
 import { isInContainer } from "../in-container.ts";
-import { arrProbes } from "./doctor-arr.ts";
 import { driveProbe, rcProbe } from "./doctor-drive.ts";
 import { targetProbes } from "./doctor-targets.ts";
 import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
@@ -151,6 +150,7 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   }
   // The *arr apps whose history the backfill reads (ARR): reachable, key accepted, which app and version, history.
   if (Object.keys(config.ARR).length > 0) {
+    const { arrProbes } = await import("./doctor-arr.ts");
     families.push(arrFamily({ apps: arrProbes(config, log), inContainer: input.inContainer ?? isInContainer() }));
   }
   // At start the anchor watch itself says which anchors are missing (src/paths/anchors.ts).

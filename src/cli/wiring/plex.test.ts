@@ -19,10 +19,10 @@ afterEach(async () => {
   await plex.close();
 });
 
-function wire(keys: Record<string, unknown>, log: Logger = pino({ level: "silent" })): PlexWiring {
+async function wire(keys: Record<string, unknown>, log: Logger = pino({ level: "silent" })): Promise<PlexWiring> {
   const text = JSON.stringify({ SERVER_PASS: "0123456789abcdef", PLEX_LOCAL_URL: plex.url, ...keys });
   const { config } = parseConfigText(text, "/config/config.json", {});
-  wiring = createPlexFromConfig({ config, dockerHost: undefined, clock: createSteppingClock(), log });
+  wiring = await createPlexFromConfig({ config, dockerHost: undefined, clock: createSteppingClock(), log });
   return wiring;
 }
 
@@ -36,19 +36,19 @@ const context = {
 
 describe("Config → Plex", () => {
   it("builds the API target by default and scans through PLEX_LOCAL_URL with PLEX_TOKEN", async () => {
-    const { target } = wire({ PLEX_TOKEN: plex.token, PLEX_ANALYZE_TYPE: "off", PLEX_DATABASE_PATH: "" });
+    const { target } = await wire({ PLEX_TOKEN: plex.token, PLEX_ANALYZE_TYPE: "off", PLEX_DATABASE_PATH: "" });
     expect(target.name).toBe("plex");
     expect(await target.scan("/data/Movies/Heat (1995)", context)).toEqual({ status: "scanned", detail: "section 1" });
     expect(plex.scans.map((s) => s.path)).toEqual(["/data/Movies/Heat (1995)"]);
   });
 
-  it("builds the scanner target for PLEX_SCAN_METHOD scanner", () => {
-    const { target } = wire({ PLEX_TOKEN: plex.token, PLEX_SCAN_METHOD: "scanner", USE_DOCKER: false, USE_SUDO: false });
+  it("builds the scanner target for PLEX_SCAN_METHOD scanner", async () => {
+    const { target } = await wire({ PLEX_TOKEN: plex.token, PLEX_SCAN_METHOD: "scanner", USE_DOCKER: false, USE_SUDO: false });
     expect(target.name).toBe("plex-scanner");
   });
 
   it("answers 'not in Plex' when PLEX_DATABASE_PATH is empty", async () => {
-    const { isInLibrary } = wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: "" });
+    const { isInLibrary } = await wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: "" });
     expect(await isInLibrary("/data/Movies/Heat (1995)/Heat.mkv")).toBe(false);
   });
 
@@ -56,7 +56,7 @@ describe("Config → Plex", () => {
     const lines: string[] = [];
     const { log } = createLogger({ level: "debug", format: "json", stream: { write: (line: string) => lines.push(line) } });
     const missing = "/nonexistent-autoscan-test/Plug-in Support/Databases/com.plexapp.plugins.library.db";
-    const { target, plex: built } = wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: missing }, log);
+    const { target, plex: built } = await wire({ PLEX_TOKEN: plex.token, PLEX_DATABASE_PATH: missing }, log);
     expect(await built.database.usable()).toBe(false);
     for (let i = 0; i < 5; i++) await target.scan("/data/Movies/Heat (1995)", context);
     const loud = lines.map((line) => JSON.parse(line) as { level: string; msg: string }).filter((l) => l.level !== "debug" && l.level !== "info");

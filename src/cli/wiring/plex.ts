@@ -8,14 +8,13 @@ import type { RunScanner } from "../../targets/plex/analyze.ts";
 import { createPlexClient, type PlexClient } from "../../targets/plex/client.ts";
 import { createPlex, type Plex } from "../../targets/plex/create-plex.ts";
 import type { IsInLibrary } from "../../targets/plex/library-db.ts";
-import { createScannerTarget } from "../../targets/plex/scanner-target.ts";
-import { createFolderSections, createScannerFromConfig } from "./docker.ts";
 import { sharedDiskProbe } from "./queue.ts";
 
 /**
  * Config → everything Plex: the client, sections, the library database, the after-scan steps, and the target the
  * dispatcher is given (`PLEX_SCAN_METHOD`: `api`, the default, or `scanner`). The scanner (Docker exec into the Plex
- * container, or this host) is made once, only when something needs it: the scanner target or deep analysis.
+ * container, or this host) is made once, only when something needs it: the scanner target or deep analysis; its
+ * modules are loaded only then.
  */
 export interface PlexWiringInput {
   readonly config: Config;
@@ -42,7 +41,7 @@ export function plexClientFromConfig(config: Config): PlexClient {
   return createPlexClient({ url: config.PLEX_LOCAL_URL, token: config.PLEX_TOKEN, timeoutMs: config.PLEX_TIMEOUT * 1000 });
 }
 
-export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
+export async function createPlexFromConfig(input: PlexWiringInput): Promise<PlexWiring> {
   const { config, clock } = input;
   const log = input.log.child({ component: "PLEX" });
   const scannerMethod = config.PLEX_SCAN_METHOD === "scanner";
@@ -52,7 +51,9 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
   }
   // Deep analysis runs the scanner CLI; only where the user set a scanner up (Docker, or the scanner method).
   const wantsScanner = scannerMethod || (config.PLEX_ANALYZE_TYPE === "deep" && config.USE_DOCKER);
-  const scanner: PlexScanner | undefined = wantsScanner ? createScannerFromConfig(input).scanner : undefined;
+  // Docker's client and the scanner's modules are loaded only for such a setup.
+  const docker = wantsScanner ? await import("./docker.ts") : undefined;
+  const scanner: PlexScanner | undefined = docker?.createScannerFromConfig(input).scanner;
   const runScanner: RunScanner | undefined = scanner
     ? (argv) => scanner.run(argv, { timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000 })
     : undefined;
@@ -89,10 +90,10 @@ export function createPlexFromConfig(input: PlexWiringInput): PlexWiring {
   });
 
   const target =
-    scannerMethod && scanner
-      ? createScannerTarget({
+    scannerMethod && scanner && docker
+      ? (await import("../../targets/plex/scanner-target.ts")).createScannerTarget({
           scanner,
-          sections: hasToken ? plex.sections : createFolderSections(input, scanner),
+          sections: hasToken ? plex.sections : docker.createFolderSections(input, scanner),
           timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000,
           waitForExternalScanners: config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
           ...(hasToken ? { afterScan: plex.afterScan } : {}),
