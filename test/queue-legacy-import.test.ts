@@ -1,8 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { createDiskProbe } from "../src/paths/disk-probe.ts";
-import { createKindResolver } from "../src/queue/resolve-kind.ts";
+import { readFile, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { ScanQueue } from "../src/queue/scan-queue.ts";
 import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
 import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
@@ -31,48 +29,18 @@ async function writeLegacy(file: string, schema: string, inserts: string): Promi
   return bytes;
 }
 
-/**
- * The queue as the service opens it: a legacy path's kind (file or folder) is looked up on disk, under `<temp>/media`
- * here. Paths the disk does not have stay as they were written.
- */
-const open = (file: string, logs = captureLog()) =>
-  createScanQueue({
-    file,
-    clock: createManualClock(),
-    log: logs.log,
-    scanDelayMs: 180_000,
-    resolveKind: createKindResolver({
-      localForms: (path) => [join(temp.dir, "media", path)],
-      statPath: createDiskProbe({ log: logs.log }).stat,
-      log: logs.log,
-    }),
-  });
+/** The queue as the service opens it; kinds are never looked up at import (the file checks do it). */
+const open = (file: string, logs = captureLog()) => createScanQueue({ file, clock: createManualClock(), log: logs.log, scanDelayMs: 180_000 });
 
-/** The pending folders once the kinds looked up in the background (after the import is stored) have been applied. */
-async function pendingFolders(queue: ScanQueue, expected: readonly string[]): Promise<string[]> {
-  let folders: string[] = [];
-  for (let i = 0; i < 100; i++) {
-    folders = (await queue.listPending()).map((item) => item.folder).sort();
-    if (JSON.stringify(folders) === JSON.stringify(expected)) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return folders;
+/** Waits for the import that runs beside the open queue to finish. */
+async function imported(queue: ScanQueue): Promise<void> {
+  for (let i = 0; i < 500 && queue.importing?.() !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(queue.importing?.()).toBeUndefined();
 }
 
-/** Creates files (and, for a path ending in `/`, folders) under `<temp>/media`. */
-async function onDisk(...paths: string[]): Promise<void> {
-  for (const path of paths) {
-    const local = join(temp.dir, "media", path);
-    if (path.endsWith("/")) await mkdir(local, { recursive: true });
-    else {
-      await mkdir(dirname(local), { recursive: true });
-      await writeFile(local, "");
-    }
-  }
-}
-
+const pendingPaths = async (queue: ScanQueue): Promise<string[]> => (await queue.listPending()).map((item) => item.folder).sort();
 describe("importing plex_autoscan's queue", () => {
-  it("imports l3uddz's queueitemmodel rows once, keeps the old file, and says so", async () => {
+  it("imports l3uddz's queueitemmodel rows once, as paths for the file checks, keeps the old file aside, and says so", async () => {
     const file = join(temp.dir, "queue.db");
     const original = await writeLegacy(
       file,
@@ -82,35 +50,39 @@ describe("importing plex_autoscan's queue", () => {
        INSERT INTO queueitemmodel VALUES (3, '/mnt/unionfs/Movies/Film (2020)', 'Manual', 1, 'Manual');
        INSERT INTO queueitemmodel VALUES (4, 'not/a/full/path.mkv', 'Manual', 1, 'Manual');`,
     );
-    await onDisk(
-      "/mnt/unionfs/TV/Show/Season 01/Show - S01E01.mkv",
-      "/mnt/unionfs/TV/Show/Season 01/Show - S01E02.mkv",
-      "/mnt/unionfs/Movies/Film (2020)/",
-    );
     const logs = captureLog();
     const queue = await open(file, logs);
-    const expected = ["/mnt/unionfs/Movies/Film (2020)", "/mnt/unionfs/TV/Show/Season 01"];
-    expect(await pendingFolders(queue, expected)).toEqual(expected);
-    const season = (await queue.listPending()).find((i) => i.folder.endsWith("Season 01"));
-    expect(season?.requests.map((r) => [r.source, r.event])).toEqual([
-      ["Sonarr", "Download"],
-      ["Sonarr", "Upgrade"],
+    await imported(queue);
+    // Nothing is looked up on disk at import: each path waits as it was written, of unknown kind, until its check.
+    expect(await pendingPaths(queue)).toEqual([
+      "/mnt/unionfs/Movies/Film (2020)",
+      "/mnt/unionfs/TV/Show/Season 01/Show - S01E01.mkv",
+      "/mnt/unionfs/TV/Show/Season 01/Show - S01E02.mkv",
+    ]);
+    const requests = (await queue.listPending()).flatMap((item) => item.requests);
+    expect(requests.map((r) => [r.source, r.event, r.kind]).sort()).toEqual([
+      ["Manual", "Manual", "unknown"],
+      ["Sonarr", "Download", "unknown"],
+      ["Sonarr", "Upgrade", "unknown"],
     ]);
     const backup = `${file}.plex_autoscan.bak`;
-    expect(logs.messages()).toContain(
-      `Imported 3 scan request(s) from the plex_autoscan queue in '${file}' (the old file is kept as '${backup}').`,
+    expect(logs.messages().find((m) => m.startsWith("Imported"))).toBe(
+      `Imported 3 scan request(s) from the plex_autoscan queue in '${file}' (the old file is kept as '${backup}'): ` +
+        "3 queued, 0 merged into a waiting folder, 1 skipped (not a full path); " +
+        /\d+\.\d s\.$/.exec(logs.messages().find((m) => m.startsWith("Imported")) ?? "")?.[0],
     );
     expect(Buffer.compare(await readFile(backup), Buffer.from(original))).toBe(0);
     await queue.close();
+    expect((await readdir(temp.dir)).filter((name) => name.includes("plex_autoscan"))).toEqual(["queue.db.plex_autoscan.bak"]);
 
     const again = captureLog();
     const reopened = await open(file, again);
-    expect(await reopened.pendingCount()).toBe(2);
+    expect(await reopened.pendingCount()).toBe(3);
     expect(again.messages().some((m) => m.startsWith("Imported"))).toBe(false);
     await reopened.close();
   });
 
-  it("imports by275's scan_item rows", async () => {
+  it("imports by275's scan_item rows, merging rows for one path with what waits", async () => {
     const file = join(temp.dir, "queue.db");
     await writeLegacy(
       file,
@@ -118,15 +90,12 @@ describe("importing plex_autoscan's queue", () => {
       `INSERT INTO scan_item VALUES (1, '/data/movies/A (2001)/A.mkv', 'Radarr', 1, 'Download', '2024-01-01 00:00:00');
        INSERT INTO scan_item VALUES (2, '/data/movies/B (2002)/B.mkv', NULL, 1, NULL, '2024-01-01 00:00:00');`,
     );
-    // A.mkv is on disk (its folder is scanned); B.mkv is not, so it stays as written: never widened to a guess.
-    await onDisk("/data/movies/A (2001)/A.mkv");
     const queue = await open(file);
-    const expected = ["/data/movies/A (2001)", "/data/movies/B (2002)/B.mkv"];
-    expect(await pendingFolders(queue, expected)).toEqual(expected);
+    await imported(queue);
+    expect(await pendingPaths(queue)).toEqual(["/data/movies/A (2001)/A.mkv", "/data/movies/B (2002)/B.mkv"]);
     const items = await queue.listPending();
     expect(items.flatMap((i) => i.requests.map((r) => r.source)).sort()).toEqual(["Radarr", "plex_autoscan"]);
     await queue.close();
-    // (A journal may follow the snapshot: the kinds looked up after the import are writes of their own.)
     expect((await readdir(temp.dir)).filter((name) => name.startsWith("queue") && !name.includes(".journal.")).sort()).toEqual([
       "queue.db",
       "queue.db.plex_autoscan.bak",
@@ -134,10 +103,39 @@ describe("importing plex_autoscan's queue", () => {
     ]);
   });
 
+  it("goes on where an interrupted import got to, and a batch stored twice adds nothing", async () => {
+    const file = join(temp.dir, "queue.db");
+    const rows = Array.from({ length: 30 }, (_, n) => `INSERT INTO queueitemmodel VALUES (${String(n + 1)}, '/tv/Show ${String(n)}/S01E01.mkv', 'Sonarr', 2, 'Download');`);
+    await writeLegacy(file, L3UDDZ_SCHEMA, rows.join("\n"));
+    // What a restart finds after the first 20 rows were imported: the file aside and the progress noted (the queue
+    // itself starts empty here, so only what this run adds is counted).
+    const first = await open(join(temp.dir, "elsewhere.db"));
+    await first.close();
+    const backup = `${file}.plex_autoscan.bak`;
+    await writeFile(backup, await readFile(file));
+    await writeFile(file, await readFile(join(temp.dir, "elsewhere.db")));
+    await writeFile(`${file}.plex_autoscan.import`, JSON.stringify({ backup, afterRowid: 20 }));
+    const logs = captureLog();
+    const partly = await createScanQueue({ file, clock: createManualClock(), log: logs.log, scanDelayMs: 180_000 });
+    await imported(partly);
+    expect(await partly.pendingCount()).toBe(10);
+    expect(logs.messages().some((m) => m.includes("going on after 20 imported before a restart"))).toBe(true);
+    await partly.close();
+
+    // Killed after a batch was stored but before its progress was noted: the batch comes again and merges.
+    await writeFile(`${file}.plex_autoscan.import`, JSON.stringify({ backup, afterRowid: 25 }));
+    const again = await open(file);
+    await imported(again);
+    expect(await again.pendingCount()).toBe(10);
+    expect((await again.listPending()).every((item) => item.requests.length === 1)).toBe(true);
+    await again.close();
+  });
+
   it("imports an empty legacy queue as an empty queue", async () => {
     const file = join(temp.dir, "queue.db");
     await writeLegacy(file, L3UDDZ_SCHEMA, "");
     const queue = await open(file);
+    await imported(queue);
     expect(await queue.pendingCount()).toBe(0);
     await queue.close();
   });

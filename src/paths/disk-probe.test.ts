@@ -44,6 +44,25 @@ describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-
 });
 
 describe("parseMountPoints", () => {
+  it("does not call a healthy disk hung when the process was too busy to hear its answer", async () => {
+    const temp = await makeTempDir("autoscan-probe-");
+    await writeFile(join(temp.dir, "file.mkv"), "x");
+    const logs = captureLog();
+    const probe = createDiskProbe({ log: logs.log, timeoutMs: 200 });
+    const looks = Promise.all(Array.from({ length: 4 }, () => probe.stat(join(temp.dir, "file.mkv"))));
+    while (probe.inFlight() === 0) await new Promise((resolve) => setImmediate(resolve));
+    // The event loop held for three timeouts (a large synchronous piece of work): the stats returned meanwhile, but
+    // their answers wait behind the timers.
+    const until = Date.now() + 600;
+    while (Date.now() < until) {
+      // busy
+    }
+    expect(await looks).toEqual(["file", "file", "file", "file"]);
+    expect(probe.unresponsiveMounts()).toEqual([]);
+    expect(logs.records.filter((record) => record.level >= 40)).toEqual([]);
+    await temp.cleanup();
+  });
+
   it("reads field 5 of /proc/self/mountinfo, decodes its escapes, longest first", () => {
     const text = [
       "21 26 0:20 / /proc rw,relatime - proc proc rw",

@@ -25,7 +25,9 @@ export type DiskEntry = "file" | "directory" | "missing" | "unanswered";
  *   listeners hear of it); never a line per file.
  * A path's mount comes from `/proc/self/mountinfo` (never from a stat: that would hang on the very mount in question),
  * read again whenever a look times out, so a mount that appeared after the last read is named, never `/`. The timeout
- * runs on real time, from when the stat started (a look still waiting for a slot is not a disk that did not answer).
+ * runs on real time, from when the stat started (a look still waiting for a slot is not a disk that did not answer),
+ * and a process that was too busy to hear the answer (the event loop held, the thread pool full) gives the look its
+ * time again before the disk is called hung.
  */
 export interface DiskProbeOptions {
   readonly log: Logger;
@@ -182,14 +184,32 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         answer(entry);
         startWaiting();
       };
-      const timer = setTimeout(() => {
+      let extensions = 0;
+      let dueAt = Date.now() + timeoutMs;
+      const settled = (): boolean => state.returned || state.answered;
+      const onTimeout = async (): Promise<void> => {
+        const left = state.started ? timeoutMs - (Date.now() - state.startedAt) : 0;
+        // A process that was busy (the event loop held, the thread pool full of other work) is not a disk that did
+        // not answer: the look is given its time again, twice at most.
+        if (left <= 0 && extensions < 2 && (await processWasBusy(dueAt, settled))) {
+          if (state.answered) return;
+          extensions += 1;
+          dueAt = Date.now() + timeoutMs;
+          timer = setTimeout(() => void onTimeout(), timeoutMs);
+          return;
+        }
+        if (state.answered) return;
         if (state.started) {
-          const left = timeoutMs - (Date.now() - state.startedAt);
           // The mount is named (the table read again) before the caller hears "unanswered": it finds the mount hung.
           if (left <= 0) return void blame(state).finally(() => answer("unanswered"));
           // A stat that got its slot late has not hung yet: the mount is named once its own stat took that long.
           answer("unanswered");
-          return void setTimeout(() => void blame(state), left);
+          const blameAt = Date.now() + left;
+          return void setTimeout(() => {
+            void processWasBusy(blameAt, settled).then(async (busy) => {
+              if (!busy) await blame(state);
+            });
+          }, left);
         }
         answer("unanswered");
         if (state.joined) return;
@@ -197,7 +217,8 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         const index = waiting.indexOf(state);
         if (index >= 0) waiting.splice(index, 1);
         log.debug({ path }, `No free slot to look at '${path}' within ${timeoutMs} ms; counted as not there yet`);
-      }, timeoutMs);
+      };
+      let timer = setTimeout(() => void onTimeout(), timeoutMs);
       if (hung.has(mount)) return answer("unanswered");
       // The same path's stat is on its way: this look waits for it (no second stat, no slot of its own).
       const already = statting.get(path);
@@ -224,6 +245,26 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     },
   };
 }
+
+/**
+ * Whether a look that ran out of time was held by the process rather than the disk: its timer fired more than a second
+ * late (the event loop was busy), its answer was only waiting for the event loop, or a look at the Node binary
+ * (a local disk) does not come back within a second either (the thread pool is busy with other work).
+ */
+async function processWasBusy(dueAt: number, settled: () => boolean): Promise<boolean> {
+  if (Date.now() - dueAt > BUSY_MS) return true;
+  await new Promise((resolve) => setImmediate(resolve));
+  if (settled()) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const control = await Promise.race([
+    stat(process.execPath).then(() => "answered" as const, () => "answered" as const),
+    new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), BUSY_MS))),
+  ]);
+  clearTimeout(timer);
+  return control === "late" || settled();
+}
+
+const BUSY_MS = 1_000;
 
 /**
  * Mount points from `/proc/self/mountinfo`, read again when the copy is older than 30 s (mounts come and go), and on

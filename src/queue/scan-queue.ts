@@ -24,6 +24,14 @@ export interface ScanQueue extends DispatchQueue {
   readonly enqueue: ScanSink;
   /** Where the queue lives (the file, or the database URL with its password masked). */
   readonly file: string;
+  /**
+   * Stores a batch moved over from another queue (plex_autoscan's) in one write, merged by the same rules as any
+   * request, quietly (no line per folder) and without a look at the disk: paths of unknown kind wait for the file
+   * checks. Answers, per request, whether it joined a folder already waiting.
+   */
+  importRequests(requests: readonly ScanRequest[]): Promise<readonly { readonly merged: boolean }[]>;
+  /** How far an import of plex_autoscan's queue has got, while one runs (the console shows it). */
+  importing?(): { readonly done: number; readonly total: number } | undefined;
   listPending(page?: PageOptions): Promise<QueueItemView[]>;
   listHistory(query?: HistoryQuery): Promise<QueueItemView[]>;
   /** History folders matching `query` (all without one). */
@@ -157,7 +165,6 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     prune().catch((error: unknown) => log.warn({ err: error }, "Could not prune the queue history; trying again later"));
   };
 
-  if (store.legacy) await importLegacy(store, store.legacy, enqueue, log);
   // A store that refuses writes still opens (503 until it can write); pruning waits.
   await prune().catch((error: unknown) => {
     if (!(error instanceof StoreUnavailableError)) throw error;
@@ -178,6 +185,13 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     ...store.due,
     enqueue,
     file: store.where,
+    async importRequests(requests) {
+      const outcome = await write(
+        (tx) => enqueueRequests(tx, requests, policy),
+        (stored) => (stored.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: stored.earliestDue - stored.at } : change()),
+      );
+      return outcome.items;
+    },
     async recordCheck(id, rev, result) {
       const moved = await write((tx) => recordCheck(tx, id, rev, result, policy), (out) => (out ? { kind: "work", inMs: out.waitMs } : change()));
       if (moved) {
@@ -231,16 +245,6 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       changeListeners.clear();
     },
   };
-}
-
-async function importLegacy(store: StoreAdapter, legacy: NonNullable<StoreAdapter["legacy"]>, enqueue: ScanSink, log: Logger): Promise<void> {
-  const { items } = await enqueue(legacy.requests);
-  await legacy.imported();
-  log.info(
-    { file: store.where, backup: legacy.backup, requests: legacy.requests.length, folders: items.length },
-    `Imported ${String(legacy.requests.length)} scan request(s) from the plex_autoscan queue in '${store.where}' ` +
-      `(the old file is kept as '${legacy.backup}').`,
-  );
 }
 
 /** Runs `tick` every `intervalMs` on the queue's clock: an interval after the last tick, however long it took. */

@@ -1,7 +1,6 @@
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { AsyncRows } from "./rows-async.ts";
-import type { ScanRequest } from "../core/scan.ts";
 
 /**
  * What one storage engine gives the queue (`compose-queue.ts` puts the rules over it): writes in transactions through
@@ -28,8 +27,6 @@ export interface StoreAdapter {
   onOtherInstance?(listener: (event: QueueEvent) => void): void;
   /** Runs at each maintenance tick after the history is pruned (sql.js: folds a quiet journal into the file). */
   maintain?(): Promise<void>;
-  /** Requests found in a plex_autoscan queue file at open (sql.js): queued by the composition, then `imported()`. */
-  readonly legacy?: { readonly requests: readonly ScanRequest[]; readonly backup: string; imported(): Promise<void> };
   close(): Promise<void>;
 }
 

@@ -1,11 +1,9 @@
-import { copyFile, mkdir } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { removeStaleTempFiles, syncFolder } from "../../core/durable-file.ts";
+import { removeStaleTempFiles } from "../../core/durable-file.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
-import type { ScanRequest } from "../../core/scan.ts";
 import { createDueIndex, type DueIndex } from "./due-index.ts";
-import { isLegacyQueue, readLegacyRequests } from "./legacy-import.ts";
 import { createLiveStore } from "./store-writer.ts";
 import { replayLogs } from "./log-replay.ts";
 import { migrateDatabase } from "./migrate.ts";
@@ -69,8 +67,6 @@ export interface QueueStore {
   read<T>(fn: (rows: RowReader) => T): Promise<T>;
   /** The pending items' schedule, kept in step with every applied change. */
   readonly due: DueIndex;
-  /** Requests found in a plex_autoscan queue file at start; the caller enqueues them, then checkpoints. */
-  readonly legacy?: { readonly requests: readonly ScanRequest[]; readonly backup: string };
   /**
    * Stores what `build` changes; resolves with its result once that is on disk and applied. Rejects with
    * `StoreUnavailableError` when the disk refused it (nothing was stored), with `WriteAbandonedError` when `signal`
@@ -97,16 +93,7 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   await removeStaleTempFiles(previousPath(file));
 
   const snapshot = await loadSnapshot(sql, file, options.now(), log);
-  let db: Database = snapshot.db;
-  let legacy: QueueStore["legacy"];
-  if (isLegacyQueue(db)) {
-    const backup = `${file}.plex_autoscan.bak`;
-    await copyFile(file, backup);
-    await syncFolder(dirname(file), log);
-    legacy = { requests: readLegacyRequests(db), backup };
-    db.close();
-    db = new sql.Database();
-  }
+  const { db } = snapshot;
   // The database lives in memory and our log is what makes it durable. SQLite's rollback journal and its temporary
   // files go to sql.js's in-memory files, which are freed after each transaction; the WebAssembly heap can grow but
   // never shrink, so a journal kept there would hold the largest transaction's size for good.
@@ -119,9 +106,8 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   const replay = await replayLogs(rows, file, readLogPosition(rows), log);
 
   const due = createDueIndex(loadPending(rows));
-  const store = createLiveStore({ db, rows, due, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1, legacy });
-  // A legacy file stays as it is until its requests are imported and checkpointed by the caller.
-  if (!legacy) await store.checkpoint();
+  const store = createLiveStore({ db, rows, due, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1 });
+  await store.checkpoint();
   return store;
 }
 

@@ -6,6 +6,7 @@ import type { StoreMetrics } from "../../core/metrics.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
 import type { AsyncRows } from "../rows-async.ts";
 import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/work-item.ts";
+import { findPendingImport, runPendingImport, type PendingImport } from "../plex-autoscan-import.ts";
 import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
 import type { StoreAdapter } from "../store-adapter.ts";
 import { openQueueStore, type QueueStore } from "./open-store.ts";
@@ -43,7 +44,10 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const log = options.log.child({ component: "QUEUE" });
   const lock = options.lock === false ? undefined : await acquireDataDirLock({ dir: dirname(options.file), log });
   let store: QueueStore;
+  let pendingImport: PendingImport | undefined;
   try {
+    // plex_autoscan's queue where ours goes (its `--queuefile`): set aside, and imported once the queue is open.
+    pendingImport = await findPendingImport(options.file, log);
     store = await openQueueStore({
       file: options.file,
       log,
@@ -67,7 +71,16 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
   const queue = await composeScanQueue(adapter, { ...options, log });
   const restored = await queue.pendingCount();
   log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
-  return queue;
+  if (!pendingImport) return queue;
+  const running = runPendingImport({ queueFile: options.file, pending: pendingImport, store: queue.importRequests, log });
+  return {
+    ...queue,
+    importing: running.progress,
+    async close() {
+      await running.stop();
+      await queue.close();
+    },
+  };
 }
 
 function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void>): StoreAdapter {
@@ -77,7 +90,6 @@ function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void
     get: (sql, params) => store.read((rows) => rows.get(sql, params)),
   };
   const workItems = (ids: readonly number[]): Promise<WorkItem[]> => store.read((rows) => ids.flatMap((id) => workItem(rows, id)));
-  const { legacy } = store;
   return {
     where: store.file,
     write: (work, options = {}) => store.write((tx) => work(sqlJsTx(tx, clock.now())), options.signal ? { signal: options.signal } : {}),
@@ -93,7 +105,6 @@ function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void
       // A quiet journal is folded into the file.
       if (store.logBytes() > 0) await store.checkpoint();
     },
-    ...(legacy ? { legacy: { requests: legacy.requests, backup: legacy.backup, imported: () => store.checkpoint() } } : {}),
     close,
   };
 }

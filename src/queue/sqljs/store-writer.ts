@@ -24,7 +24,6 @@ export interface LiveStoreParts {
   readonly options: QueueStoreOptions;
   readonly seq: number;
   readonly generation: number;
-  readonly legacy: QueueStore["legacy"];
 }
 
 interface Failure {
@@ -58,7 +57,7 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
   let threshold = minimum;
   let failure: Failure | undefined;
   /** The next checkpoint writes the previous snapshot too, and drops every older log: see `runCheckpoint`. */
-  let freshChain = parts.legacy !== undefined;
+  let freshChain = false;
   let probeTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -220,7 +219,7 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
 
   /**
    * Writes the snapshot, keeping the one before it (and the log since that one) so a damaged `queue.db` still loses
-   * nothing. After a failed write, or for a file imported from plex_autoscan, the chain starts fresh: the previous
+   * nothing. After a failed write the chain starts fresh: the previous
    * snapshot is this one too, and every older log generation goes.
    */
   async function runCheckpoint(): Promise<void> {
@@ -289,7 +288,6 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     rows,
     read: (fn) => building.after(() => fn(rows)),
     due,
-    legacy: parts.legacy,
     write,
     checkpoint,
     logBytes: () => bytes,
