@@ -65,6 +65,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./doctor.ts")).doctorCommand,
   },
   {
+    name: "import",
+    summary: "Import plex_autoscan's queue file (--from-plex-autoscan PATH) into autoscan's queue; --dry-run to look first",
+    load: async () => (await import("./import.ts")).importCommand,
+  },
+  {
     name: "backfill",
     summary: "Catch up from the *arr apps' history now: queue the imports, renames and deletes no webhook brought",
     load: async () => (await import("./backfill.ts")).backfillCommand,

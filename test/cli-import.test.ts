@@ -1,0 +1,69 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { createManualClock } from "./support/manual-clock.ts";
+import { captureLog, makeTempDir } from "./support/capture-log.ts";
+import { runCli } from "./support/run-cli.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+
+/** `autoscan import --from-plex-autoscan PATH [--dry-run]`, run as a user runs it. */
+let temp: Awaited<ReturnType<typeof makeTempDir>>;
+beforeEach(async () => {
+  temp = await makeTempDir();
+});
+afterEach(() => temp.cleanup());
+
+function plexAutoscanQueue(file: string, paths: readonly string[]): void {
+  const db = new DatabaseSync(file);
+  db.exec(`CREATE TABLE "queueitemmodel" ("id" INTEGER NOT NULL PRIMARY KEY, "scan_path" VARCHAR(255) NOT NULL,
+    "scan_for" VARCHAR(255) NOT NULL, "scan_section" INTEGER NOT NULL, "scan_type" VARCHAR(255) NOT NULL)`);
+  const insert = db.prepare("INSERT INTO queueitemmodel (scan_path, scan_for, scan_section, scan_type) VALUES (?, 'Sonarr', 2, 'Download')");
+  for (const path of paths) insert.run(path);
+  db.close();
+}
+
+describe("autoscan import --from-plex-autoscan", () => {
+  const paths = ["/tv/A/Season 01/A - S01E01.mkv", "/tv/A/Season 01/A - S01E02.mkv", "/tv/B/Season 02", "relative/path.mkv"];
+  const config = (): string => join(temp.dir, "config", "config.json");
+  const setup = async (): Promise<string> => {
+    const file = join(temp.dir, "plex_autoscan.db");
+    plexAutoscanQueue(file, paths);
+    expect((await runCli(["config", "init", "--config", config()])).code).toBe(0);
+    return file;
+  };
+
+  it("--dry-run says what would be imported and stores nothing", async () => {
+    const file = await setup();
+    const result = await runCli(["import", "--from-plex-autoscan", file, "--dry-run", "--config", config(), "--data-dir", join(temp.dir, "data")]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      `Would import 3 scan request(s) for 3 distinct path(s) from '${file}'; 1 row(s) skipped (not a full path). Nothing was stored (--dry-run).\n`,
+    );
+  });
+
+  it("imports into the configured queue with a summary, and a second run adds nothing", async () => {
+    const file = await setup();
+    const args = ["import", "--from-plex-autoscan", file, "--config", config(), "--data-dir", join(temp.dir, "data")];
+    const first = await runCli(args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^Imported 3 scan request\(s\) from '.*plex_autoscan\.db' into .*queue\.db in \d+\.\d s: 3 queued, 0 merged into a waiting folder, 1 skipped \(not a full path\)\.\n$/);
+    const second = await runCli(args);
+    expect(second.stdout).toContain("0 queued, 3 merged into a waiting folder");
+    const queue = await createScanQueue({ file: join(temp.dir, "data", "queue.db"), clock: createManualClock(), log: captureLog().log, scanDelayMs: 1000 });
+    expect((await queue.listPending()).flatMap((item) => item.requests).map((request) => request.path).sort()).toEqual(paths.slice(0, 3).sort());
+    await queue.close();
+  });
+
+  it("refuses a file that is not plex_autoscan's queue (exit 2) and a missing PATH (usage)", async () => {
+    await setup();
+    const notQueue = join(temp.dir, "notes.txt");
+    await writeFile(notQueue, "hello");
+    const wrong = await runCli(["import", "--from-plex-autoscan", notQueue, "--config", config()]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain(`'${notQueue}' is not a plex_autoscan queue`);
+    const missing = await runCli(["import", "--config", config()]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--from-plex-autoscan PATH is required");
+  });
+});
