@@ -1,5 +1,5 @@
 import type { Logger } from "../../core/logger.ts";
-import { runCommandHook, type HookContext } from "./run-command.ts";
+import type { HookContext } from "./run-command.ts";
 import type { WorkItem } from "./dispatch-port.ts";
 
 /**
@@ -38,6 +38,8 @@ export function createRoundHooks(options: {
   let { commands } = options;
   const run = async (command: string | undefined, stage: "before" | "after", item: WorkItem): Promise<void> => {
     if (!commands || !command || command.trim().length === 0 || options.signal.aborted) return;
+    // The child-process machinery is loaded with the first command that runs, not by every start.
+    const { runCommandHook } = await import("./run-command.ts");
     await runCommandHook(command, stage, contextOf(item), {
       timeoutMs: commands.timeoutMs,
       log: options.log,
