@@ -65,6 +65,15 @@ describe("the Queue and History pages", () => {
     expect(history).toContain('<span class="badge ok">scanned</span>');
   });
 
+  it("say while plex_autoscan's queue is being imported, and how far it got", async () => {
+    let progress: { done: number; total: number } | undefined = { done: 8_000, total: 20_000 };
+    const { app: importing } = buildWebApp({ queue: { ...queueAdminFromScanQueue(h.queue), importing: () => progress } });
+    const during = await (await importing.request(`${base}/queue`)).text();
+    expect(during).toContain("<h2>Importing plex_autoscan's queue</h2><p>8,000 of 20,000 rows done.");
+    progress = undefined;
+    expect(await (await importing.request(`${base}/queue`)).text()).not.toContain("Importing plex_autoscan");
+  });
+
   it("filter the history by result, source and path, and page through it", async () => {
     for (let i = 0; i < 55; i++) await finish(`/tv/Show ${i}/S01/e.mkv`, i % 2 ? "Sonarr" : "Radarr");
     target.respond = () => {

@@ -92,6 +92,8 @@ export interface QueueAdmin {
   remove(id: string): Awaitable<boolean>;
   /** Retries every failed item; how many. */
   retryFailed(): Awaitable<number>;
+  /** Rows done and in all while plex_autoscan's queue is being imported (the Queue page says so). */
+  importing?(): { readonly done: number; readonly total: number } | undefined;
 }
 
 export type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";

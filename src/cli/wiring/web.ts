@@ -83,6 +83,7 @@ export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
       const n = toId(id);
       return n === undefined ? false : queue.remove(n);
     },
+    importing: () => queue.importing?.(),
   };
 }
 

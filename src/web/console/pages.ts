@@ -28,10 +28,16 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
         targets: deps.sources.targets?.() ?? [],
         self,
         ...(deps.sources.backfill ? { backfill: deps.sources.backfill() } : {}),
+        ...importingOf(deps),
         ...withNotice(await notice(c, deps)),
       }),
     );
   };
+}
+
+function importingOf(deps: ConsoleDeps): { importing?: { done: number; total: number } } {
+  const importing = deps.options.queue.importing?.();
+  return importing ? { importing } : {};
 }
 
 export function createHistoryPageHandler(deps: ConsoleDeps): Handler {

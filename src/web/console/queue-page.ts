@@ -23,6 +23,8 @@ export interface QueuePageModel {
   readonly notice?: ActionAnswer;
   /** `ARR`: each app's backfill state. */
   readonly backfill?: readonly BackfillAppStatus[];
+  /** plex_autoscan's queue being imported: rows done and in all. */
+  readonly importing?: { readonly done: number; readonly total: number };
 }
 
 export function renderQueuePage(model: QueuePageModel): string {
@@ -33,6 +35,7 @@ export function renderQueuePage(model: QueuePageModel): string {
   const body = `${noticeHtml(model.notice)}
 <section class="panel" aria-labelledby="queue-title">
 <div id="queue-list" data-live>
+${importingHtml(model.importing)}
 <div class="toolbar"><h2 id="queue-title">${escapeHtml(plural(model.total, "folder"))} waiting</h2>${scanningLine(model.activity)}</div>
 ${list}
 ${pager(model.shell.base + "/queue", new URLSearchParams(), model.offset, model.pageSize, model.total, "folders")}
@@ -47,6 +50,20 @@ ${model.backfill ? backfillPanel(model.backfill, model.now) : ""}`;
     body,
     live: true,
   });
+}
+
+/**
+ * While plex_autoscan's queue is imported (at the first start after a move), how far it got; inside the live part,
+ * so it counts up and goes away by itself.
+ */
+function importingHtml(importing: QueuePageModel["importing"]): string {
+  if (!importing) return "";
+  const done = importing.done.toLocaleString("en-US");
+  const total = importing.total.toLocaleString("en-US");
+  return (
+    `<section class="flash ok" role="status"><h2>Importing plex_autoscan's queue</h2><p>${done} of ${total} rows done. ` +
+    "What is stored appears below as it goes; webhooks are taken meanwhile.</p></section>"
+  );
 }
 
 function scanningLine(activity: Activity): string {
