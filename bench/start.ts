@@ -13,9 +13,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../test/support/free-port.ts";
+import { writePlexAutoscanQueue } from "../test/support/plex-autoscan-queue.ts";
 import { describeAllocator, shippedEnv, shippedNodeOptions } from "./shipped.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -74,18 +74,6 @@ async function home(base: string, name: string): Promise<{ dir: string; port: nu
   return { dir, port };
 }
 
-function plexAutoscanQueue(file: string): void {
-  const db = new DatabaseSync(file);
-  db.exec(`CREATE TABLE "queueitemmodel" ("id" INTEGER NOT NULL PRIMARY KEY, "scan_path" VARCHAR(255) NOT NULL,
-    "scan_for" VARCHAR(255) NOT NULL, "scan_section" INTEGER NOT NULL, "scan_type" VARCHAR(255) NOT NULL);
-    CREATE UNIQUE INDEX "queueitemmodel_scan_path" ON "queueitemmodel" ("scan_path");`);
-  const insert = db.prepare("INSERT INTO queueitemmodel (scan_path, scan_for, scan_section, scan_type) VALUES (?, 'Sonarr', 2, 'Download')");
-  db.exec("BEGIN");
-  for (let n = 0; n < ROWS; n++) insert.run(`/data/TV/Show ${String(n % 2_000)}/Season 01/Show - S01E${String(n)}.mkv`);
-  db.exec("COMMIT");
-  db.close();
-}
-
 const base = await mkdtemp(join(tmpdir(), "autoscan-bench-start-"));
 try {
   console.log(`Server as in the image: Node options ${shippedNodeOptions.join(" ") || "none"}, ${describeAllocator()}; ${String(RUNS)} runs each, medians`);
@@ -109,7 +97,7 @@ try {
   let warnings = 0;
   for (let i = 0; i < RUNS; i++) {
     const { dir, port } = await home(base, `import-${String(i)}`);
-    plexAutoscanQueue(join(dir, "data", "queue.db"));
+    writePlexAutoscanQueue(join(dir, "data", "queue.db"), Array.from({ length: ROWS }, (_, n) => `/data/TV/Show ${String(n % 2_000)}/Season 01/Show - S01E${String(n)}.mkv`));
     const server = await start(dir, port);
     importReady.push(server.readyMs);
     const began = performance.now();

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { createManualClock } from "./support/manual-clock.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
+import { writePlexAutoscanQueue } from "./support/plex-autoscan-queue.ts";
 import { runCli } from "./support/run-cli.ts";
 import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
 
@@ -14,21 +14,12 @@ beforeEach(async () => {
 });
 afterEach(() => temp.cleanup());
 
-function plexAutoscanQueue(file: string, paths: readonly string[]): void {
-  const db = new DatabaseSync(file);
-  db.exec(`CREATE TABLE "queueitemmodel" ("id" INTEGER NOT NULL PRIMARY KEY, "scan_path" VARCHAR(255) NOT NULL,
-    "scan_for" VARCHAR(255) NOT NULL, "scan_section" INTEGER NOT NULL, "scan_type" VARCHAR(255) NOT NULL)`);
-  const insert = db.prepare("INSERT INTO queueitemmodel (scan_path, scan_for, scan_section, scan_type) VALUES (?, 'Sonarr', 2, 'Download')");
-  for (const path of paths) insert.run(path);
-  db.close();
-}
-
 describe("autoscan import --from-plex-autoscan", () => {
   const paths = ["/tv/A/Season 01/A - S01E01.mkv", "/tv/A/Season 01/A - S01E02.mkv", "/tv/B/Season 02", "relative/path.mkv"];
   const config = (): string => join(temp.dir, "config", "config.json");
   const setup = async (): Promise<string> => {
     const file = join(temp.dir, "plex_autoscan.db");
-    plexAutoscanQueue(file, paths);
+    writePlexAutoscanQueue(file, paths);
     expect((await runCli(["config", "init", "--config", config()])).code).toBe(0);
     return file;
   };

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { afterAll, expect, it } from "vitest";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 import { eventually, fileOf, folderOf, pendingFolders, sendScan, startServer, type AutoscanServer } from "./support/faults/autoscan-server.ts";
 import { freshDir } from "./support/faults/mounts.ts";
+import { writePlexAutoscanQueue } from "./support/plex-autoscan-queue.ts";
 
 /**
  * Moving over with a backlog, through the real service: plex_autoscan's `queue.db` (peewee's `queueitemmodel`, as
@@ -27,21 +27,6 @@ afterAll(async () => {
   await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
 });
 
-/** plex_autoscan's table as its peewee model creates it, with its rows in the order they were queued. */
-function writePlexAutoscanQueue(file: string, media: string): void {
-  const db = new DatabaseSync(file);
-  db.exec(`CREATE TABLE "queueitemmodel" ("id" INTEGER NOT NULL PRIMARY KEY, "scan_path" VARCHAR(255) NOT NULL,
-    "scan_for" VARCHAR(255) NOT NULL, "scan_section" INTEGER NOT NULL, "scan_type" VARCHAR(255) NOT NULL);
-    CREATE UNIQUE INDEX "queueitemmodel_scan_path" ON "queueitemmodel" ("scan_path");`);
-  const insert = db.prepare("INSERT INTO queueitemmodel (scan_path, scan_for, scan_section, scan_type) VALUES (?, ?, ?, ?)");
-  db.exec("BEGIN");
-  for (let n = 0; n < FOLDERS; n++) {
-    for (let e = 1; e <= EPISODES; e++) insert.run(episode(media, n, e), "Sonarr", 2, "Download");
-  }
-  db.exec("COMMIT");
-  db.close();
-}
-
 const episode = (media: string, n: number, e: number): string =>
   e === 1 ? fileOf(media, n) : `${folderOf(media, n)}/Show ${String(n)} - S01E${String(e).padStart(2, "0")}.mkv`;
 
@@ -55,7 +40,9 @@ it("a plex_autoscan queue of 20,000 rows: ready at once, every folder scanned on
   }
   const dataDir = join(root, "data");
   mkdirSync(dataDir, { recursive: true });
-  writePlexAutoscanQueue(join(dataDir, "queue.db"), media);
+  const rows: string[] = [];
+  for (let n = 0; n < FOLDERS; n++) for (let e = 1; e <= EPISODES; e++) rows.push(episode(media, n, e));
+  writePlexAutoscanQueue(join(dataDir, "queue.db"), rows);
   const plex = await startFakePlex({ sections: [{ key: "2", title: "TV", type: "show", locations: [media] }] });
   plexes.push(plex);
 

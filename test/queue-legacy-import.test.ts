@@ -6,11 +6,10 @@ import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
 import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
+import { PLEX_AUTOSCAN_SCHEMA } from "./support/plex-autoscan-queue.ts";
 
 /** The tables as plex_autoscan's peewee models (l3uddz) and by275's SQLAlchemy model created them. */
-const L3UDDZ_SCHEMA = `CREATE TABLE "queueitemmodel" ("id" INTEGER NOT NULL PRIMARY KEY, "scan_path" VARCHAR(255) NOT NULL,
-  "scan_for" VARCHAR(255) NOT NULL, "scan_section" INTEGER NOT NULL, "scan_type" VARCHAR(255) NOT NULL);
-  CREATE UNIQUE INDEX "queueitemmodel_scan_path" ON "queueitemmodel" ("scan_path");`;
+const L3UDDZ_SCHEMA = PLEX_AUTOSCAN_SCHEMA;
 const BY275_SCHEMA = `CREATE TABLE scan_item (id INTEGER NOT NULL, path VARCHAR NOT NULL, request_from VARCHAR,
   section_id INTEGER, event_type VARCHAR, created_at DATETIME, PRIMARY KEY (id), UNIQUE (path));`;
 
