@@ -1,3 +1,4 @@
+import type { Clock } from "../core/clock.ts";
 import { TargetUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
@@ -9,6 +10,27 @@ import type { UpdateType } from "./update-type.ts";
  * take the call and do nothing: the words are Plex's "Unable to map"); otherwise one `POST /Library/Media/Updated`
  * for the folder, whatever number of libraries hold it (the server finds them itself from the path).
  */
+/** What configures a Jellyfin or Emby target (`TARGETS.<name>`); each adds what its own API needs. */
+export interface LibraryServerConfig {
+  /** The target's name in logs and the queue (`jellyfin`, `emby`). */
+  readonly name: string;
+  /** `TARGETS.<name>.URL`, e.g. `http://jellyfin:8096`. */
+  readonly url: string;
+  /** `TARGETS.<name>.TOKEN`: an API key, sent only in the header the server reads. */
+  readonly token: string;
+  /** `TARGETS.<name>.TIMEOUT` in ms (default 30 s). */
+  readonly timeoutMs?: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The setting named when the key is refused (default `TARGETS.<name>.TOKEN`). */
+  readonly tokenKey?: string;
+  /** The setting named when the server does not know a route (default `TARGETS.<name>.URL`). */
+  readonly urlKey?: string;
+  /** Library list refresh (default 5 min) and refresh on a miss (at most every 10 s). */
+  readonly libraryRefreshMs?: number;
+  readonly libraryMissRefreshMs?: number;
+}
+
 export interface LibraryServerTargetOptions {
   readonly name: string;
   /** `Jellyfin 'jellyfin'`, for messages. */

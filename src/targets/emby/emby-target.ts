@@ -1,10 +1,8 @@
-import type { Clock } from "../../core/clock.ts";
 import { TargetConfigError } from "../../core/errors.ts";
-import type { Logger } from "../../core/logger.ts";
 import type { Target } from "../../core/target.ts";
 import { createAvailabilityCheck } from "../availability.ts";
 import { createLibraryFolderCache } from "../library-folders.ts";
-import { createLibraryServerTarget } from "../library-server-target.ts";
+import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
 import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "../media-http.ts";
 import { parseEmbyLibraries } from "../media-wire-schemas.ts";
 import { embyUpdateTypeOf } from "../update-type.ts";
@@ -18,25 +16,7 @@ import { embyUpdateTypeOf } from "../update-type.ts";
  * Each call tries the form that worked last (without the prefix first); a 404 tries the other form once, and the
  * form that answers is remembered for this server.
  */
-export interface EmbyTargetOptions {
-  /** The target's name in logs and the queue: `emby`. */
-  readonly name: string;
-  /** `TARGETS.<name>.URL`, e.g. `http://emby:8096`, without `/emby` (it is found). */
-  readonly url: string;
-  /** `TARGETS.<name>.TOKEN`: an API key. Sent only in the `X-Emby-Token` header. */
-  readonly token: string;
-  /** `TARGETS.<name>.TIMEOUT` in ms (default 30 s). */
-  readonly timeoutMs?: number;
-  readonly clock: Clock;
-  readonly log: Logger;
-  /** The setting named when the key is refused (default `TARGETS.<name>.TOKEN`). */
-  readonly tokenKey?: string;
-  /** The setting named when neither form of a route exists (default `TARGETS.<name>.URL`). */
-  readonly urlKey?: string;
-  /** Library list refresh (default 5 min) and refresh on a miss (at most every 10 s). */
-  readonly libraryRefreshMs?: number;
-  readonly libraryMissRefreshMs?: number;
-}
+export type EmbyTargetOptions = LibraryServerConfig;
 
 type Prefix = "" | "/emby";
 

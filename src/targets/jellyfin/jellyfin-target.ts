@@ -1,9 +1,7 @@
-import type { Clock } from "../../core/clock.ts";
-import type { Logger } from "../../core/logger.ts";
 import type { Target } from "../../core/target.ts";
 import { createAvailabilityCheck } from "../availability.ts";
 import { createLibraryFolderCache } from "../library-folders.ts";
-import { createLibraryServerTarget } from "../library-server-target.ts";
+import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
 import { createMediaHttp } from "../media-http.ts";
 import { parseJellyfinLibraries } from "../media-wire-schemas.ts";
 import { updateTypeOf } from "../update-type.ts";
@@ -17,25 +15,7 @@ import { updateTypeOf } from "../update-type.ts";
  * Auth is `Authorization: MediaBrowser Token="<key>"` only: Jellyfin 12 turns the legacy `X-Emby-Token` header and
  * `api_key` query off (and forces them off on upgraded servers), which Cloudbox/autoscan still sends.
  */
-export interface JellyfinTargetOptions {
-  /** The target's name in logs and the queue: `jellyfin`. */
-  readonly name: string;
-  /** `TARGETS.<name>.URL`, e.g. `http://jellyfin:8096` (a base path behind a proxy is fine). */
-  readonly url: string;
-  /** `TARGETS.<name>.TOKEN`: an API key (Dashboard → API Keys). Sent only in the Authorization header. */
-  readonly token: string;
-  /** `TARGETS.<name>.TIMEOUT` in ms (default 30 s). */
-  readonly timeoutMs?: number;
-  readonly clock: Clock;
-  readonly log: Logger;
-  /** The setting named when the key is refused (default `TARGETS.<name>.TOKEN`). */
-  readonly tokenKey?: string;
-  /** The setting named when the server does not know a route (default `TARGETS.<name>.URL`). */
-  readonly urlKey?: string;
-  /** Library list refresh (default 5 min) and refresh on a miss (at most every 10 s). */
-  readonly libraryRefreshMs?: number;
-  readonly libraryMissRefreshMs?: number;
-}
+export type JellyfinTargetOptions = LibraryServerConfig;
 
 export function createJellyfinTarget(options: JellyfinTargetOptions): Target {
   const { name } = options;
