@@ -15,7 +15,8 @@ export type DiskEntry = "file" | "directory" | "missing" | "unanswered";
  * queue's journal writes (the same pool) never run: every webhook waits and gets 503. So:
  * - at most `maxInFlight` stats run at once (2), counted until they really return, a timed-out one included; and at
  *   most `maxInFlightPerMount` (1 fewer) under one mount, so a mount that hangs leaves a slot to the other disks;
- * - each look answers within `timeoutMs` (5 s) whatever the disk does, waiting for a slot included: `unanswered`,
+ * - each look answers within `timeoutMs` (5 s) whatever the disk does, waiting for a slot included (within about three
+ *   times that when the process itself was too busy to hear the answer, see below): `unanswered`,
  *   and a stat already started is left to finish in its own time;
  * - while a mount has a stat that timed out and has not returned, new looks under it answer `unanswered` at once
  *   without a stat (it would only hang too);
@@ -42,7 +43,8 @@ export interface DiskProbeOptions {
 }
 
 export interface DiskProbe {
-  /** Never rejects, never takes longer than the timeout. Unreadable counts as missing, as `os.path.exists` did. */
+  /** Never rejects; answers within the timeout (about three, while the process is too busy to hear an answer). Unreadable
+   *  counts as missing, as `os.path.exists` did. */
   stat(localPath: string): Promise<DiskEntry>;
   /** Stats started and not returned yet (timed-out ones included). */
   inFlight(): number;
