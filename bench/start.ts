@@ -20,7 +20,7 @@ import { describeAllocator, shippedEnv, shippedNodeOptions } from "./shipped.ts"
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const ROWS = 20_000;
-/** Idle RSS is read this long after the work ended: past the one collection an idle process makes after 30 s. */
+/** Idle RSS is read this long after the work ended: past the one collection an idle process makes 10–20 s after. */
 const IDLE_MS = 40_000;
 const root = fileURLToPath(new URL("..", import.meta.url));
 const main = join(root, "dist/cli/main.js");

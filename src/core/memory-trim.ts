@@ -6,7 +6,7 @@ import type { Logger } from "./logger.ts";
  * Gives memory back to the system once a burst is over. After a burst (a Plex outage ending, a library import) V8
  * keeps the heap it grew to, and its own memory reducer, which would hand it back, waits for an allocation rate it
  * never measures on a process that is merely quiet: RSS stayed ~100 MB above what the process uses, for good. So,
- * every `everyMs` (30 s): when the event loop was nearly idle over that time and the heap holds much more than it
+ * every `everyMs` (10 s): when the event loop was nearly idle over that time and the heap holds much more than it
  * uses, one full collection that also releases V8's pooled pages (a few ms for autoscan's heap; each one's pause is
  * measured and logged). Nothing happens while requests or scans keep the process busy.
  *
@@ -15,7 +15,7 @@ import type { Logger } from "./logger.ts";
  */
 export interface MemoryTrimOptions {
   readonly log: Logger;
-  /** How often to look (30 s). */
+  /** How often to look (10 s): a burst's heap goes back 10–20 s after it ends. */
   readonly everyMs?: number;
   /** The first look, after the start (2 s). */
   readonly firstMs?: number;
@@ -57,7 +57,7 @@ export function startMemoryTrim(options: MemoryTrimOptions): MemoryTrim {
   };
   // The start itself is such a spell (modules compiled, the queue read): the first look comes soon after it.
   const first = setTimeout(look, options.firstMs ?? 2_000);
-  const timer = setInterval(look, options.everyMs ?? 30_000);
+  const timer = setInterval(look, options.everyMs ?? 10_000);
   first.unref();
   timer.unref();
   return {
