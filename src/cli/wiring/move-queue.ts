@@ -2,6 +2,7 @@ import { access, rename } from "node:fs/promises";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { ScanRequest } from "../../core/scan.ts";
+import { importPlexAutoscanQueue, openPlexAutoscanQueue, type ImportSummary, type PlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
 import { type ScanQueue } from "../../queue/scan-queue.ts";
 import { createScanQueue } from "../../queue/sqljs/sqljs-adapter.ts";
 
@@ -15,6 +16,8 @@ export const MOVED_SUFFIX = ".moved-to-postgresql";
 
 export async function moveQueueFileInto(target: ScanQueue, file: string, clock: Clock, log: Logger): Promise<number> {
   if (!(await exists(file))) return 0;
+  const legacy = openPlexAutoscanQueue(file);
+  if (legacy) return importIntoDatabase(target, legacy, file, log);
   // The data dir is locked by this instance already (the PostgreSQL queue took the lock).
   const old = await createScanQueue({ file, clock, log, scanDelayMs: 0, lock: false, historyMaxRows: 1_000_000, historyMaxDays: 3650 });
   let moved = 0;
@@ -49,6 +52,30 @@ export async function moveQueueFileInto(target: ScanQueue, file: string, clock: 
     );
   }
   return moved;
+}
+
+/**
+ * plex_autoscan's queue where the queue file goes, on an instance that uses PostgreSQL: imported straight into the
+ * database (the same import as a first start with the embedded queue), then set aside as `.plex_autoscan.bak`. A
+ * start that stops half-way imports it again: what is stored merges.
+ */
+async function importIntoDatabase(target: ScanQueue, legacy: PlexAutoscanQueue, file: string, log: Logger): Promise<number> {
+  let summary: ImportSummary;
+  try {
+    summary = await importPlexAutoscanQueue({ source: legacy, store: target.importRequests });
+  } finally {
+    legacy.close();
+  }
+  const backup = `${file}.plex_autoscan.bak`;
+  await rename(file, backup);
+  const requests = summary.queued + summary.merged;
+  log.info(
+    { file, backup, ...summary },
+    `Imported ${String(requests)} scan request(s) from the plex_autoscan queue in '${file}' into PostgreSQL (the old ` +
+      `file is kept as '${backup}'): ${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting folder` +
+      `${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}.`,
+  );
+  return requests;
 }
 
 const PAGE = 1000;
