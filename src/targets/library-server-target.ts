@@ -2,14 +2,19 @@ import type { Clock } from "../core/clock.ts";
 import { TargetUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
-import { libraryNames, type LibraryFolderCache } from "./library-folders.ts";
+import { createAvailabilityCheck } from "./availability.ts";
+import { createLibraryFolderCache, libraryNames, type LibraryFolder } from "./library-folders.ts";
+import type { MediaRequest, MediaResponse } from "./media-http.ts";
 import type { UpdateType } from "./update-type.ts";
 
 /**
  * The policy shared by Jellyfin and Emby: a folder in no library of the server is a logged skip (the server would
  * take the call and do nothing: the words are Plex's "Unable to map"); otherwise one `POST /Library/Media/Updated`
- * for the folder, whatever number of libraries hold it (the server finds them itself from the path).
+ * for the folder, whatever number of libraries hold it (the server finds them itself from the path); the library list
+ * is cached, and `GET /System/Info` is the availability probe. Each server adds its header, its library route and
+ * how its answer reads.
  */
+
 /** What configures a Jellyfin or Emby target (`TARGETS.<name>`); each adds what its own API needs. */
 export interface LibraryServerConfig {
   /** The target's name in logs and the queue (`jellyfin`, `emby`). */
@@ -32,20 +37,36 @@ export interface LibraryServerConfig {
 }
 
 export interface LibraryServerTargetOptions {
-  readonly name: string;
+  readonly config: LibraryServerConfig;
   /** `Jellyfin 'jellyfin'`, for messages. */
   readonly label: string;
-  readonly libraries: LibraryFolderCache;
-  /** Sends the update; resolves once the server accepted it. */
-  readonly send: (folder: string, updateType: UpdateType, signal: AbortSignal) => Promise<void>;
-  readonly updateType: (sources: ScanContext["sources"]) => UpdateType;
-  readonly isAvailable: () => Promise<boolean>;
+  /** The setting named when the key is refused. */
+  readonly authKey: string;
   /** The `TARGET` component's logger. */
   readonly log: Logger;
+  /** One call to the server's API, by the route as Jellyfin spells it (Emby finds its own prefix). */
+  readonly call: (method: "GET" | "POST", route: string, request?: MediaRequest) => Promise<MediaResponse>;
+  /** Where the server lists its libraries, and how its answer reads. */
+  readonly librariesRoute: string;
+  readonly parseLibraries: (body: string, what: string) => LibraryFolder[];
+  readonly updateType: (sources: ScanContext["sources"]) => UpdateType;
 }
 
 export function createLibraryServerTarget(options: LibraryServerTargetOptions): Target {
-  const { name, label, libraries, log } = options;
+  const { config, label, log, call } = options;
+  const { name } = config;
+  const fields = { target: name };
+  const libraries = createLibraryFolderCache({
+    clock: config.clock,
+    log,
+    fields,
+    ...(config.libraryRefreshMs === undefined ? {} : { refreshMs: config.libraryRefreshMs }),
+    ...(config.libraryMissRefreshMs === undefined ? {} : { missRefreshMs: config.libraryMissRefreshMs }),
+    load: async (signal) => {
+      const answer = await call("GET", options.librariesRoute, signal ? { signal } : {});
+      return options.parseLibraries(answer.body, `${label}: GET ${options.librariesRoute}`);
+    },
+  });
   return {
     name,
     async scan(folder, context): Promise<ScanOutcome> {
@@ -57,12 +78,18 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
       }
       if (context.signal.aborted) throw new TargetUnavailableError(`Shutting down before the scan was sent to ${label}`);
       const updateType = options.updateType(context.sources);
-      await options.send(folder, updateType, context.signal);
+      await call("POST", "/Library/Media/Updated", { json: { Updates: [{ Path: folder, UpdateType: updateType }] }, signal: context.signal });
       const names = libraryNames(matched);
       const where = `librar${names.length > 1 ? "ies" : "y"} ${names.map((n) => `'${n}'`).join(", ")}`;
       log.info({ ...fields, libraries: names, updateType }, `Scan requested for '${folder}' in ${label}, ${where} (${updateType})`);
       return { status: "scanned", detail: `${where}; ${updateType}` };
     },
-    isAvailable: options.isAvailable,
+    isAvailable: createAvailabilityCheck({
+      label,
+      authKey: options.authKey,
+      log,
+      fields,
+      probe: async () => void (await call("GET", "/System/Info")),
+    }),
   };
 }

@@ -1,7 +1,5 @@
 import { TargetConfigError } from "../../core/errors.ts";
 import type { Target } from "../../core/target.ts";
-import { createAvailabilityCheck } from "../availability.ts";
-import { createLibraryFolderCache } from "../library-folders.ts";
 import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
 import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "../media-http.ts";
 import { parseEmbyLibraries } from "../media-wire-schemas.ts";
@@ -61,32 +59,14 @@ export function createEmbyTarget(options: EmbyTargetOptions): Target {
     }
   }
 
-  const libraries = createLibraryFolderCache({
-    clock: options.clock,
-    log,
-    fields,
-    ...(options.libraryRefreshMs === undefined ? {} : { refreshMs: options.libraryRefreshMs }),
-    ...(options.libraryMissRefreshMs === undefined ? {} : { missRefreshMs: options.libraryMissRefreshMs }),
-    load: async (signal) => {
-      const answer = await call("GET", "/Library/SelectableMediaFolders", signal ? { signal } : {});
-      return parseEmbyLibraries(answer.body, `${label}: GET /Library/SelectableMediaFolders`);
-    },
-  });
   return createLibraryServerTarget({
-    name,
+    config: options,
     label,
-    libraries,
+    authKey,
     log,
+    call,
+    librariesRoute: "/Library/SelectableMediaFolders",
+    parseLibraries: parseEmbyLibraries,
     updateType: embyUpdateTypeOf,
-    async send(folder, updateType, signal) {
-      await call("POST", "/Library/Media/Updated", { json: { Updates: [{ Path: folder, UpdateType: updateType }] }, signal });
-    },
-    isAvailable: createAvailabilityCheck({
-      label,
-      authKey,
-      log,
-      fields,
-      probe: async () => void (await call("GET", "/System/Info")),
-    }),
   });
 }

@@ -1,6 +1,4 @@
 import type { Target } from "../../core/target.ts";
-import { createAvailabilityCheck } from "../availability.ts";
-import { createLibraryFolderCache } from "../library-folders.ts";
 import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
 import { createMediaHttp } from "../media-http.ts";
 import { parseJellyfinLibraries } from "../media-wire-schemas.ts";
@@ -22,7 +20,6 @@ export function createJellyfinTarget(options: JellyfinTargetOptions): Target {
   const label = `Jellyfin '${name}'`;
   const authKey = options.tokenKey ?? `TARGETS.${name}.TOKEN`;
   const log = options.log.child({ component: "TARGET" });
-  const fields = { target: name };
   const http = createMediaHttp({
     url: options.url,
     label,
@@ -33,32 +30,14 @@ export function createJellyfinTarget(options: JellyfinTargetOptions): Target {
     notFoundHint: `check ${options.urlKey ?? `TARGETS.${name}.URL`}`,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
-  const libraries = createLibraryFolderCache({
-    clock: options.clock,
-    log,
-    fields,
-    ...(options.libraryRefreshMs === undefined ? {} : { refreshMs: options.libraryRefreshMs }),
-    ...(options.libraryMissRefreshMs === undefined ? {} : { missRefreshMs: options.libraryMissRefreshMs }),
-    load: async (signal) => {
-      const answer = await http.request("GET", "/Library/VirtualFolders", signal ? { signal } : {});
-      return parseJellyfinLibraries(answer.body, `${label}: GET /Library/VirtualFolders`);
-    },
-  });
   return createLibraryServerTarget({
-    name,
+    config: options,
     label,
-    libraries,
+    authKey,
     log,
+    call: (method, route, request) => http.request(method, route, request),
+    librariesRoute: "/Library/VirtualFolders",
+    parseLibraries: parseJellyfinLibraries,
     updateType: updateTypeOf,
-    async send(folder, updateType, signal) {
-      await http.request("POST", "/Library/Media/Updated", { json: { Updates: [{ Path: folder, UpdateType: updateType }] }, signal });
-    },
-    isAvailable: createAvailabilityCheck({
-      label,
-      authKey,
-      log,
-      fields,
-      probe: async () => void (await http.request("GET", "/System/Info")),
-    }),
   });
 }
