@@ -115,9 +115,16 @@ describe("createScrubber", () => {
     expect(scrub.scrub("a s3cret/with space b s3cret%2Fwith%20space c")).toBe(`a ${REDACTED} b ${REDACTED} c`);
   });
 
-  it("ignores values too short to be secrets (an empty PLEX_TOKEN must not blank every line)", async () => {
-    const scrub = createScrubber(["", undefined, "abc"]);
+  it("ignores an empty value (an empty PLEX_TOKEN must not blank every line)", async () => {
+    const scrub = createScrubber(["", undefined]);
     expect(scrub.scrub("abc def")).toBe("abc def");
+  });
+
+  it("censors a short secret wherever it stands alone, in every spelling, and leaves words that hold it", async () => {
+    const scrub = createScrubber(["abc", "p-1"]);
+    expect(scrub.scrub("POST /abc/sonarr from abcdef; /api/%61bc?cmd=queue; labc; p-1 p-12")).toBe(
+      `POST /${REDACTED}/sonarr from abcdef; /api/${REDACTED}?cmd=queue; labc; ${REDACTED} p-12`,
+    );
   });
 
   it("learns secrets added later", async () => {

@@ -64,14 +64,22 @@ const ANY_SECRET_HINT = /token|secret|code=|bearer|basic/i;
 
 export interface Scrubber {
   scrub(text: string): string;
-  /** Secrets learned at run time (an OAuth token just fetched) are added here. Values shorter than 6 are ignored. */
+  /** Secrets learned at run time (an OAuth token just fetched) are added here. */
   add(secret: string | undefined): void;
 }
+
+/**
+ * Below this length a secret is censored only where it stands alone (no letter or digit touching it), so a short
+ * SERVER_PASS such as `abc` hides `/abc/queue` without eating every word that holds those letters.
+ */
+const SHORT_SECRET = 6;
 
 export function createScrubber(initial: readonly (string | undefined)[] = []): Scrubber {
   const secrets = new Map<string, RegExp>();
   const add = (secret: string | undefined): void => {
-    if (secret && secret.length >= 6 && !secrets.has(secret)) secrets.set(secret, anySpelling(secret));
+    if (!secret || secrets.has(secret)) return;
+    const pattern = anySpelling(secret);
+    secrets.set(secret, secret.length >= SHORT_SECRET ? pattern : new RegExp(`(?<![A-Za-z0-9])(?:${pattern.source})(?![A-Za-z0-9])`, "g"));
   };
   initial.forEach(add);
   return {

@@ -12,6 +12,7 @@ import { createTriggerAuth, createTriggerHandler, logTriggerState } from "./rout
 import { createWebhookHandler } from "./routes/webhook.ts";
 import { createUrlSecret } from "./secret.ts";
 import { clientAddress } from "./client-address.ts";
+import { sameSiteOnly } from "./cross-site.ts";
 import { createRejectionLog } from "./rejections.ts";
 import { registerConsole } from "./console/routes.ts";
 
@@ -48,7 +49,9 @@ export function createApp(options: WebOptions): Hono {
   // The level is fixed for the process: below debug the access log would only cost an extra async step per request.
   if (deps.log.isLevelEnabled("debug")) app.use(accessLog(deps));
   app.all("/health", byMethod({ GET: createHealthHandler(deps) }));
-  const trigger = countRequests(options.metrics, "trigger", createTriggerHandler(deps), "Manual");
+  // Every route that changes state refuses a browser's request from another site (cross-site.ts); the API checks
+  // its state-changing commands itself.
+  const trigger = sameSiteOnly(deps, countRequests(options.metrics, "trigger", createTriggerHandler(deps), "Manual"));
   app.all("/triggers/manual", createTriggerAuth(deps), byMethod({ GET: trigger, POST: trigger, PUT: trigger }));
   const api = countRequests(options.metrics, "api", createApiHandler(deps));
   app.all("/api/:pass", guard(byMethod({ GET: api, POST: api })));
@@ -56,7 +59,7 @@ export function createApp(options: WebOptions): Hono {
   // GET only: a webhook labelled "metrics" (POST/PUT /<SERVER_PASS>/metrics) still reaches the webhook route below.
   app.get("/:pass/metrics", guard(createMetricsHandler(deps)));
   registerConsole(app, deps, guard);
-  const webhook = countRequests(options.metrics, "unknown", createWebhookHandler(deps));
+  const webhook = sameSiteOnly(deps, countRequests(options.metrics, "unknown", createWebhookHandler(deps)));
   app.all("/:pass/:label", guard(byMethod({ POST: webhook, PUT: webhook })));
   app.all("/:pass", guard(byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook })));
   app.notFound(notFound);

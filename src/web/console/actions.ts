@@ -3,7 +3,7 @@ import { clientAddress } from "../client-address.ts";
 import { readBody } from "../read-body.ts";
 import { bodyProblem, type Handler } from "../responses.ts";
 import type { ConsoleDeps } from "./console-deps.ts";
-import { crossSiteProblem } from "./csrf.ts";
+import { consoleActionProblem } from "./csrf.ts";
 import { noticeText, type ActionAnswer, type NoticeCode } from "./notice.ts";
 
 /**
@@ -68,7 +68,7 @@ async function readForm(c: Context, deps: ConsoleDeps): Promise<Form | Response>
 }
 
 function refusal(c: Context, deps: ConsoleDeps, form: Form, what: string): Response | undefined {
-  const problem = crossSiteProblem(c, deps.shell.csrf, form("token"));
+  const problem = consoleActionProblem(c, deps.shell.csrf, form("token"));
   if (!problem) return undefined;
   deps.log.warn({ client: clientAddress(c), reason: problem }, `Console: refused the ${what}: ${problem}`);
   const refused: ActionAnswer = { ok: false, title: "Refused", message: `Not done: ${problem}.` };

@@ -1,10 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
+import { crossSiteProblem as fromAnotherSite } from "../cross-site.ts";
 
 /**
- * Cross-site protection of the console's actions (scan now, retry, delete). Three checks, any of which refuses:
- * - a browser's `Sec-Fetch-Site` saying the request came from another site;
- * - an `Origin` whose host is not the one the request was sent to;
+ * Cross-site protection of the console's actions (scan now, retry, delete). Two checks, either of which refuses:
+ * - the browser says the request came from another site (`../cross-site.ts`, as for every route that changes state);
  * - a missing or wrong form token. The token is derived from `SERVER_PASS`, so it survives restarts and reloads,
  *   and a page from another site (which does not know the secret) cannot make one.
  */
@@ -13,24 +13,11 @@ export function consoleToken(serverPass: string): string {
 }
 
 /** Why the request is refused, or undefined when it may go on. */
-export function crossSiteProblem(c: Context, expected: string, token: string | undefined): string | undefined {
-  const site = c.req.header("sec-fetch-site");
-  if (site === "cross-site") return "the request came from another site";
-  const origin = c.req.header("origin");
-  if (origin !== undefined && origin !== "null" && hostOf(origin) !== (c.req.header("host") ?? "").toLowerCase()) {
-    return "the request came from another site";
-  }
-  if (origin === "null") return "the request came from a page without an origin";
+export function consoleActionProblem(c: Context, expected: string, token: string | undefined): string | undefined {
+  const site = fromAnotherSite(c);
+  if (site) return site;
   if (token === undefined || !sameText(token, expected)) return "the form's token is missing or out of date (reload the page)";
   return undefined;
-}
-
-function hostOf(origin: string): string | undefined {
-  try {
-    return new URL(origin).host.toLowerCase();
-  } catch {
-    return undefined;
-  }
 }
 
 function sameText(a: string, b: string): boolean {

@@ -8,6 +8,7 @@ import { bodyProblem } from "../responses.ts";
 import type { PathPreview } from "../console/sources.ts";
 import { itemJson } from "../item-json.ts";
 import { answerBackfill } from "./backfill.ts";
+import { refuseCrossSite } from "../cross-site.ts";
 import type { HistoryQuery } from "../options.ts";
 
 /**
@@ -20,6 +21,8 @@ type Params = (name: string) => string | undefined;
 type ApiAnswer = { readonly success: boolean } & Readonly<Record<string, unknown>>;
 
 const MAX_PAGE = 1000;
+/** The commands that change something: a browser's request for one from another site is refused. */
+const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry", "delete", "reset_page_token", "clear_drive_cache", "backfill"]);
 
 export function createApiHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
@@ -30,6 +33,10 @@ export function createApiHandler(deps: RouteDeps) {
     noteRequest(c, "api", cmd);
     deps.log.info(`Client ${c.req.method} API call from '${clientAddress(c)}', type: ${/^[a-z_]{1,40}$/.test(cmd) ? cmd : "<invalid>"}`);
     c.header("cache-control", "no-store");
+    if (CHANGES_STATE.has(cmd)) {
+      const refused = refuseCrossSite(c, deps, true);
+      if (refused) return refused;
+    }
     if (cmd === "backfill") return answerBackfill(c, params, deps);
     try {
       return c.json(await run(cmd, params, deps));
