@@ -116,6 +116,30 @@ describe("autoscan server, end to end", () => {
     expect(child.stdout()).not.toContain(plex.token);
   });
 
+  it("takes Sportarr's events as the app sends them: a delete of two files scans their folder once, a SeriesDelete without a path is answered 200 and logged", async () => {
+    const child = startServer();
+    await waitForHealth(child);
+    const sportarr = { instanceName: "Sportarr", applicationUrl: "" };
+    const gone = await postWebhook({
+      ...sportarr,
+      eventType: "EpisodeFileDelete",
+      series: { id: 1, title: "Show", path: "/tv/Show (2020)", league: "Show League", sport: "Soccer" },
+      deletedFiles: [
+        { relativePath: "Season 01/Show - S01E02.mkv", path: "/tv/Show (2020)/Season 01/Show - S01E02.mkv", size: 1 },
+        { relativePath: "Season 01/Show - S01E03.mkv", path: "/tv/Show (2020)/Season 01/Show - S01E03.mkv", size: 1 },
+      ],
+    });
+    expect(gone.status).toBe(200);
+    const removed = await postWebhook({ ...sportarr, eventType: "SeriesDelete", series: { id: 2, title: "Other", league: "Other League", sport: "Soccer" } });
+    expect(removed.status).toBe(200);
+    expect(await removed.text()).toBe("OK, nothing to scan: Sportarr SeriesDelete payload: missing 'series.path'");
+    await waitFor(() => child.stdout().includes("Finished scan of"), `the scan finished (log: ${child.stdout()})`);
+    expect(plex.scans).toEqual([expect.objectContaining({ sectionId: "2", path: "/data/TV/Show (2020)/Season 01" })]);
+    const out = child.stdout();
+    expect(out).toMatch(/- INFO - QUEUE \[\d+\]: Queued Sportarr 'EpisodeFileDelete' from client/);
+    expect(out).toMatch(/- WARNING - WEB \[\d+\]: Client '127\.0\.0\.1' sent a 'SeriesDelete' event autoscan cannot use; nothing to scan: Sportarr SeriesDelete payload: missing 'series\.path'/);
+  });
+
   it("keeps an accepted request across a crash while Plex is down, and delivers it after restart", async () => {
     plex.setDown(503);
     const first = startServer();

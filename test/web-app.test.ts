@@ -72,12 +72,23 @@ describe("webhooks at /<SERVER_PASS>", () => {
     expect(capture.lines.map((line) => line.msg)).toContain("Client 'unknown' made a test request, event: 'Test'");
   });
 
+  it("answers 200 with the reason, and logs it, for a well-formed event that names nothing it can scan", async () => {
+    const { app, recorder, capture } = buildWebApp();
+    const res = await app.request(`/${TEST_PASS}`, json({ eventType: "Download", series: { path: "/tv/Show" } }));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("OK, nothing to scan: Sonarr Download payload: missing 'episodeFile' (or v4's 'episodeFiles')");
+    expect(recorder.batches).toEqual([]);
+    const warning = capture.lines.find((line) => line.level === 40);
+    expect(warning?.msg).toBe(
+      "Client 'unknown' sent a 'Download' event autoscan cannot use; nothing to scan: Sonarr Download payload: missing 'episodeFile' (or v4's 'episodeFiles')",
+    );
+  });
+
   it("answers 400 with a one-line reason for empty, malformed and unrecognisable bodies", async () => {
     const { app, recorder } = buildWebApp();
     const cases: [RequestInit, number, string][] = [
       [{ method: "POST" }, 400, "Invalid scan request: the body is empty"],
       [{ method: "POST", headers: { "content-type": "application/json" }, body: "This is an invalid JSON file" }, 400, "not valid JSON"],
-      [json({ eventType: "Download", series: { path: "/tv/Show" } }), 400, "Sonarr Download payload: missing 'episodeFile'"],
       [json({ eventType: "Download" }), 400, "without series, movie, artist or author"],
       [json({ foo: 1 }), 400, "missing 'eventType'"],
       [json([1, 2]), 400, "must be an object"],

@@ -13,7 +13,7 @@ const SHARED = "/work/shared/fixtures/arr-webhooks";
 const OWN = join(import.meta.dirname, "../src/intake/fixtures");
 const table = JSON.parse(readFileSync(join(OWN, "expected.json"), "utf8")) as {
   mappings: Record<string, string[]>;
-  cases: Record<string, { outcome: string; source?: string; event?: string; requests?: { path: string; kind: string; deleted?: boolean }[] }>;
+  cases: Record<string, { outcome: string; source?: string; event?: string; reason?: string; requests?: { path: string; kind: string; deleted?: boolean }[] }>;
 };
 
 const harness = buildWebApp({ mapper: createPathMapper({ mappings: table.mappings }) });
@@ -57,6 +57,12 @@ describe("every webhook fixture over HTTP", () => {
       case "manual":
         expect(res.status).toBe(200);
         expect(received).toHaveLength(1);
+        break;
+      case "unusable":
+        // A well-formed event that names nothing to scan: 200 (the app keeps the connection), the reason said.
+        expect(res.status).toBe(200);
+        expect(answer).toBe(`OK, nothing to scan: ${String(expected.reason)}`);
+        expect(received).toEqual([]);
         break;
       case "scan":
         expect(res.status).toBe(200);

@@ -15,7 +15,14 @@ export interface ReceivedPath {
   readonly deleted?: boolean;
 }
 
-export type ArrParse = { readonly ok: true; readonly paths: readonly ReceivedPath[] } | { readonly ok: false; readonly reason: string };
+/**
+ * The paths of a scanning event, or why there are none: `malformed` (a field of the wrong type: not an *arr event as
+ * the apps send them) or `unusable` (a well-formed event that names no path autoscan can use: Sportarr's SeriesDelete
+ * without `series.path`, a Download without its file).
+ */
+export type ArrParse =
+  | { readonly ok: true; readonly paths: readonly ReceivedPath[] }
+  | { readonly ok: false; readonly reason: string; readonly unusable: boolean };
 
 export interface ArrApp {
   readonly name: ArrAppName;
@@ -189,13 +196,13 @@ export function uniquePaths(paths: readonly ReceivedPath[]): ReceivedPath[] {
   });
 }
 
-export function parseFailure(app: ArrAppName, event: string, reason: string): ArrParse {
-  return { ok: false, reason: `${app} ${event} payload: ${reason}` };
+export function parseFailure(app: ArrAppName, event: string, reason: string, unusable = false): ArrParse {
+  return { ok: false, reason: `${app} ${event} payload: ${reason}`, unusable };
 }
 
-/** The parser's answer from the event's paths (or the reason none could be found). */
+/** The parser's answer from the event's paths (or the reason none could be found: the event is unusable). */
 export function toParse(app: ArrAppName, event: string, result: PathsOrReason): ArrParse {
-  return typeof result === "string" ? parseFailure(app, event, result) : { ok: true, paths: uniquePaths(result) };
+  return typeof result === "string" ? parseFailure(app, event, result, true) : { ok: true, paths: uniquePaths(result) };
 }
 
 /** Runs a valibot schema and turns its first issue into a one-line reason naming the field. */

@@ -22,7 +22,8 @@ import { absolutePath } from "./path-fields.ts";
  * - `Download`: `episodeFile`, or `episodeFiles[]` from v4.0.6's "On Import Complete" (Cloudbox/autoscan answers 400
  *   to that shape), plus every `deletedFiles[]` entry of an upgrade.
  * - `Rename`: the folders of `renamedEpisodeFiles[]`, old and new; without the list, the series folder.
- * - `EpisodeFileDelete`: the deleted file (the dispatcher scans its folder). `SeriesDelete`: the series folder.
+ * - `EpisodeFileDelete`: the deleted file (the dispatcher scans its folder), or Sportarr's `deletedFiles[]`.
+ *   `SeriesDelete`: the series folder (Sportarr sends none: the event is answered 200 and logged, nothing to scan).
  */
 const NAME = "Sonarr";
 const FOLDER = "series.path";
@@ -61,7 +62,10 @@ function pathsFor(body: Payload, event: string): PathsOrReason {
         ? renameFolders(folder, body.renamedEpisodeFiles, "renamedEpisodeFiles", FOLDER)
         : folderPath(folder, FOLDER);
     case "EpisodeFileDelete":
-      return filePath(folder, body.episodeFile, "episodeFile", FOLDER, true);
+      // Sportarr (a Sonarr fork) lists the deleted files under `deletedFiles[]` and sends no `episodeFile`.
+      return !body.episodeFile && Array.isArray(body.deletedFiles)
+        ? filePaths(folder, body.deletedFiles, "deletedFiles", FOLDER, true)
+        : filePath(folder, body.episodeFile, "episodeFile", FOLDER, true);
     case "SeriesDelete":
       return folderPath(folder, FOLDER, true);
     default:

@@ -19,7 +19,7 @@ interface ExpectedRequest {
   received?: string;
 }
 interface Expected {
-  outcome: "scan" | "test" | "no-scan" | "manual" | "invalid" | "not-json";
+  outcome: "scan" | "test" | "no-scan" | "unusable" | "manual" | "invalid" | "not-json";
   source?: string;
   event?: string;
   reason?: string;
@@ -89,6 +89,8 @@ function summarise(outcome: WebhookOutcome, expected: Expected): Expected {
       return { outcome: "test", source: outcome.source };
     case "no-scan":
       return { outcome: "no-scan", source: outcome.source, event: outcome.event };
+    case "unusable":
+      return { outcome: "unusable", source: outcome.source, event: outcome.event, reason: outcome.reason };
     case "manual":
       return { outcome: "manual" };
     case "invalid":

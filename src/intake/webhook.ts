@@ -15,7 +15,11 @@ import { sourceName, toScanRequests } from "./to-scan-requests.ts";
  * - a scanning event of a recognised app → `ScanRequest`s; the event is `Upgrade` when `isUpgrade` is true.
  * - any other event (Grab, Health, ApplicationUpdate …) → 200 with no scan: a 4xx makes the app disable the
  *   connection (Cloudbox/autoscan #214).
- * - an unrecognisable body, or a scanning event without its path fields → `invalid` with a one-line reason.
+ * - a scanning event of a recognised app that names no usable path (a fork leaves a field out) → `unusable`: 200
+ *   with the reason logged, for the same reason.
+ * - a body that is not an *arr event (no `eventType`, a field of the wrong type, a scanning event without series,
+ *   movie, artist or author) → `invalid` with a one-line reason (400).
+ * The source is the app's name, or the fork's (`Sportarr`, `Whisparr`) when its User-Agent or `instanceName` says so.
  */
 export const ARR_APPS: readonly ArrApp[] = [sonarr, radarr, lidarr, readarr];
 
@@ -38,6 +42,7 @@ export type WebhookOutcome =
   | { readonly kind: "test"; readonly source: string; readonly event: string }
   | { readonly kind: "no-scan"; readonly source: string; readonly event: string }
   | { readonly kind: "manual"; readonly filepath: unknown }
+  | { readonly kind: "unusable"; readonly source: string; readonly event: string; readonly reason: string }
   | { readonly kind: "invalid"; readonly reason: string };
 
 const EVENT_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -57,7 +62,8 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   if (rawEvent === "Manual") return { kind: "manual", filepath: fields.filepath };
 
   const app = ARR_APPS.find((candidate) => candidate.matches(fields)) ?? appFromUserAgent(options.userAgent);
-  const source = sourceName(app?.name ?? "Unknown app", options.label);
+  const fork = forkName(fields, options.userAgent);
+  const source = sourceName(fork ?? app?.name ?? "Unknown app", options.label);
   if (rawEvent === "Test") return { kind: "test", source, event: rawEvent };
   if (!app) {
     const scans = ARR_APPS.some((candidate) => candidate.scanEvents.has(rawEvent));
@@ -68,9 +74,23 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   if (!app.scanEvents.has(rawEvent)) return { kind: "no-scan", source, event: rawEvent };
 
   const parsed = app.parse(fields, rawEvent);
-  if (!parsed.ok) return { kind: "invalid", reason: parsed.reason };
+  if (!parsed.ok) {
+    const reason = fork ? parsed.reason.replace(app.name, fork) : parsed.reason;
+    return parsed.unusable ? { kind: "unusable", source, event: rawEvent, reason } : { kind: "invalid", reason };
+  }
   const event = rawEvent === "Download" && fields.isUpgrade === true ? "Upgrade" : rawEvent;
   return { kind: "scan", app, source, event, requests: toScanRequests(parsed.paths, { mapper: options.mapper, source, event }) };
+}
+
+/**
+ * Forks that send one of the four apps' payloads: Sportarr (Sonarr's shape), Whisparr (v2 Sonarr's, v3 Radarr's).
+ * Named by their User-Agent (`Whisparr/2.0.0.819 (…)`) or `instanceName`, so logs and History say which app it was.
+ */
+const FORKS: readonly string[] = ["Sportarr", "Whisparr"];
+
+function forkName(fields: Readonly<Record<string, unknown>>, userAgent: string | undefined): string | undefined {
+  const named = [userAgent?.split("/", 1)[0]?.trim(), typeof fields.instanceName === "string" ? fields.instanceName.trim() : undefined];
+  return FORKS.find((fork) => named.some((name) => name?.toLowerCase() === fork.toLowerCase()));
 }
 
 /** `Sonarr/4.0.9.2244 (ubuntu 22.04)` → Sonarr. Only a fallback: the body's shape decides when it has one. */

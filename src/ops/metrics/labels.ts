@@ -10,6 +10,8 @@ const SOURCES: readonly [RegExp, string][] = [
   [/^radarr\b/i, "radarr"],
   [/^lidarr\b/i, "lidarr"],
   [/^readarr\b/i, "readarr"],
+  [/^sportarr\b/i, "sportarr"],
+  [/^whisparr\b/i, "whisparr"],
   [/^manual\b/i, "manual"],
   [/^google drive\b/i, "drive"],
   [/^trigger$/, "trigger"],

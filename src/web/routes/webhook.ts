@@ -49,6 +49,10 @@ async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<Webho
     case "invalid":
       deps.log.warn({ reason: outcome.reason }, `Unknown scan request from client '${ip}'`);
       return text(c, outcome.reason, 400);
+    case "unusable":
+      // 200, never 4xx: the app would mark the connection failing for an event it sends as designed.
+      deps.log.warn({ source: outcome.source, reason: outcome.reason }, `Client '${ip}' sent a '${outcome.event}' event autoscan cannot use; nothing to scan: ${outcome.reason}`);
+      return text(c, `OK, nothing to scan: ${outcome.reason}`);
     case "test":
       deps.log.info({ source: outcome.source }, `Client '${ip}' made a test request, event: '${outcome.event}'`);
       return text(c, "OK");
