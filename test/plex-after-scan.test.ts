@@ -89,6 +89,11 @@ function context(files: string[], event = "Download"): ScanContext {
 
 const logged = (text: string): boolean => lines.some((line) => line.includes(text));
 /** Messages at WARN and above, in order. */
+const infos = (): string[] =>
+  lines
+    .map((line) => JSON.parse(line) as { level: string; msg: string })
+    .filter((l) => l.level === "info")
+    .map((l) => l.msg);
 const warnings = (): string[] =>
   lines
     .map((line) => JSON.parse(line) as { level: string; msg: string })
@@ -222,20 +227,21 @@ describe("emptying the trash after the scan", () => {
 describe("Plex's database not mounted (the default Docker setup)", () => {
   const missing = (): string => join(dir, "not-mounted", "com.plexapp.plugins.library.db");
 
-  it("says so once at start, naming both keys and the fixes, then delivers every scan without a warning", async () => {
+  it("says once at start, as information, that analysis is off and how to turn it on; no warning, no note per scan", async () => {
     const api = target({ analyze: { type: "basic", directory: true }, databasePath: missing() });
     expect(await built?.database.usable()).toBe(false);
-    expect(warnings()).toEqual([
-      `Cannot read Plex's database at PLEX_DATABASE_PATH '${missing()}' (no such file): analysis ` +
-        `(PLEX_ANALYZE_TYPE "basic") after a scan will be skipped. Mount Plex's database read-only at that path ` +
-        `(it is used as soon as it appears), or set PLEX_ANALYZE_TYPE to "off".`,
-    ]);
+    expect(warnings()).toEqual([]);
+    expect(infos()).toContain(
+      `Analysis after a scan is off: Plex's database is not at PLEX_DATABASE_PATH '${missing()}'. To turn it on, mount ` +
+        "Plex's database there read-only (in Docker, a volume of Plex's 'Databases' folder); it is used as soon as it appears.",
+    );
     for (let i = 0; i < 5; i++) {
       const outcome = await api.scan("/data/TV/Dark/Season 01", context([EPISODE_1]));
-      expect(outcome).toEqual({ status: "scanned", detail: "section 2; after-scan steps skipped: Plex's database cannot be read" });
+      expect(outcome).toEqual({ status: "scanned", detail: "section 2" });
     }
     expect(plex.scans).toHaveLength(5);
-    expect(warnings()).toHaveLength(1);
+    expect(warnings()).toEqual([]);
+    expect(infos().filter((msg) => msg.startsWith("Analysis after a scan is off"))).toHaveLength(1);
     expect(plex.analyzed).toEqual([]);
     // Nothing to do after the scan, so nothing is waited for.
     expect(clock.sleeps).toEqual([]);
@@ -293,7 +299,8 @@ describe("Plex's database not mounted (the default Docker setup)", () => {
     expect(plex.analyzed).toEqual([ids.heat]);
     expect(outcome).toEqual({ status: "scanned", detail: "section 1; analyzed 1 item(s)" });
     expect(logged("Plex's database can be read now (PLEX_DATABASE_PATH)")).toBe(true);
-    expect(warnings()).toHaveLength(1);
+    // Missing at start with only analysis wanting it: information, not a warning.
+    expect(warnings()).toEqual([]);
   });
 
   it("says once when the database goes away after it was read, and skips quietly after that", async () => {

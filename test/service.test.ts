@@ -140,6 +140,22 @@ describe("autoscan server, end to end", () => {
     expect(out).toMatch(/- WARNING - WEB \[\d+\]: Client '127\.0\.0\.1' sent a 'SeriesDelete' event autoscan cannot use; nothing to scan: Sportarr SeriesDelete payload: missing 'series\.path'/);
   });
 
+  it("starts quietly in the default setup without Plex's database: one INFO line on analysis, no warning, no note in History", async () => {
+    const config = JSON.parse(await readFile(join(dir, "config.json"), "utf8")) as Record<string, unknown>;
+    delete config.PLEX_ANALYZE_TYPE;
+    const database = join(dir, "not-mounted", "com.plexapp.plugins.library.db");
+    await writeFile(join(dir, "config.json"), JSON.stringify({ ...config, PLEX_DATABASE_PATH: database }));
+    const child = startServer();
+    await waitForHealth(child);
+    expect((await postWebhook(sonarrDownload)).status).toBe(200);
+    await waitFor(() => child.stdout().includes("Finished scan of"), `the scan finished (log: ${child.stdout()})`);
+    const history = (await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=history`)).json()) as { history: unknown[] };
+    expect(JSON.stringify(history.history)).not.toContain("skipped");
+    const out = child.stdout();
+    expect(out).not.toMatch(/ - (WARNING|ERROR) - /);
+    expect(out.match(/- INFO - PLEX \[\d+\]: Analysis after a scan is off: Plex's database is not at PLEX_DATABASE_PATH/g)).toHaveLength(1);
+  });
+
   it("keeps an accepted request across a crash while Plex is down, and delivers it after restart", async () => {
     plex.setDown(503);
     const first = startServer();

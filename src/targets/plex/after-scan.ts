@@ -18,7 +18,7 @@ export interface AfterScanOptions {
   readonly analyzer: Analyzer;
   readonly trash: TrashEmptier;
   /** Whether Plex's database can be read now (both steps need it). */
-  readonly gate: Pick<LibraryGate, "usable">;
+  readonly gate: Pick<LibraryGate, "usable" | "state">;
   readonly clock: Clock;
   readonly log: Logger;
   /** Pause before the first busy check, so a queued scan has started (default 5 s). */
@@ -46,7 +46,8 @@ export function createAfterScan(options: AfterScanOptions): AfterScan {
       if (!enabled || sectionIds.length === 0) return [];
       if (!(await options.gate.usable())) {
         log.debug({ sections: sectionIds }, "Skipping analysis and trash: Plex's database cannot be read (said at start)");
-        return ["after-scan steps skipped: Plex's database cannot be read"];
+        // The default setup (analysis on, no database mounted) is not a fault: no note on every History row.
+        return options.gate.state().quiet ? [] : ["after-scan steps skipped: Plex's database cannot be read"];
       }
       const { signal } = context;
       await clock.sleep(options.settleMs ?? 5_000, signal);

@@ -7,8 +7,10 @@ import type { AnalyzeType } from "./analyze.ts";
 /**
  * Can Plex's library database (`PLEX_DATABASE_PATH`) be used now? Analysis finds the scanned items' ids there and
  * emptying the trash counts the deleted items there; Plex's HTTP API has no documented way to map a file to its item.
- * The default Docker setup does not mount that file: this is said once, at start, with the fixes, and the steps after
- * a scan are then skipped quietly (a debug line). A file that shows up later (a mount that comes up late) is used:
+ * The default Docker setup does not mount that file. With only analysis wanting it (its default), that is no fault:
+ * one INFO line at start says analysis is off and how to turn it on, and scans carry no note about it. When the file
+ * is there but cannot be read, or emptying the trash (which the user turned on) needs it, a WARNING says so once with
+ * the fixes, and each scan notes the skipped steps. A file that shows up later (a mount that comes up late) is used:
  * looked for again when a scan asks, at most once per `recheckMs`. Looking never hangs: the file is looked at through
  * the bounded disk probe before SQLite opens it.
  */
@@ -32,6 +34,8 @@ export interface LibraryGateState {
   /** Undefined until the first look has answered. */
   readonly usable: boolean | undefined;
   readonly problem?: string;
+  /** Not usable, and that is the default setup (no file, only analysis wants it): nothing to note per scan. */
+  readonly quiet: boolean;
 }
 
 export interface LibraryGate {
@@ -42,12 +46,15 @@ export interface LibraryGate {
   state(): LibraryGateState;
 }
 
+const NO_FILE = "no such file";
+
 export function createLibraryGate(options: LibraryGateOptions): LibraryGate {
   const log = options.log.child({ component: "PLEX" });
   const { clock, library, path } = options;
   const recheckMs = options.recheckMs ?? 60_000;
   let usable: boolean | undefined;
   let problem: string | undefined;
+  let quiet = false;
   let lastLook = Number.NEGATIVE_INFINITY;
   let looking: Promise<boolean> | undefined;
 
@@ -55,7 +62,7 @@ export function createLibraryGate(options: LibraryGateOptions): LibraryGate {
   async function why(): Promise<string | undefined> {
     if (!library) return "PLEX_DATABASE_PATH is empty";
     const entry = await options.stat(path);
-    if (entry === "missing") return "no such file";
+    if (entry === "missing") return NO_FILE;
     if (entry === "unanswered") return "the disk did not answer";
     if (entry === "directory") return "it is a folder, not Plex's database file";
     try {
@@ -74,7 +81,15 @@ export function createLibraryGate(options: LibraryGateOptions): LibraryGate {
       usable = reason === undefined;
       problem = reason;
       if (usable && before === false) {
+        quiet = false;
         log.info({ path }, "Plex's database can be read now (PLEX_DATABASE_PATH); analysis and trash checks are back on");
+      } else if (!usable && before === undefined && reason === NO_FILE && !options.emptyTrash) {
+        quiet = true;
+        log.info(
+          { path },
+          `Analysis after a scan is off: Plex's database is not at PLEX_DATABASE_PATH '${path}'. To turn it on, mount Plex's ` +
+            "database there read-only (in Docker, a volume of Plex's 'Databases' folder); it is used as soon as it appears.",
+        );
       } else if (!usable && before !== false) {
         log.warn({ path, problem: reason }, message(before === undefined ? "start" : "lost", reason ?? ""));
       }
@@ -115,6 +130,6 @@ export function createLibraryGate(options: LibraryGateOptions): LibraryGate {
       library.close();
       return looking ?? look();
     },
-    state: () => ({ usable, ...(problem !== undefined ? { problem } : {}) }),
+    state: () => ({ usable, quiet: quiet && usable === false, ...(problem !== undefined ? { problem } : {}) }),
   };
 }
