@@ -167,6 +167,10 @@ describe.concurrent("first start without a config file", () => {
     expect(result.stderr).toContain(configPath);
     expect(result.stderr).toMatch(/PLEX_TOKEN/);
     expect(result.stderr).toMatch(/SERVER_PATH_MAPPINGS/);
+    // Where a value comes from: the compose file's .env wins over the file, and only `docker compose up -d` applies it.
+    expect(result.stderr).toMatch(/PLEX_LOCAL_URL comes from\n\.env \(docker-compose\.yml sets it\)/);
+    expect(result.stderr).toContain("'docker compose up -d'");
+    expect(result.stderr).toContain("'autoscan config show'");
     const written = readFileSync(configPath, "utf8");
     const pass = (JSON.parse(written) as { SERVER_PASS: string }).SERVER_PASS;
     expect(pass).toMatch(/^[0-9a-f]{32}$/);

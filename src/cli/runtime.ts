@@ -39,7 +39,10 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
         `No config file found. Created a default config at: ${loaded.path}`,
         "It has a fresh random SERVER_PASS (the secret in your webhook URLs).",
         "Edit it now: set PLEX_LOCAL_URL and PLEX_TOKEN, and SERVER_PATH_MAPPINGS for the paths your *arr apps send.",
-        "Then check it with 'autoscan config check' and start autoscan again.",
+        "An environment variable named like a key wins over the file: with the compose file, PLEX_LOCAL_URL comes from",
+        ".env (docker-compose.yml sets it); change it there and apply it with 'docker compose up -d' ('docker restart'",
+        "keeps the old value). 'autoscan config show' lists every value and where it comes from.",
+        "Then check it with 'autoscan doctor' and start autoscan again.",
         "",
       ].join("\n"),
     );

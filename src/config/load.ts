@@ -8,6 +8,7 @@ import { readFileVariables, type FileValue } from "./file-variables.ts";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys } from "./legacy.ts";
 import { describeIssues, knownKeysAt } from "./problems.ts";
+import { configSources, type ConfigSource } from "./provenance.ts";
 import { ConfigSchema, type Config } from "./schema.ts";
 import type { Env } from "./settings.ts";
 
@@ -21,6 +22,8 @@ export interface LoadedConfig {
   readonly notes: readonly string[];
   /** Top-level keys the user set (in the file or the environment), so presets fill only the others. */
   readonly explicitKeys: ReadonlySet<string>;
+  /** Where each top-level key's value comes from (provenance.ts). */
+  readonly sources: ReadonlyMap<string, ConfigSource>;
 }
 
 export interface CreatedConfig {
@@ -63,9 +66,23 @@ export function parseConfigText(text: string, path: string, env: Env, files: rea
     const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
     throw new ConfigError(`${path} has ${count}:`, problems);
   }
+  const fileKeys = Object.keys(parsed);
+  const renamedTo = new Map(legacy.renamed.map((rename) => rename.split(" → ") as [string, string]).map(([from, to]) => [to, from]));
+  const sources = configSources({
+    keys: Object.keys(result.output),
+    path,
+    inFile: new Map(
+      Object.keys(legacy.raw)
+        .map((key): [string, string] => [key, fileKeys.includes(key) ? key : (renamedTo.get(key) ?? legacy.aliases.get(key) ?? key)])
+        .filter(([, written]) => fileKeys.includes(written)),
+    ),
+    environment: new Set([...overridden.origins.keys()].filter((key) => overridden.origins.get(key)?.startsWith("environment variable"))),
+    fileVariables: new Map(files.map((file) => [file.key, { variable: file.variable, file: file.path }])),
+  });
   return {
     kind: "loaded",
     path,
+    sources,
     config: result.output,
     warnings: [...legacy.warnings, ...weakSecretWarnings(result.output)],
     notes: [...legacy.notes, ...overridden.notes],

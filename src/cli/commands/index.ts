@@ -30,6 +30,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./config-check.ts")).configCheckCommand,
   },
   {
+    name: "config show",
+    summary: "Print the effective config: each key, its value (secrets masked) and where it comes from",
+    load: async () => (await import("./config-show.ts")).configShowCommand,
+  },
+  {
     name: "config upgrade",
     summary: "Add keys that are new since the config was written; keep every value of yours",
     load: async () => (await import("./config-upgrade.ts")).configUpgradeCommand,

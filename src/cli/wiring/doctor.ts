@@ -1,5 +1,6 @@
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
+import { describeSource, type ConfigSource } from "../../config/provenance.ts";
 import type { Config } from "../../config/schema.ts";
 import type { Settings } from "../../config/settings.ts";
 import { ConfigError, describeError } from "../../core/errors.ts";
@@ -7,6 +8,7 @@ import type { Logger } from "../../core/logger.ts";
 import { anchorsFamily } from "../../ops/doctor/anchors.ts";
 import { arrFamily } from "../../ops/doctor/arr.ts";
 import { skip, type CheckResult } from "../../ops/doctor/check.ts";
+import { withSources } from "../../ops/doctor/blame.ts";
 import { configFamily, type ConfigOutcome } from "../../ops/doctor/config-checks.ts";
 import { dataDirFamily } from "../../ops/doctor/data-dir.ts";
 import { databaseFamily } from "../../ops/doctor/database.ts";
@@ -53,8 +55,8 @@ export interface DoctorInput {
 }
 
 export type DoctorConfig =
-  | { readonly config: Config; readonly outcome: ConfigOutcome }
-  | { readonly config?: undefined; readonly outcome: ConfigOutcome };
+  | { readonly config: Config; readonly outcome: ConfigOutcome; readonly sources?: ReadonlyMap<string, ConfigSource> }
+  | { readonly config?: undefined; readonly outcome: ConfigOutcome; readonly sources?: undefined };
 
 /**
  * Loads the config for doctor: a bad or missing config is a finding, not a stop. Doctor does not need SERVER_PASS;
@@ -67,7 +69,7 @@ export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<
     if (loaded.kind !== "loaded") throw new ConfigError(`No config at ${path}.`);
     const serverPass = loaded.config.SERVER_PASS === "" ? [SERVER_PASS_MISSING] : [];
     const warnings = [...serverPass, ...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
-    return { config: loaded.config, outcome: { kind: "loaded", path, warnings } };
+    return { config: loaded.config, sources: loaded.sources, outcome: { kind: "loaded", path, warnings } };
   } catch (error) {
     return failed(path, error);
   }
@@ -88,7 +90,14 @@ function failed(path: string, error: unknown): DoctorConfig {
 }
 
 export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promise<DoctorReport> {
-  return runChecks(await buildFamilies(input), signal);
+  const report = await runChecks(await buildFamilies(input), signal);
+  const sources = input.loaded.sources;
+  if (!sources) return report;
+  const inContainer = input.inContainer ?? isInContainer();
+  return withSources(report, (key) => {
+    const source = sources.get(key);
+    return source ? describeSource(key, source, inContainer) : undefined;
+  });
 }
 
 export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> {
