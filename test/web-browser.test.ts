@@ -114,4 +114,55 @@ function describeBrowser(binary: string): void {
       await context.close();
     });
   });
+
+  describe("Connect your apps, on the Scan page and on the page shown while it is off", () => {
+    const apps = { sonarr: { TYPE: "sonarr" as const }, "radarr 4k": { TYPE: "radarr" as const } };
+    const on = buildWebApp({ connectApps: { apps, port: 3467, inContainer: true } });
+    const off = buildWebApp({ allowManualScan: false, connectApps: { apps: {}, port: 3467, inContainer: false } });
+    let servers: WebServer[] = [];
+    let browser: Browser;
+
+    beforeAll(async () => {
+      servers = [
+        await startWebServer({ app: on.app, hostname: "127.0.0.1", port: 0 }),
+        await startWebServer({ app: off.app, hostname: "127.0.0.1", port: 0 }),
+      ];
+      browser = await chromium.launch({ executablePath: binary, args: ["--no-sandbox", "--disable-gpu"] });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      for (const server of servers) await server.close();
+    });
+
+    it("lists each ARR app's URL for the Docker network and for this page's address, and the events to tick, on a phone", async () => {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, javaScriptEnabled: false });
+      const page = await context.newPage();
+      const server = servers[0]!;
+      await page.goto(`${server.url}/${TEST_PASS}`);
+      const panel = page.getByRole("region", { name: "Connect your apps" });
+      const text = (await panel.innerText()).replace(/\s+/g, " ");
+      const host = new URL(server.url).host;
+      expect(text).toContain(`Same Docker network: http://autoscan:3467/${TEST_PASS}/sonarr`);
+      expect(text).toContain(`Elsewhere (this page's address): http://${host}/${TEST_PASS}/radarr%204k`);
+      expect(text).toContain("On File Import, On File Upgrade, On Rename, On Series Delete");
+      expect(text).toContain("On Movie File Delete");
+      // Nothing sticks out sideways on a phone.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      await panel.screenshot({ path: join(ARTIFACTS, "connect-apps-phone.png") });
+      await context.close();
+    });
+
+    it("is on the page that says the Scan page is off, with one line per kind of app when ARR is empty", async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: false });
+      const page = await context.newPage();
+      const server = servers[1]!;
+      const answer = await page.goto(`${server.url}/${TEST_PASS}`);
+      expect(answer?.status()).toBe(403);
+      const rows = page.locator("table.connect-apps tbody tr");
+      expect(await rows.count()).toBe(4);
+      expect(await rows.first().innerText()).toContain(`http://${new URL(server.url).host}/${TEST_PASS}/sonarr`);
+      await page.screenshot({ path: join(ARTIFACTS, "connect-apps-page-off.png"), fullPage: true });
+      await context.close();
+    });
+  });
 }

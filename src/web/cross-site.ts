@@ -11,14 +11,14 @@ import type { Handler } from "./responses.ts";
  * - an `Origin` whose host is neither the `Host` the request was sent to nor, behind a reverse proxy, the
  *   `X-Forwarded-Host` the proxy passed on (a page of another site cannot set that header without a preflight that
  *   autoscan never grants);
- * - `Origin: null` (a sandboxed page, a `file:` page).
+ * `Origin: null` decides nothing: autoscan's own pages send it (their `Referrer-Policy: no-referrer` makes a form
+ * post's origin opaque), and a page elsewhere that sends it is also `cross-site` by `Sec-Fetch-Site`.
  * Requests without these headers go on as before.
  */
 export function crossSiteProblem(c: Context): string | undefined {
   if (c.req.header("sec-fetch-site") === "cross-site") return "the request came from another site";
   const origin = c.req.header("origin");
-  if (origin === undefined) return undefined;
-  if (origin === "null") return "the request came from a page without an origin";
+  if (origin === undefined || origin === "null") return undefined;
   const from = hostOf(origin);
   const hosts = [c.req.header("host"), ...(c.req.header("x-forwarded-host") ?? "").split(",")].map((h) => h?.trim().toLowerCase());
   return from !== undefined && hosts.includes(from) ? undefined : "the request came from another site";

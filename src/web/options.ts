@@ -1,3 +1,4 @@
+import type { ConnectAppsOptions } from "./views/connect-panel.ts";
 import type { Logger } from "../core/logger.ts";
 import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";
 import type { ScanSink } from "../core/scan.ts";
@@ -41,6 +42,8 @@ export interface WebOptions {
   readonly rejections?: RejectionLog;
   /** What the console pages show beyond the queue (live changes, activity, preview, libraries, Drive). */
   readonly console?: ConsoleSources;
+  /** The Scan page's "Connect your apps" panel: the `ARR` apps, the port, whether autoscan runs in a container. */
+  readonly connectApps?: ConnectAppsOptions;
   /** `ARR`: the backfill from the *arr apps' history (`cmd=backfill`); absent when no app is configured. */
   readonly backfill?: BackfillAdmin;
 }

@@ -40,6 +40,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./config-upgrade.ts")).configUpgradeCommand,
   },
   {
+    name: "webhook-url",
+    summary: "Print the webhook URL to paste into each *arr app, and the events to tick",
+    load: async () => (await import("./webhook-url.ts")).webhookUrlCommand,
+  },
+  {
     name: "sections",
     summary: "List Plex's library sections and their folders (--json for scripts)",
     load: async () => (await import("./sections.ts")).sectionsCommand,

@@ -1,4 +1,5 @@
 import type { Config } from "../../config/schema.ts";
+import { isInContainer } from "../in-container.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { MetricsExposition, RequestMetrics } from "../../core/metrics.ts";
 import type { ScanSink } from "../../core/scan.ts";
@@ -59,6 +60,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     ...(input.metrics ? { metrics: input.metrics } : {}),
     ...(input.console ? { console: input.console } : {}),
     ...(input.backfill ? { backfill: input.backfill } : {}),
+    connectApps: { apps: config.ARR, port: config.SERVER_PORT, inContainer: isInContainer() },
   };
 }
 

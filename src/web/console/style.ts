@@ -101,6 +101,7 @@ dl.kv{margin:.4rem 0 0;display:grid;grid-template-columns:max-content minmax(0,1
 dl.kv dt{color:var(--muted);font-size:.875rem;padding-top:1px}dl.kv dd{margin:0;min-width:0}
 @media (max-width:560px){dl.kv{grid-template-columns:minmax(0,1fr);gap:0}dl.kv dd{margin-bottom:8px}}
 table{width:100%;border-collapse:collapse;font-size:.9rem}
+table.connect-apps th[scope=row]{white-space:nowrap}table.connect-apps code.url{display:inline-block;margin:2px 0}
 th,td{text-align:left;padding:8px 8px;border-top:1px solid var(--line);vertical-align:top}
 th{font-size:.8rem;color:var(--muted);font-weight:600;border-top:0}
 @media (max-width:560px){table.stack thead{position:absolute;clip:rect(0 0 0 0);width:1px;height:1px;overflow:hidden}

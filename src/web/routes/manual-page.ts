@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { consoleHtml, consoleShell } from "../console/console-deps.ts";
 import type { RouteDeps } from "../deps.ts";
 import { renderManualPage, renderManualPageDisabled } from "../views/manual-page.ts";
+import { renderConnectPanel } from "../views/connect-panel.ts";
 import { pendingCount } from "./queue-count.ts";
 
 /**
@@ -12,8 +13,17 @@ import { pendingCount } from "./queue-count.ts";
 export function createManualPageHandler(deps: RouteDeps) {
   const shell = consoleShell(deps.options);
   return async (c: Context): Promise<Response> => {
-    if (!deps.options.allowManualScan) return consoleHtml(c, renderManualPageDisabled(shell), 403);
+    const connect = connectPanel(c, deps);
+    if (!deps.options.allowManualScan) return consoleHtml(c, renderManualPageDisabled(shell, connect), 403);
     const queueCount = await pendingCount(deps);
-    return consoleHtml(c, renderManualPage({ shell, ...(queueCount === undefined ? {} : { queueCount }) }));
+    return consoleHtml(c, renderManualPage({ shell, connect, ...(queueCount === undefined ? {} : { queueCount }) }));
   };
+}
+
+/** The "Connect your apps" panel for this request (its `Host` is the address the page was opened at). */
+function connectPanel(c: Context, deps: RouteDeps): string {
+  const options = deps.options.connectApps ?? { apps: {}, port: 3467, inContainer: false };
+  const host = c.req.header("x-forwarded-host")?.split(",")[0]?.trim() || c.req.header("host");
+  const https = (c.req.header("x-forwarded-proto") ?? new URL(c.req.url).protocol.replace(":", "")).split(",")[0]?.trim() === "https";
+  return renderConnectPanel({ ...options, pass: deps.options.serverPass, pageHost: host || undefined, https });
 }

@@ -32,6 +32,8 @@ export interface ManualPageModel {
   /** What the input shows: the last path sent, so that a typo can be fixed instead of retyped. */
   readonly value?: string;
   readonly queueCount?: number;
+  /** The "Connect your apps" panel (views/connect-panel.ts), on the page a GET shows. */
+  readonly connect?: string;
 }
 
 const TITLE = "Manual scan";
@@ -50,6 +52,7 @@ ${hiddenFields()}
 <button type="submit" class="primary big">Scan</button>
 </form>
 </section>
+${model.connect ?? ""}
 <footer class="foot">
 ${model.queueCount === undefined ? "" : `<p>${queueLine(model.queueCount)} <a href="${escapeHtml(`${model.shell.base}/queue`)}">See the queue</a></p>`}
 <p>From a script:<code class="cmd">curl -d eventType=Manual \\
@@ -130,7 +133,7 @@ function queueLine(count: number): string {
 }
 
 /** `GET /<SERVER_PASS>` while `SERVER_ALLOW_MANUAL_SCAN` is false (403). */
-export function renderManualPageDisabled(shell: ConsoleShell): string {
+export function renderManualPageDisabled(shell: ConsoleShell, connect = ""): string {
   return renderConsolePage({
     shell,
     active: "scan",
@@ -140,6 +143,7 @@ export function renderManualPageDisabled(shell: ConsoleShell): string {
 <p>To use it, set <code>"SERVER_ALLOW_MANUAL_SCAN": true</code> in <code>config.json</code>
 (or <code>SERVER_ALLOW_MANUAL_SCAN=true</code> in the environment) and restart autoscan.</p>
 </section>
-<p>Webhooks and scripts are not affected: posting <code>eventType=Manual&amp;filepath=…</code> to this URL works either way.</p>`,
+<p>Webhooks and scripts are not affected: posting <code>eventType=Manual&amp;filepath=…</code> to this URL works either way.</p>
+${connect}`,
   });
 }
