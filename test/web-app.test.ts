@@ -261,8 +261,11 @@ describe("the manual page", () => {
     // and the secret appears only in the console's own links.
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self';");
     expect(page.match(/<script[^>]*>/gi)).toEqual([`<script src="/${TEST_PASS}/console.js" defer>`]);
-    expect(page).not.toMatch(/https?:\/\//i);
-    expect(page.replace(/(href|src)="\/[0-9a-f]{32}(\/[a-z.]*)?"/g, "")).not.toContain(TEST_PASS);
+    // Absolute addresses only as text to copy (the "Connect your apps" panel's webhook URLs), never as a resource.
+    expect(page).not.toMatch(/(src|href|action)="https?:\/\//i);
+    const outsidePanel = page.replace(/<section class="panel connect"[\s\S]*?<\/section>/, "");
+    expect(outsidePanel).not.toMatch(/https?:\/\//i);
+    expect(outsidePanel.replace(/(href|src)="\/[0-9a-f]{32}(\/[a-z.]*)?"/g, "")).not.toContain(TEST_PASS);
   });
 
   it("is 403 with a page saying how to turn it on when disabled", async () => {
