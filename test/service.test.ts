@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 import { freePort } from "./support/free-port.ts";
-import { startCli, within, type RunningCli } from "./support/run-cli.ts";
+import { runCli, startCli, within, type RunningCli } from "./support/run-cli.ts";
 
 /**
  * The whole service as users run it: the real CLI (`autoscan server`) as a child process, a real queue file, real
@@ -154,6 +154,66 @@ describe("autoscan server, end to end", () => {
     const out = child.stdout();
     expect(out).not.toMatch(/ - (WARNING|ERROR) - /);
     expect(out.match(/- INFO - PLEX \[\d+\]: Analysis after a scan is off: Plex's database is not at PLEX_DATABASE_PATH/g)).toHaveLength(1);
+  });
+
+  it("answers a path no mapping and no library knows at once: 200, failed in History with the nearest form, one WARNING, shown on the Queue page until dismissed", async () => {
+    const child = startServer();
+    await waitForHealth(child);
+    const lost = {
+      ...sonarrDownload,
+      series: { ...sonarrDownload.series, path: "/TV/Severance" },
+      episodeFile: { id: 2, relativePath: "Season 02/Severance - S02E01.mkv" },
+    };
+    const answer = await postWebhook(lost);
+    expect(answer.status).toBe(200);
+    // Straight into History, no file checks, with the key and the form that almost matched.
+    const history = (await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=history&state=failed`)).json()) as {
+      history: { folder: string; state: string; lastError: string }[];
+    };
+    expect(history.history).toEqual([
+      expect.objectContaining({
+        folder: "/TV/Severance/Season 02",
+        state: "failed",
+        lastError: "Not queued: '/TV/Severance/Season 02/Severance - S02E01.mkv' matches no SERVER_PATH_MAPPINGS form and lies in no library (nearest form: '/tv/').",
+      }),
+    ]);
+    expect(((await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=queue_count`)).json()) as { queue_count: number }).queue_count).toBe(0);
+    const out = child.stdout();
+    expect(out.match(/- WARNING - QUEUE \[\d+\]: Not queued: '\/TV\/Severance\/Season 02\/Severance - S02E01\.mkv' matches no SERVER_PATH_MAPPINGS form/g)).toHaveLength(1);
+    expect(out).toContain("Fix: Correct the path or the form '/tv/' in SERVER_PATH_MAPPINGS (they differ at 'TV')");
+    expect(out).not.toContain("File check");
+    // The Queue page shows it on top until dismissed.
+    const queuePage = await (await fetch(`http://127.0.0.1:${port}/${SERVER_PASS}/queue`)).text();
+    expect(queuePage).toContain("1 path not queued: no server can scan it");
+    const token = /name="token" value="([^"]+)"/.exec(queuePage)?.[1] ?? "";
+    const dismissed = await fetch(`http://127.0.0.1:${port}/${SERVER_PASS}/refused/dismiss`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token, back: `/${SERVER_PASS}/queue` }).toString(),
+      redirect: "manual",
+    });
+    expect(dismissed.status).toBe(303);
+    expect(await (await fetch(`http://127.0.0.1:${port}/${SERVER_PASS}/queue`)).text()).not.toContain("not queued: no server can scan");
+    // doctor, beside the running server, lists it (from History).
+    const doctor = await runCli(["doctor", "--json", "--config", join(dir, "config.json")], { timeoutMs: 30_000 });
+    const checks = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks;
+    expect(checks.find((check) => check.id === "intake.refused")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining("'/TV/Severance/Season 02/Severance - S02E01.mkv' matches no SERVER_PATH_MAPPINGS form"),
+    });
+    // A mapped path still goes the usual way.
+    expect((await postWebhook(sonarrDownload)).status).toBe(200);
+    await waitFor(() => plex.scans.length > 0, `a scan reached Plex (log: ${child.stdout()})`);
+  });
+
+  it("queues such a path as before while Plex's libraries cannot be read (Plex down)", async () => {
+    plex.setDown("reset");
+    const child = startServer();
+    await waitForHealth(child);
+    const lost = { ...sonarrDownload, series: { ...sonarrDownload.series, path: "/TV/Severance" }, episodeFile: { id: 2, relativePath: "Season 02/S02E01.mkv" } };
+    expect((await postWebhook(lost)).status).toBe(200);
+    expect(((await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=queue_count`)).json()) as { queue_count: number }).queue_count).toBe(1);
+    expect(child.stdout()).not.toContain("Not queued:");
   });
 
   it("keeps an accepted request across a crash while Plex is down, and delivers it after restart", async () => {

@@ -20,6 +20,9 @@ import type { BackfillWiringInput } from "./wiring/backfill.ts";
 import type { DriveWiringInput } from "./wiring/drive.ts";
 import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
+import type { ScanSink } from "../core/scan.ts";
+import { createUnroutableGuard } from "../intake/unroutable-guard.ts";
+import { unroutableJudge } from "./wiring/unroutable.ts";
 import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
 import { newInstanceId } from "./wiring/instance-id.ts";
@@ -78,6 +81,20 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   // TARGETS: the further servers every folder fans out to, beside the primary Plex.
   const others = createTargetsFromConfig({ config, clock, log, metrics });
   const targets = [plex.target, ...others.targets];
+  let current = config;
+  // A request no server can scan (no mapping, no library) goes straight to History as failed, said at once.
+  const guard = createUnroutableGuard({
+    sink: queue.enqueue,
+    refuse: (requests, reason) => queue.refuse(requests, reason),
+    judge: unroutableJudge({
+      mapper,
+      mappings: () => current.SERVER_PATH_MAPPINGS,
+      sections: config.PLEX_TOKEN === "" ? undefined : plex.plex.sections,
+      otherTargets: () => others.targets.length > 0,
+    }),
+    log: log.child({ component: "QUEUE" }),
+    clock,
+  });
   // SERVER_DATABASE_URL: one instance polls Google Drive and one reads the *arr history (src/cluster's roles).
   const database = config.SERVER_DATABASE_URL ? { url: config.SERVER_DATABASE_URL, instance } : undefined;
   const roles = database ? await import("./wiring/roles.ts") : undefined;
@@ -87,7 +104,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
         config,
         settings,
         env: options.env,
-        sink: queue.enqueue,
+        sink: guard.sink,
         isInLibrary: plex.isInLibrary,
         mapper,
         clock,
@@ -105,7 +122,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const backfillInput: BackfillWiringInput = {
     config,
     dataDir: settings.dataDir,
-    sink: queue.enqueue,
+    sink: guard.sink,
     isCovered: (request, since) => queue.isCovered(request, since),
     mapper,
     clock,
@@ -131,9 +148,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     targets: () => targets.map((target) => target.name),
     ...(backfill ? { backfill: () => backfill.status() } : {}),
     ...(drive ? { drive: () => drive.status() } : {}),
+    refused: { recent: () => guard.recent(), dismiss: () => guard.dismiss() },
     closing: closing.signal,
   };
-  const web = await startWeb(runtime, { queue, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
+  const web = await startWeb(runtime, { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     others.close();
@@ -146,7 +164,6 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   backfill?.start();
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
-  let current = config;
   return {
     url: web.url,
     reload(next) {
@@ -159,7 +176,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin, announce: false };
+      const parts = { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
@@ -174,6 +191,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
 
 interface WebParts {
   readonly queue: ScanQueue;
+  /** Where the web's requests go: the queue, behind the unroutable guard. */
+  readonly sink: ScanSink;
   readonly mapper: PathMapper;
   readonly plex: PlexWiring;
   readonly drive: DriveMonitor | undefined;
@@ -217,7 +236,7 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
   const options = webOptionsFromConfig({
     config,
     log,
-    sink: queue.enqueue,
+    sink: parts.sink,
     mapper: parts.mapper,
     queue: queueAdminFromScanQueue(queue),
     ...(drive

@@ -56,4 +56,6 @@ export interface ScanSinkOptions {
   readonly signal?: AbortSignal;
   /** Who sent the requests, for the intake log line (`client '192.168.1.20'`). */
   readonly origin?: string;
+  /** The user saw where the path lands and asked for it anyway (the Scan page's "Queue anyway"): queued as it is. */
+  readonly confirmed?: boolean;
 }

@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.ts";
 import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { ScanRequest, ScanSink } from "../core/scan.ts";
+import type { EnqueueResult, ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import { isCovered } from "./coverage.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
@@ -10,7 +10,7 @@ import { countByState, countHistory, findItem, listHistoryItems, listPendingItem
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
 import { beginAttempt, failWaitingFor, recordCheck, recordFailure, recordInterrupted, recordScan } from "./rules/dispatch-records.ts";
-import { enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
+import { enqueueRequests, moveToFolder, recordRefused, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
 import { resolveWorkUnit } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-adapter.ts";
@@ -32,6 +32,11 @@ export interface ScanQueue extends DispatchQueue {
   importRequests(requests: readonly ScanRequest[]): Promise<readonly { readonly merged: boolean }[]>;
   /** How far an import of plex_autoscan's queue has got, while one runs (the console shows it). */
   importing?(): { readonly done: number; readonly total: number } | undefined;
+  /**
+   * Stores requests no target can scan straight into the history as failed, with `reason(folder)` (rules/enqueue.ts
+   * `recordRefused`); resolves once durable, like `enqueue`.
+   */
+  refuse(requests: readonly ScanRequest[], reason: (folder: string) => string): Promise<EnqueueResult>;
   listPending(page?: PageOptions): Promise<QueueItemView[]>;
   listHistory(query?: HistoryQuery): Promise<QueueItemView[]>;
   /** History folders matching `query` (all without one). */
@@ -191,6 +196,11 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
         (stored) => (stored.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: stored.earliestDue - stored.at } : change()),
       );
       return outcome.items;
+    },
+    async refuse(requests, reason) {
+      if (requests.length === 0) return { items: [] };
+      const stored = await write((tx) => recordRefused(tx, requests, reason, policy));
+      return { items: stored.items };
     },
     async recordCheck(id, rev, result) {
       const moved = await write((tx) => recordCheck(tx, id, rev, result, policy), (out) => (out ? { kind: "work", inMs: out.waitMs } : change()));

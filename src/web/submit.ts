@@ -19,11 +19,12 @@ export async function submitScans(
   timeoutMs: number,
   log: Logger,
   origin?: string,
+  confirmed = false,
 ): Promise<Submitted> {
   const giveUp = new AbortController();
   const timer = setTimeout(() => giveUp.abort(), timeoutMs);
   try {
-    return { ok: true, result: await sink(requests, { signal: giveUp.signal, ...(origin ? { origin } : {}) }) };
+    return { ok: true, result: await sink(requests, { signal: giveUp.signal, ...(origin ? { origin } : {}), ...(confirmed ? { confirmed } : {}) }) };
   } catch (error) {
     if (giveUp.signal.aborted) {
       log.warn({ count: requests.length, timeoutMs }, "The queue did not take a scan request in time; nothing was queued");

@@ -15,7 +15,9 @@ import { databaseFamily } from "../../ops/doctor/database.ts";
 import { driveFamily, rcFamily } from "../../ops/doctor/drive.ts";
 import { mappingFamily } from "../../ops/doctor/mappings.ts";
 import { plexFamily } from "../../ops/doctor/plex.ts";
-import { portFamily } from "../../ops/doctor/port.ts";
+import { connectHost, portFamily } from "../../ops/doctor/port.ts";
+import { refusedFamily, type RefusedProbe } from "../../ops/doctor/refused.ts";
+import { httpCall } from "../../http/http-call.ts";
 import { runChecks, type CheckFamily, type DoctorReport } from "../../ops/doctor/run-checks.ts";
 import { scannerFamily } from "../../ops/doctor/scanner.ts";
 import { targetsFamily } from "../../ops/doctor/targets.ts";
@@ -94,9 +96,10 @@ export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promi
   const sources = input.loaded.sources;
   if (!sources) return report;
   const inContainer = input.inContainer ?? isInContainer();
+  // config.json is where a user looks first: only the other sources (which win over it, or a default) are said.
   return withSources(report, (key) => {
     const source = sources.get(key);
-    return source ? describeSource(key, source, inContainer) : undefined;
+    return source && source.kind !== "config.json" ? describeSource(key, source, inContainer) : undefined;
   });
 }
 
@@ -151,6 +154,7 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
       existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS,
       stat,
       timeoutSeconds: Math.round(diskTimeoutMs / 100) / 10,
+      inContainer: input.inContainer ?? isInContainer(),
     }),
   );
   // TARGETS after Plex: their mapping checks read Plex's library folders (the primary form).
@@ -171,6 +175,7 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   if (config.CLOUD.ENABLED) families.push(driveFamily(await driveProbe(input, config, startup)));
   if (config.RCLONE.RC_CACHE_REFRESH.ENABLED) families.push(rcFamily(rcProbe(config.RCLONE.RC_CACHE_REFRESH.RC_URL)));
   if (!startup) families.push(portFamily({ ip: config.SERVER_IP, port: config.SERVER_PORT }));
+  if (!startup && config.SERVER_PASS !== "") families.push(refusedFamily(refusedProbe(config)));
   return families;
 }
 
@@ -202,4 +207,20 @@ export async function runStartupChecks(runtime: Pick<Runtime, "config" | "settin
 /** `Plex: Nothing listens at plex:32400 (connection refused). Fix: Start Plex, …` */
 function startupLine(check: CheckResult): string {
   return `${check.title}: ${check.detail}${check.fix ? ` Fix: ${check.fix}` : ""}`;
+}
+
+/** The running server's History, failed rows refused at intake ("Not queued: …"), through its API on this machine. */
+function refusedProbe(config: Config): RefusedProbe {
+  return {
+    async recent() {
+      const host = connectHost(config.SERVER_IP);
+      const url = `http://${host.includes(":") ? `[${host}]` : host}:${String(config.SERVER_PORT)}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
+      const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
+      if (answer?.status !== 200) return undefined;
+      const body = JSON.parse(answer.body) as { history?: { folder: string; lastError?: string | null; finishedAt?: string | null }[] };
+      return (body.history ?? [])
+        .filter((item) => item.lastError?.startsWith("Not queued: "))
+        .map((item) => ({ folder: item.folder, reason: item.lastError ?? "", at: item.finishedAt ?? "" }));
+    },
+  };
 }

@@ -47,6 +47,18 @@ export function createRetryFailedHandler(deps: ConsoleDeps): Handler {
   };
 }
 
+/** `POST /<SERVER_PASS>/refused/dismiss`: hides the Queue page's list of refused paths (History keeps them). */
+export function createDismissRefusedHandler(deps: ConsoleDeps): Handler {
+  return async (c) => {
+    const form = await readForm(c, deps);
+    if (form instanceof Response) return form;
+    const refused = refusal(c, deps, form, "dismissal of the refused paths");
+    if (refused) return refused;
+    deps.sources.refused?.dismiss();
+    return answer(c, deps, form, { ok: true, title: "Dismissed", message: "The refused paths are still in History." }, {});
+  };
+}
+
 const LOG_WORDS: Readonly<Record<string, string>> = { scan: "scan now of", retry: "retry of", delete: "deleted" };
 
 type Form = (name: string) => string | undefined;

@@ -29,6 +29,7 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
         self,
         ...(deps.sources.backfill ? { backfill: deps.sources.backfill() } : {}),
         ...importingOf(deps),
+        ...(deps.sources.refused ? { refused: deps.sources.refused.recent() } : {}),
         ...withNotice(await notice(c, deps)),
       }),
     );

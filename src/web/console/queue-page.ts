@@ -5,7 +5,8 @@ import { pathHtml, plural, timeTag } from "./format.ts";
 import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";
 import { renderConsolePage, type ConsoleShell } from "./layout.ts";
 import { noticeHtml, type ActionAnswer } from "./notice.ts";
-import type { Activity, BackfillAppStatus } from "./sources.ts";
+import type { Activity, BackfillAppStatus, RefusedPaths } from "./sources.ts";
+import { csrfField } from "./layout.ts";
 import { backfillPanel } from "./backfill-panel.ts";
 
 /** The Queue page: the waiting folders in dispatch order, what each waits for, and the actions on them. */
@@ -25,6 +26,8 @@ export interface QueuePageModel {
   readonly backfill?: readonly BackfillAppStatus[];
   /** plex_autoscan's queue being imported: rows done and in all. */
   readonly importing?: { readonly done: number; readonly total: number };
+  /** Paths refused at intake (no mapping, no library), newest first, until dismissed. */
+  readonly refused?: ReturnType<RefusedPaths["recent"]>;
 }
 
 export function renderQueuePage(model: QueuePageModel): string {
@@ -33,6 +36,7 @@ export function renderQueuePage(model: QueuePageModel): string {
       ? `<p class="empty">${model.total === 0 ? "Nothing is waiting. New requests appear here as they arrive." : "No folders on this page."}</p>`
       : `<ul class="items">${model.items.map((item) => itemHtml(model, item)).join("")}</ul>`;
   const body = `${noticeHtml(model.notice)}
+${refusedHtml(model)}
 <section class="panel" aria-labelledby="queue-title">
 <div id="queue-list" data-live>
 ${importingHtml(model.importing)}
@@ -64,6 +68,25 @@ function importingHtml(importing: QueuePageModel["importing"]): string {
     `<section class="flash ok" role="status"><h2>Importing plex_autoscan's queue</h2><p>${done} of ${total} rows done. ` +
     "What is stored appears below as it goes; webhooks are taken meanwhile.</p></section>"
   );
+}
+
+/**
+ * Paths that were not queued because no server can scan them (no SERVER_PATH_MAPPINGS form, no library): on top, with
+ * the reason and the fix, until dismissed. They are in History as failed too.
+ */
+function refusedHtml(model: QueuePageModel): string {
+  const refused = model.refused ?? [];
+  if (refused.length === 0) return "";
+  const shown = refused.slice(0, 5);
+  const rows = shown
+    .map((r) => `<li><span class="path">${escapeHtml(r.path)}</span> <span class="muted">(${escapeHtml(r.source)}, ${timeTag(r.at, model.now)})</span><br>${escapeHtml(r.reason)} <b>Fix:</b> ${escapeHtml(r.fix)}</li>`)
+    .join("");
+  const more = refused.length > shown.length ? `<p class="muted">and ${plural(refused.length - shown.length, "more path")}: see History, state failed.</p>` : "";
+  return `<section class="flash warn" role="status" aria-labelledby="refused-title">
+<h2 id="refused-title">${escapeHtml(plural(refused.length, "path"))} not queued: no server can scan ${refused.length === 1 ? "it" : "them"}</h2>
+<ul class="refused">${rows}</ul>${more}
+<form method="post" action="${escapeHtml(`${model.shell.base}/refused/dismiss`)}">${csrfField(model.shell)}<input type="hidden" name="back" value="${escapeHtml(model.self)}"><button type="submit">Dismiss</button></form>
+</section>`;
 }
 
 function scanningLine(activity: Activity): string {

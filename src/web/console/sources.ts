@@ -23,6 +23,14 @@ export interface ConsoleSources {
   readonly backfill?: () => readonly BackfillAppStatus[];
   /** Aborted when the service stops: open event streams end, so the web server can close. */
   readonly closing?: AbortSignal;
+  /** Requests no server can scan (no mapping, no library), refused at intake: the Queue page shows them until dismissed. */
+  readonly refused?: RefusedPaths;
+}
+
+export interface RefusedPaths {
+  /** Newest first. */
+  recent(): readonly { readonly path: string; readonly source: string; readonly reason: string; readonly fix: string; readonly at: number }[];
+  dismiss(): void;
 }
 
 export interface ChangeFeed {

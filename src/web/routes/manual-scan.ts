@@ -61,7 +61,7 @@ export async function handleManualScan(c: Context, deps: RouteDeps, input: Manua
   if (preview && preview.problems.length > 0) {
     deps.log.info(fields, `Client '${ip}' confirmed '${request.receivedPath}' despite the preview's problems`);
   }
-  const submitted = await submitScans(deps.options.sink, [request], deps.requestTimeoutMs, deps.log, `client '${ip}'`);
+  const submitted = await submitScans(deps.options.sink, [request], deps.requestTimeoutMs, deps.log, `client '${ip}'`, input.page?.confirmed === true);
   if (!submitted.ok) return answer(c, deps, input.asHtml, sent, 503, { kind: "refused", reason: submitted.reason });
   const item = submitted.result.items[0];
   const result = pageResult(request.path, request.receivedPath ?? sent, item, parsed.mappedFrom, preview);
