@@ -242,6 +242,38 @@ describe("Drive page", () => {
     expect(text).toContain("Run <code>autoscan authorize</code> again, then restart autoscan.");
   });
 
+  it("a monitor stopped by Google's refusal lists that error, with its time, under Recent errors too", async () => {
+    h = await createDriveHarness({ realTimeIntervalMs: 60_000 });
+    h.google.revokeAll();
+    await h.monitor.start();
+    const status = h.monitor.status();
+    expect(status.state).toBe("failed");
+    const { text } = await get(() => status);
+    expect(text).toContain("Why it stopped");
+    const errors = text.slice(text.indexOf('id="drive-errors"'));
+    expect(errors).not.toContain("No errors since autoscan started.");
+    const rows = [...errors.matchAll(/<tr><td data-label="When" class="when"><time datetime="([^"]+)"[\s\S]*?<\/tr>/g)];
+    expect(rows).toHaveLength(1);
+    expect(Date.parse(rows[0]![1]!)).toBe(status.errors[0]!.at);
+    expect(rows[0]![0]).toContain("invalid_grant");
+  });
+
+  it("the reason a monitor stopped is in Recent errors even when it is word for word the box's", async () => {
+    const reason = "CLOUD.CLIENT_ID changed since autoscan authorize stored the token: run `autoscan authorize` again, then restart autoscan.";
+    const failed: DriveStatus = {
+      ...running,
+      state: "failed",
+      nextPollAt: undefined,
+      reason,
+      lastPoll: { at: NOW - 5_000, ok: false, detail: reason },
+      errors: [{ at: NOW - 5_000, message: reason }],
+    };
+    const { text } = await get(() => failed);
+    const errors = text.slice(text.indexOf('id="drive-errors"'));
+    expect(errors).toContain(`<time datetime="${iso(NOW - 5_000)}"`);
+    expect(errors).toContain("CLOUD.CLIENT_ID changed since");
+  });
+
   it("renders a real monitor's status after a poll", async () => {
     h = await createDriveHarness();
     await h.monitor.pollOnce();

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -223,6 +223,47 @@ describe("autoscan doctor: broken setups, each named with its fix", () => {
       // Seen through the file-exist mapping, it passes.
       const mapped = await doctor({ ...config, SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${media.movies}/`]: [`${hidden}/`] } });
       expect(mapped.check(`disk:1:${hidden}`)).toMatchObject({ status: "ok", detail: expect.stringContaining(`at '${media.movies}/'`) });
+    } finally {
+      plex.setSections([
+        { key: "1", title: "Movies", type: "movie", locations: [media.movies] },
+        { key: "2", title: "TV", type: "show", locations: [media.tv] },
+      ]);
+    }
+  });
+
+  it("a media folder autoscan cannot see, in Docker: MEDIA_DIR in .env and docker compose up -d; outside: the mount", async () => {
+    // docker-compose.yml mounts MEDIA_DIR at /data, read-only: the advice names that variable, not a docker run flag.
+    const compose = await readFile(join(import.meta.dirname, "..", "docker-compose.yml"), "utf8");
+    expect(compose).toContain('"${MEDIA_DIR:-./media}:/data:ro"');
+    const underData = "/data/autoscan-doctor-absent/Movies";
+    const elsewhere = "/mnt/autoscan-doctor-absent/TV";
+    plex.setSections([
+      { key: "1", title: "Movies", type: "movie", locations: [underData] },
+      { key: "2", title: "TV", type: "show", locations: [elsewhere] },
+    ]);
+    try {
+      const config = { ...(await healthyConfig()), SERVER_PATH_MAPPINGS: { [`${underData}/`]: ["/movies/"], [`${elsewhere}/`]: ["/tv/"] } };
+      const inside = await doctor(config, { inContainer: true });
+      const movies = inside.check(`disk:1:${underData}`);
+      expect(movies).toMatchObject({ status: "error", detail: expect.stringContaining(`autoscan cannot see '${underData}'`) });
+      expect(movies.fix).toContain("MEDIA_DIR in .env");
+      expect(movies.fix).toContain("'autoscan-doctor-absent/Movies'");
+      expect(movies.fix).toContain("docker compose up -d");
+      expect(movies.fix).not.toContain("-v ");
+      const tv = inside.check(`disk:2:${elsewhere}`);
+      expect(tv.fix).toContain("MEDIA_DIR in .env");
+      expect(tv.fix).toContain("docker compose up -d");
+      expect(tv.fix).toContain(`{"/data/<where it lies under MEDIA_DIR>/": ["${elsewhere}/"]} to SERVER_FILE_EXIST_PATH_MAPPINGS`);
+      expect(tv.fix).not.toContain("-v ");
+
+      const outside = await doctor(config, { inContainer: false });
+      for (const [id, location] of [["disk:1", underData], ["disk:2", elsewhere]] as const) {
+        const fix = outside.check(`${id}:${location}`).fix ?? "";
+        expect(fix).toContain(`mount it at '${location}'`);
+        expect(fix).toContain(`{"<where autoscan sees it>/": ["${location}/"]} to SERVER_FILE_EXIST_PATH_MAPPINGS`);
+        expect(fix).not.toContain("MEDIA_DIR");
+        expect(fix).not.toContain("-v ");
+      }
     } finally {
       plex.setSections([
         { key: "1", title: "Movies", type: "movie", locations: [media.movies] },

@@ -36,7 +36,9 @@ interface Started {
 }
 
 /** Starts the flow and waits for the first prompt. */
-async function start(options: { clientId?: string; clientSecret?: string; loopbackHint?: boolean; signal?: AbortSignal } = {}): Promise<Started> {
+async function start(
+  options: { clientId?: string; clientSecret?: string; loopbackHint?: boolean; signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<Started> {
   const input = new PassThrough();
   let text = "";
   const waiters: { count: number; resolve: () => void }[] = [];
@@ -57,6 +59,7 @@ async function start(options: { clientId?: string; clientSecret?: string; loopba
     endpoints: { tokenUrl: google.tokenUrl, authUrl: google.authUrl },
     ...(options.loopbackHint === undefined ? {} : { loopbackHint: options.loopbackHint }),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
   const prompts = (count: number): Promise<void> =>
     promptCount() >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }));
@@ -162,12 +165,49 @@ describe("what the person sees and types", () => {
     expect(google.calls.token).toBe(1);
   });
 
-  it("Ctrl-C at the prompt: interrupted, nothing else said", async () => {
+  it("Ctrl-C at the prompt: interrupted, the prompt's line ended, nothing else said", async () => {
     const controller = new AbortController();
     const started = await start({ signal: controller.signal });
     const before = started.text();
     controller.abort("SIGINT");
     expect(await started.running).toEqual({ ok: false, interrupted: true });
-    expect(started.text()).toBe(before);
+    expect(started.text()).toBe(`${before}\n`);
+  });
+});
+
+describe("a Google that stops answering", () => {
+  it("the code exchange is one try, bounded by the timeout, and says what could not be reached", async () => {
+    const started = await start({ timeoutMs: 300 });
+    const answer = await redirectOf(started.link);
+    google.resetCalls();
+    google.silent = true;
+    const began = Date.now();
+    started.input.write(`${answer}\n`);
+    const result = await started.running;
+    expect(Date.now() - began).toBeLessThan(2_000);
+    expect(google.held).toBe(1);
+    expect(messageOf(result)).toBe(
+      `Cannot reach Google at ${new URL(google.tokenUrl).host}: no answer within 0.3 s. Check DNS and network access from where this command runs (in Docker: inside the autoscan container, whose DNS and network are not the host's), and the proxy if this network needs one (HTTPS_PROXY).`,
+    );
+    expect(started.text()).not.toContain("Retrieved first access token!");
+  });
+
+  it("a refused connection is named as such, before the link is shown", async () => {
+    const port = google.url.replace(/^.*:(\d+)\/$/, "$1");
+    await google.close();
+    const text: string[] = [];
+    const result = await runAuthorize({
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      scopeNeeds: { sharedDrives: false },
+      tokenStore: createTokenStore({ path: join(dir, "google-token.json") }),
+      output: { write: (chunk: string) => text.push(chunk) },
+      input: new PassThrough(),
+      port: 0,
+      endpoints: { tokenUrl: `http://127.0.0.1:${port}/token`, authUrl: `http://127.0.0.1:${port}/o/oauth2/v2/auth` },
+    });
+    expect(messageOf(result)).toMatch(new RegExp(`^Cannot reach Google at 127\\.0\\.0\\.1:${port}: the connection was refused \\(ECONNREFUSED\\)\\. Check DNS`));
+    expect(text).toEqual([]);
+    google = await startFakeGoogle();
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeGoogle, type FakeGoogle } from "./support/fake-google.ts";
+import { childEnv, CLI_MAIN, within } from "./support/run-cli.ts";
 
 /**
  * `autoscan authorize` driven as a person would in a terminal (a pty-less child): wait for the prompt, open the
@@ -12,7 +13,8 @@ import { startFakeGoogle, type FakeGoogle } from "./support/fake-google.ts";
  */
 const CLIENT_ID = "555-desktop.apps.googleusercontent.com";
 const CLIENT_SECRET = "GOCSPX-terminal-test";
-const MAIN = join(import.meta.dirname, "..", "src", "cli", "main.ts");
+/** The whole line a Ctrl-C leaves (after ending the prompt's line when one was open). */
+const INTERRUPTED = "autoscan authorize: interrupted, nothing was saved.\n";
 
 let google: FakeGoogle;
 let dir: string;
@@ -35,15 +37,24 @@ interface Session {
   /** Resolves with everything written to stderr once `text` appears in it. */
   waitFor(text: string | RegExp): Promise<string>;
   type(line: string): void;
-  exit: Promise<{ code: number | null; stderr: string; stdout: string }>;
+  exit: Promise<{ code: number | null; stderr: string; stdout: string; ms: number }>;
 }
 
-async function startAuthorize(cloud: Record<string, unknown>): Promise<Session> {
+interface SessionOptions {
+  /** Point the command at the fake Google (default); false leaves Google's real addresses. */
+  readonly fakeGoogle?: boolean;
+  readonly nodeArgs?: readonly string[];
+}
+
+/** `autoscan authorize` as a child with its input on a pipe (a person typing); `ms` is how long it ran. */
+async function startAuthorize(cloud: Record<string, unknown>, options: SessionOptions = {}): Promise<Session> {
   const config = join(dir, "config.json");
   const base = { ENABLED: true, CLIENT_ID, CLIENT_SECRET, ALLOWED: { FILE_PATHS: ["My Drive/Media/"] } };
   await writeFile(config, JSON.stringify({ SERVER_PASS: "0123456789abcdef0123456789abcdef", CLOUD: { ...base, ...cloud } }));
-  const proc = spawn(process.execPath, [MAIN, "authorize", "--config", config, "--port", "0"], {
-    env: { ...process.env, AUTOSCAN_GOOGLE_TOKEN_URL: google.tokenUrl, AUTOSCAN_GOOGLE_AUTH_URL: google.authUrl, NO_COLOR: "1" },
+  const endpoints: Record<string, string> = options.fakeGoogle === false ? {} : { AUTOSCAN_GOOGLE_TOKEN_URL: google.tokenUrl, AUTOSCAN_GOOGLE_AUTH_URL: google.authUrl };
+  const started = Date.now();
+  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI_MAIN, "authorize", "--config", config, "--port", "0"], {
+    env: childEnv(endpoints),
     stdio: ["pipe", "pipe", "pipe"],
   });
   child = proc;
@@ -60,8 +71,8 @@ async function startAuthorize(cloud: Record<string, unknown>): Promise<Session> 
     }
   });
   proc.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  const exit = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
-    proc.on("close", (code) => resolve({ code, stderr, stdout })),
+  const exit = new Promise<{ code: number | null; stderr: string; stdout: string; ms: number }>((resolve) =>
+    proc.on("close", (code) => resolve({ code, stderr, stdout, ms: Date.now() - started })),
   );
   return {
     waitFor(text) {
@@ -107,9 +118,18 @@ describe("autoscan authorize in a terminal", () => {
     const { code, stderr } = await session.exit;
     expect(code).toBe(0);
     // Plain text for the person: no timestamped log lines.
-    expect(stderr).toMatch(/Requesting access token for auth code 4\/0A/);
-    expect(stderr).toContain("Access tokens were successfully retrieved");
-    expect(stderr).toContain("Restart autoscan");
+    // plex_autoscan's lines, which its guides tell people to look for, in its order; autoscan's hints after them.
+    const lines = stderr.split("\n");
+    const at = (pattern: RegExp): number => lines.findIndex((line) => pattern.test(line));
+    // (After the prompt on the same line: a pipe does not echo the Enter a terminal would.)
+    const requesting = at(/Requesting access token for auth code 4\/0A/);
+    const first = at(/^Retrieved first access token!$/);
+    const retrieved = at(/^Access tokens were successfully retrieved!$/);
+    expect(requesting).toBeGreaterThan(-1);
+    expect(first).toBeGreaterThan(requesting);
+    expect(retrieved).toBeGreaterThan(first);
+    expect(at(/google-token\.json/)).toBeGreaterThan(retrieved);
+    expect(at(/Restart autoscan/)).toBeGreaterThan(retrieved);
     expect(stderr).not.toMatch(/ - (INFO|WARNING|ERROR) - /);
 
     const tokenFile = join(dir, "google-token.json");
@@ -164,13 +184,13 @@ describe("autoscan authorize in a terminal", () => {
     expect(stderr).toContain("You must enable the CLOUD section in config");
   });
 
-  it("Ctrl-C at the prompt exits 130 quietly: no log line, no stack", async () => {
+  it("Ctrl-C at the prompt exits 130 with one line: no log line, no stack", async () => {
     const session = await startAuthorize({});
     const shown = await session.waitFor("Enter authorization code: ");
     child?.kill("SIGINT");
     const { code, stderr } = await session.exit;
     expect(code).toBe(130);
-    expect(stderr).toBe(`${shown}\n`);
+    expect(stderr).toBe(`${shown}\n${INTERRUPTED}`);
   });
 
   it("refuses a pasted line that is neither a code nor the address, and asks again", async () => {
@@ -193,5 +213,80 @@ describe("autoscan authorize in a terminal", () => {
     const { code, stderr } = await session.exit;
     expect(code).toBe(1);
     expect(stderr).toContain("No authorization code was entered.");
+  });
+});
+
+describe("autoscan authorize when Google cannot be reached", () => {
+  /** Google's own host, as the command names it when the default endpoints are used. */
+  const GOOGLE_HOST = "oauth2.googleapis.com";
+
+  it("a name that does not resolve (no working DNS): fails within seconds, before the link, saying what to check", async () => {
+    // The default endpoints, with a resolver that answers EAI_AGAIN to every name: nothing leaves the machine.
+    const session = await startAuthorize({}, { fakeGoogle: false, nodeArgs: ["--import", join(import.meta.dirname, "support", "dns-unreachable.mjs")] });
+    const { code, stderr, ms } = await within(session.exit, 10_000, "authorize with no DNS");
+    expect(code).toBe(1);
+    expect(ms).toBeLessThan(8_000);
+    expect(stderr).not.toContain("Enter authorization code");
+    expect(stderr).not.toContain("Open this link");
+    const lines = stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^autoscan authorize: Cannot reach Google at ${GOOGLE_HOST}: `));
+    expect(lines[0]).toContain(`the name ${GOOGLE_HOST} does not resolve (EAI_AGAIN: no answer from the DNS server)`);
+    expect(lines[0]).toMatch(/Check DNS and network access from where this command runs/);
+    expect(lines[0]).toMatch(/proxy/);
+    expect(lines[0]).not.toContain("request to https://");
+  });
+
+  it("an address that does not answer: gives up after the timeout, naming it", async () => {
+    google.silent = true;
+    const session = await startAuthorize({});
+    const { code, stderr, ms } = await within(session.exit, 12_000, "authorize with a silent Google");
+    expect(code).toBe(1);
+    expect(ms).toBeLessThan(9_000);
+    expect(google.held).toBe(1);
+    const host = new URL(google.tokenUrl).host;
+    expect(stderr).toMatch(new RegExp(`^autoscan authorize: Cannot reach Google at ${host.replace(/\./g, "\\.")}: no answer within 5 s\\. Check DNS`));
+    expect(stderr).not.toContain("Enter authorization code");
+  });
+
+  it("Ctrl-C while it waits for Google exits 130 at once, with one line", async () => {
+    google.silent = true;
+    const session = await startAuthorize({});
+    await within(
+      (async () => {
+        while (google.held === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      8_000,
+      "the first request to Google",
+    );
+    const sent = Date.now();
+    child?.kill("SIGINT");
+    const { code, stderr } = await within(session.exit, 3_000, "exit after Ctrl-C");
+    expect(Date.now() - sent).toBeLessThan(1_500);
+    expect(code).toBe(130);
+    expect(stderr).toBe(INTERRUPTED);
+  });
+
+  it("Ctrl-C while the code is being exchanged exits 130 at once; nothing is saved", async () => {
+    const session = await startAuthorize({});
+    const link = linkIn(await session.waitFor("Enter authorization code: "));
+    const answer = await consent(link);
+    google.silent = true;
+    session.type(answer);
+    await session.waitFor("Requesting access token");
+    await within(
+      (async () => {
+        while (google.held === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(),
+      5_000,
+      "the token request",
+    );
+    const sent = Date.now();
+    child?.kill("SIGINT");
+    const { code, stderr } = await within(session.exit, 3_000, "exit after Ctrl-C");
+    expect(Date.now() - sent).toBeLessThan(1_500);
+    expect(code).toBe(130);
+    expect(stderr.endsWith(`…\n${INTERRUPTED}`)).toBe(true);
+    await expect(stat(join(dir, "google-token.json"))).rejects.toThrow(/ENOENT/);
   });
 });

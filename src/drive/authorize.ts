@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { CodeChallengeMethod, OAuth2Client, type Credentials } from "google-auth-library";
 import type { GoogleEndpoints } from "./credentials.ts";
 import { classifyGoogleError, explainOAuthError, type OAuthErrorCode } from "./google-errors.ts";
+import { describeUnreachable } from "./google-unreachable.ts";
 import { startLoopbackReceiver, type RedirectResult } from "./loopback-receiver.ts";
 import { parsePastedAnswer } from "./pasted-answer.ts";
 import { checkGrantedScope, type ScopeNeeds, requiredScope } from "./scope.ts";
@@ -14,6 +15,12 @@ import type { TokenStore } from "./token-store.ts";
  * `access_type=offline` and `prompt=consent` make Google return a refresh token every time. The user may paste the
  * code or the whole redirect URL; when the browser can reach our loopback port we catch the redirect ourselves.
  * Everything it says is plain text for the person at the terminal (`output`), not log lines.
+ *
+ * Google is asked once before the link is shown (is its token endpoint reachable from here?), so a container without
+ * DNS fails in seconds instead of after the person went through the consent screen. Every request to Google is tried
+ * once, bounded by `timeoutMs` and stopped by `signal`: google-auth-library's default retries a failed POST three
+ * times without a timeout (about 26 s for a DNS failure, forever for a dead route, deaf to Ctrl-C), and an
+ * authorization code works once anyway, so a retried exchange could only fail.
  */
 export interface AuthorizeOptions {
   readonly clientId: string;
@@ -32,20 +39,26 @@ export interface AuthorizeOptions {
   readonly loopbackHint?: boolean;
   readonly endpoints?: GoogleEndpoints;
   readonly onSecret?: (value: string) => void;
+  /** Ctrl-C: stops the wait for the person or for Google at once. */
   readonly signal?: AbortSignal;
+  /** How long each request to Google may take (default `GOOGLE_TIMEOUT_MS`). */
+  readonly timeoutMs?: number;
 }
 
 export type AuthorizeResult =
   | { readonly ok: true; readonly path: string }
   | { readonly ok: false; readonly message: string }
-  /** The signal aborted (Ctrl-C) while waiting for the answer: nothing more to say. */
+  /** The signal aborted (Ctrl-C) while waiting for the person or for Google: nothing was saved. */
   | { readonly ok: false; readonly interrupted: true };
 
 export const DEFAULT_LOOPBACK_PORT = 53682;
+/** Google's token endpoint answers in well under a second; a few seconds more cover a slow link. */
+export const GOOGLE_TIMEOUT_MS = 5_000;
 export const PROMPT = "Enter authorization code: ";
 
 export async function runAuthorize(options: AuthorizeOptions): Promise<AuthorizeResult> {
   const scope = requiredScope(options.scopeNeeds);
+  const timeoutMs = options.timeoutMs ?? GOOGLE_TIMEOUT_MS;
   const client = new OAuth2Client({
     clientId: options.clientId,
     clientSecret: options.clientSecret,
@@ -53,7 +66,15 @@ export async function runAuthorize(options: AuthorizeOptions): Promise<Authorize
       ...(options.endpoints?.tokenUrl ? { oauth2TokenUrl: options.endpoints.tokenUrl } : {}),
       ...(options.endpoints?.authUrl ? { oauth2AuthBaseUrl: options.endpoints.authUrl } : {}),
     },
+    // Defaults for every request the client makes: one try, bounded, stopped by Ctrl-C (see above).
+    transporterOptions: {
+      timeout: timeoutMs,
+      retryConfig: { retry: 0, noResponseRetries: 0 },
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
   });
+  const unreachable = await checkReachable(client, timeoutMs, options.signal);
+  if (unreachable) return unreachable;
   const { codeVerifier, codeChallenge } = await client.generateCodeVerifierAsync();
   const state = randomBytes(24).toString("base64url");
   const receiver = await startLoopbackReceiver({ port: options.port ?? DEFAULT_LOOPBACK_PORT, state });
@@ -109,12 +130,17 @@ async function exchange(
   try {
     tokens = (await client.getToken({ code, codeVerifier, redirect_uri: redirectUri })).tokens;
   } catch (error) {
+    if (options.signal?.aborted) return { ok: false, interrupted: true };
+    const unreachable = describeUnreachable(error, client.endpoints.oauth2TokenUrl.toString(), options.timeoutMs ?? GOOGLE_TIMEOUT_MS);
+    if (unreachable) return { ok: false, message: unreachable };
     const failure = classifyGoogleError(error);
     const message =
       failure.kind === "auth" ? explainOAuthError(failure.code, "exchange") : `Failed exchanging authorization code for an Access Token: ${failure.detail}`;
     return { ok: false, message };
   }
   for (const secret of [tokens.access_token, tokens.refresh_token]) if (secret) options.onSecret?.(secret);
+  // plex_autoscan's two lines, word for word: its guides tell people to wait for them.
+  say("Retrieved first access token!");
   if (!tokens.refresh_token) {
     return { ok: false, message: "Google returned no refresh token. Remove autoscan's access at https://myaccount.google.com/permissions and run `autoscan authorize` again." };
   }
@@ -127,11 +153,32 @@ async function exchange(
     scope: granted,
     tokenType: tokens.token_type ?? undefined,
   });
+  say("Access tokens were successfully retrieved!");
+  say(`Saved to ${options.tokenStore.path} (readable by autoscan's user only).`);
   const check = checkGrantedScope(granted, options.scopeNeeds);
   if (!check.ok) say(`Warning: access was granted, but ${check.reason}. Run 'autoscan authorize' again and tick every box on the consent screen.`);
-  say(`Access tokens were successfully retrieved and saved to ${options.tokenStore.path}.`);
-  say("Restart autoscan (docker restart autoscan) to start Google Drive monitoring.");
+  say("Restart autoscan to start Google Drive monitoring (docker restart autoscan; with systemd: sudo systemctl restart autoscan).");
   return { ok: true, path: options.tokenStore.path };
+}
+
+/**
+ * One request to the token endpoint, before the link is shown: any HTTP answer (Google answers a GET there with an
+ * error status) proves DNS, the route, TLS and the proxy work from here. Goes through the client's own transport, so
+ * a proxy the exchange would use is used here too.
+ */
+async function checkReachable(
+  client: OAuth2Client,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Extract<AuthorizeResult, { ok: false }> | undefined> {
+  const url = client.endpoints.oauth2TokenUrl.toString();
+  try {
+    await client.transporter.request({ url, method: "GET", responseType: "text", validateStatus: () => true });
+    return undefined;
+  } catch (error) {
+    if (signal?.aborted) return { ok: false, interrupted: true };
+    return { ok: false, message: describeUnreachable(error, url, timeoutMs) ?? `Cannot reach Google at ${url}: ${String((error as Error).message ?? error)}` };
+  }
 }
 
 /** Reads pasted answers (re-prompting after a bad one) until a usable one arrives or the redirect is caught. */
@@ -151,7 +198,11 @@ async function waitForAnswer(
     for (;;) {
       options.output.write(PROMPT);
       const next = await Promise.race([iterator.next().then((line) => ({ line })), caught, aborted]);
-      if ("interrupted" in next) return next;
+      if ("interrupted" in next) {
+        // End the line the prompt left open (the terminal shows ^C there); the caller says the rest.
+        options.output.write("\n");
+        return next;
+      }
       if ("result" in next) {
         options.output.write("\nReceived the answer from the browser redirect.\n");
         return next.result;

@@ -79,6 +79,12 @@ export interface FakeGoogle {
   accessTokenLifetimeSec: number;
   readonly lastAuthRequest: URLSearchParams | undefined;
   failNext(route: Route, fault: Fault, times?: number): void;
+  /**
+   * Google does not answer: connections are accepted and every request (any path) is left without a reply, as
+   * behind a route or proxy that drops the traffic. `held` counts the requests left waiting so far.
+   */
+  silent: boolean;
+  readonly held: number;
   resetCalls(): void;
   apiCalls(): number;
   close(): Promise<void>;
@@ -96,6 +102,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
   const requests: { route: Route; query: URLSearchParams }[] = [];
   let lastAuthRequest: URLSearchParams | undefined;
   let issued = 0;
+  let held = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -139,6 +146,10 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
       return issued;
     },
     failNext: (route, fault, times = 1) => void faults.push({ route, fault, times }),
+    silent: false,
+    get held() {
+      return held;
+    },
     resetCalls() {
       for (const key of Object.keys(calls) as Route[]) calls[key] = 0;
       requests.length = 0;
@@ -153,6 +164,11 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
   return fake;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (fake.silent) {
+      // No reply at all; close() ends the connection.
+      held++;
+      return;
+    }
     const u = new URL(req.url ?? "/", url);
     const route = routeOf(req.method ?? "GET", u.pathname);
     if (!route) return json(res, 404, { error: { code: 404, message: `no route ${u.pathname}` } });

@@ -66,8 +66,8 @@ export const authorizeCommand: CommandSpec = {
       });
       if (result.ok) return 0;
       if ("interrupted" in result) {
-        // Ctrl-C at the prompt: end the line the prompt left open, nothing else (the shell knows what ^C means).
-        stderr.write("\n");
+        // Ctrl-C while waiting for the person or for Google: one line, no stack (runAuthorize ended the prompt's line).
+        stderr.write("autoscan authorize: interrupted, nothing was saved.\n");
         return input.io.shutdownSignal.reason === "SIGTERM" ? 143 : 130;
       }
       stderr.write(`autoscan authorize: ${result.message}\n`);

@@ -19,7 +19,12 @@ export interface MappingCheckOptions {
   readonly stat: (localPath: string) => Promise<DiskEntry>;
   /** For the message about a disk that did not answer. */
   readonly timeoutSeconds: number;
+  /** Whether autoscan runs in a container: then the media arrive through docker-compose.yml's MEDIA_DIR volume. */
+  readonly inContainer?: boolean;
 }
+
+/** Where docker-compose.yml mounts `${MEDIA_DIR}` (read-only) in the autoscan container, and Plex's beside it. */
+const COMPOSE_MEDIA_MOUNT = "/data";
 
 export function mappingFamily(options: MappingCheckOptions): CheckFamily {
   return { name: "mappings", run: (findings) => mappingChecks(options, findings) };
@@ -103,7 +108,7 @@ async function diskChecks(
         id,
         "Library on disk",
         `autoscan cannot see '${location}' (${section.title}): nothing at ${looked}. Scans there wait for files it never finds.`,
-        `Mount the media into autoscan at the path Plex uses (e.g. -v ${guessMount(location)}:${guessMount(location)}:ro), or add {"<where autoscan sees it>/": ["${withTrailingSlash(location)}"]} to SERVER_FILE_EXIST_PATH_MAPPINGS.`,
+        options.inContainer ? containerMountFix(location) : hostMountFix(location),
       );
     }),
   );
@@ -117,10 +122,32 @@ function contains(outer: string, inner: string): boolean {
   return fold ? b.toLowerCase().startsWith(a.toLowerCase()) : b.startsWith(a);
 }
 
-/** `/data/Movies` → `/data`: the usual shape of a media volume. */
-function guessMount(location: string): string {
-  const parts = normalizePath(location).split("/").filter(Boolean);
-  return parts.length > 1 ? `/${parts[0]}` : normalizePath(location);
+/**
+ * In a container the media come in through docker-compose.yml's `${MEDIA_DIR}:/data:ro` volume, and `.env` is read
+ * only when the container is created: the fix is MEDIA_DIR and `docker compose up -d` (a `docker restart` keeps the
+ * old volume). A library folder outside /data also needs the file-exist mapping from /data to Plex's form.
+ */
+function containerMountFix(location: string): string {
+  const mount = COMPOSE_MEDIA_MOUNT;
+  const how = `(docker-compose.yml mounts it at ${mount}, read-only)`;
+  const apply = "run docker compose up -d (a docker restart does not read .env)";
+  const normalized = normalizePath(location);
+  if (contains(mount, normalized)) {
+    const inside = normalized.slice(mount.length).replace(/^\/+|\/+$/g, "");
+    const folder = inside === "" ? `the host folder Plex sees as ${mount}` : `the host folder that holds '${inside}'`;
+    return `Set MEDIA_DIR in .env to ${folder} ${how}, then ${apply}.`;
+  }
+  return (
+    `Set MEDIA_DIR in .env to the host folder with your media ${how} and ${apply}; then add ` +
+    `{"${mount}/<where it lies under MEDIA_DIR>/": ["${withTrailingSlash(location)}"]} to SERVER_FILE_EXIST_PATH_MAPPINGS.`
+  );
+}
+
+function hostMountFix(location: string): string {
+  return (
+    `Make it readable on this machine by the user autoscan runs as: mount it at '${location}' (rclone, NFS, SMB), or, ` +
+    `if this machine sees it at another path, add {"<where autoscan sees it>/": ["${withTrailingSlash(location)}"]} to SERVER_FILE_EXIST_PATH_MAPPINGS.`
+  );
 }
 
 function unique(values: readonly string[]): string[] {

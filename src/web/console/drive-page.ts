@@ -140,9 +140,8 @@ function errorsPanel(status: DriveStatus, now: number): string {
   if (status.errors.length === 0) {
     return `<section class="panel" aria-labelledby="drive-errors">${title}<p class="empty">No errors since autoscan started.</p></section>`;
   }
+  // Every error, the one that stopped monitoring included: the box above says why it stopped, this list says when.
   const rows = status.errors
-    // The reason monitoring stopped is in the box above; the list keeps the others.
-    .filter((error) => !(status.state === "failed" && error.message === status.reason))
     .map((error) => `<tr><td data-label="When" class="when">${timeTag(error.at, now)}</td><td data-label="Error" class="wrapany">${messageHtml(error.message)}</td></tr>`)
     .join("\n");
   const which = status.errors.length === 1 ? "The last error; the log has it in full." : `The last ${plural(status.errors.length, "error")}, newest first; the log has each in full.`;

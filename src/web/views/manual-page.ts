@@ -140,8 +140,13 @@ export function renderManualPageDisabled(shell: ConsoleShell, connect = ""): str
     title: "Manual scan page is off",
     body: `<section class="flash warn" role="status">
 <h2>This page is turned off</h2>
-<p>To use it, set <code>"SERVER_ALLOW_MANUAL_SCAN": true</code> in <code>config.json</code>
-(or <code>SERVER_ALLOW_MANUAL_SCAN=true</code> in the environment) and restart autoscan.</p>
+<p>To use it, set <code>"SERVER_ALLOW_MANUAL_SCAN": true</code> in <code>config.json</code> and have autoscan read
+its config again, no restart needed: <code>docker kill -s HUP autoscan</code> in Docker,
+<code>sudo systemctl reload autoscan</code> with systemd, <code>kill -HUP &lt;pid&gt;</code> elsewhere. Then open
+this page again.</p>
+<p>Set as <code>SERVER_ALLOW_MANUAL_SCAN</code> in the environment instead (it wins over the file)? A running process
+keeps its environment: change it in <code>.env</code> or the compose file and recreate the container with
+<code>docker compose up -d</code>.</p>
 </section>
 <p>Webhooks and scripts are not affected: posting <code>eventType=Manual&amp;filepath=…</code> to this URL works either way.</p>
 ${connect}`,
