@@ -189,6 +189,16 @@ export const ConfigSchema = v.strictObject({
   // Server (intake)
   SERVER_IP: str("0.0.0.0"),
   SERVER_PORT: int(3467, 1, 65535),
+  /** new: a path prefix every route is served under, for a reverse proxy that forwards it (`/autoscan`). */
+  SERVER_URL_BASE: v.optional(
+    v.pipe(
+      v.string("expected a path such as \"/autoscan\""),
+      v.trim(),
+      v.transform((text) => (text === "/" ? "" : text.replace(/\/+$/, ""))),
+      v.regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'expected a path of folders such as "/autoscan" (starting with "/", letters, digits, ".", "_", "~", "-"), or "" for none'),
+    ),
+    "",
+  ),
   /**
    * The secret in every webhook URL (`config init` and first start generate one). "" (or absent) means unset: only
    * the server needs it and refuses to start without it (`requireServerPass` in load.ts); other commands run.

@@ -33,7 +33,10 @@ export function createApp(options: WebOptions): Hono {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
   };
-  const app = new Hono();
+  const root = new Hono();
+  // SERVER_URL_BASE: behind a reverse proxy that forwards a path prefix, every route lives under it; /health is also
+  // answered at the root, for the container's healthcheck and `autoscan health`, which ask autoscan directly.
+  const app = options.urlBase ? root.basePath(options.urlBase) : root;
   // The secret is checked before anything else the route does (even the method), as a wrapper rather than a
   // middleware: one step less per request on the webhook path.
   const guard =
@@ -48,7 +51,9 @@ export function createApp(options: WebOptions): Hono {
 
   // The level is fixed for the process: below debug the access log would only cost an extra async step per request.
   if (deps.log.isLevelEnabled("debug")) app.use(accessLog(deps));
-  app.all("/health", byMethod({ GET: createHealthHandler(deps) }));
+  const health = byMethod({ GET: createHealthHandler(deps) });
+  app.all("/health", health);
+  if (options.urlBase) root.all("/health", health);
   // Every route that changes state refuses a browser's request from another site (cross-site.ts); the API checks
   // its state-changing commands itself.
   const trigger = sameSiteOnly(deps, countRequests(options.metrics, "trigger", createTriggerHandler(deps), "Manual"));
@@ -62,13 +67,13 @@ export function createApp(options: WebOptions): Hono {
   const webhook = sameSiteOnly(deps, countRequests(options.metrics, "unknown", createWebhookHandler(deps)));
   app.all("/:pass/:label", guard(byMethod({ POST: webhook, PUT: webhook })));
   app.all("/:pass", guard(byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook })));
-  app.notFound(notFound);
-  app.onError((error, c) => {
+  root.notFound(notFound);
+  root.onError((error, c) => {
     deps.log.error({ err: error, method: c.req.method, url: secret.redact(c.req.path) }, "Unexpected error while answering a request");
     return c.text("Internal error; see the autoscan log", 500);
   });
   if (options.announce !== false) logTriggerState(deps);
-  return app;
+  return root;
 }
 
 const BROWSER_FETCHES: ReadonlySet<string> = new Set(["favicon.ico", "robots.txt", "apple-touch-icon.png", "apple-touch-icon-precomposed.png"]);

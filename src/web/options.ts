@@ -24,6 +24,8 @@ export interface WebOptions {
   readonly log: Logger;
   /** `SERVER_PASS`: the URL secret of `/<SERVER_PASS>` and `/api/<SERVER_PASS>`. Must not be empty. */
   readonly serverPass: string;
+  /** `SERVER_URL_BASE` (`/autoscan`, default ""): every route is served under it (`/health` also at the root). */
+  readonly urlBase?: string;
   /** `SERVER_ALLOW_MANUAL_SCAN`: gates only the `GET /<SERVER_PASS>` page (form posts always work, as before). */
   readonly allowManualScan: boolean;
   /** `SERVER_IGNORE_LIST`: case-insensitive substrings of the mapped path; manual requests only. */

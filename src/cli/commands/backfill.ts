@@ -49,7 +49,7 @@ export const backfillCommand: CommandSpec = {
     if (since !== undefined) form.set("since", since);
     if (app !== undefined) form.set("app", app);
     if (booleanFlag(values, "dry-run")) form.set("dry_run", "1");
-    return ask(`${base}/api/${encodeURIComponent(config.SERVER_PASS)}`, base, form, io, booleanFlag(values, "dry-run"));
+    return ask(`${base}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}`, base, form, io, booleanFlag(values, "dry-run"));
   },
 };
 

@@ -30,14 +30,16 @@ export const webhookUrlCommand: CommandSpec = {
     requireServerPass(loaded);
     const { config } = loaded;
     const inContainer = isInContainer();
-    const origin = originOf(stringFlag(values, "host") ?? (inContainer ? "autoscan" : (lanAddress() ?? "localhost")), config.SERVER_PORT);
+    const host = stringFlag(values, "host");
+    // A whole address given (a proxy's) carries its own path; otherwise SERVER_URL_BASE is part of the URL.
+    const origin = originOf(host ?? (inContainer ? "autoscan" : (lanAddress() ?? "localhost")), config.SERVER_PORT) + (host && /:\/\//.test(host) ? "" : config.SERVER_URL_BASE);
     const app = stringFlag(values, "app");
     if (app !== undefined && !/^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,39}$/u.test(app)) {
       throw new UsageError(`--app "${app}" is not a usable name: use up to 40 letters, digits, spaces, ".", "_" or "-".`);
     }
     const connections = appConnections(origin, config.SERVER_PASS, config.ARR, app);
     io.stdout.write(connections.map((connection) => `${connection.url}\n`).join(""));
-    io.stderr.write(guidance(connections, inContainer, stringFlag(values, "host") !== undefined));
+    io.stderr.write(guidance(connections, inContainer, host !== undefined));
     return 0;
   },
 };

@@ -214,7 +214,7 @@ function refusedProbe(config: Config): RefusedProbe {
   return {
     async recent() {
       const host = connectHost(config.SERVER_IP);
-      const url = `http://${host.includes(":") ? `[${host}]` : host}:${String(config.SERVER_PORT)}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
+      const url = `http://${host.includes(":") ? `[${host}]` : host}:${String(config.SERVER_PORT)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
       const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
       if (answer?.status !== 200) return undefined;
       const body = JSON.parse(answer.body) as { history?: { folder: string; lastError?: string | null; finishedAt?: string | null }[] };

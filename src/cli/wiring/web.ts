@@ -52,6 +52,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     health: input.health,
     log: input.log,
     serverPass: config.SERVER_PASS,
+    ...(config.SERVER_URL_BASE ? { urlBase: config.SERVER_URL_BASE } : {}),
     allowManualScan: config.SERVER_ALLOW_MANUAL_SCAN,
     ignoreList: config.SERVER_IGNORE_LIST,
     ...(username !== "" && password !== "" ? { auth: { username, password } } : {}),
@@ -60,7 +61,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     ...(input.metrics ? { metrics: input.metrics } : {}),
     ...(input.console ? { console: input.console } : {}),
     ...(input.backfill ? { backfill: input.backfill } : {}),
-    connectApps: { apps: config.ARR, port: config.SERVER_PORT, inContainer: isInContainer() },
+    connectApps: { apps: config.ARR, port: config.SERVER_PORT, urlBase: config.SERVER_URL_BASE, inContainer: isInContainer() },
   };
 }
 

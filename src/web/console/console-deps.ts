@@ -32,9 +32,9 @@ export function consoleHtml(c: Context, body: string, status: 200 | 400 | 403 | 
 }
 
 /** The shell every console page is drawn in: links under the URL secret, the Drive link, the form token. */
-export function consoleShell(options: Pick<WebOptions, "serverPass" | "console">): ConsoleShell {
+export function consoleShell(options: Pick<WebOptions, "serverPass" | "console" | "urlBase">): ConsoleShell {
   return {
-    base: `/${encodeURIComponent(options.serverPass)}`,
+    base: `${options.urlBase ?? ""}/${encodeURIComponent(options.serverPass)}`,
     drive: options.console?.drive !== undefined,
     csrf: consoleToken(options.serverPass),
     live: options.console?.changes !== undefined,

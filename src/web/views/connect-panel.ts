@@ -10,6 +10,8 @@ export interface ConnectAppsOptions {
   /** `ARR` (names and types); empty → one line per kind of app. */
   readonly apps: Readonly<Record<string, { readonly TYPE: ArrType }>>;
   readonly port: number;
+  /** `SERVER_URL_BASE` ("" for none): part of every URL, the direct one too. */
+  readonly urlBase?: string;
   readonly inContainer: boolean;
 }
 
@@ -26,6 +28,8 @@ export function renderConnectPanel(input: ConnectPanelInput): string {
     ...(input.pageHost ? [{ label: input.inContainer ? "Elsewhere (this page's address)" : "This page's address", origin: `${input.https ? "https" : "http"}://${input.pageHost}` }] : []),
   ];
   if (origins.length === 0) origins.push({ label: "Address", origin: `http://<this machine>:${String(input.port)}` });
+  // Behind a proxy the page's own address already went through it: the prefix is part of every URL either way.
+  for (const entry of origins) entry.origin += input.urlBase ?? "";
   const rows = appConnections("", input.pass, input.apps).map((app) => {
     const urls = origins
       .map(({ label, origin }) => `<div><span class="muted">${escapeHtml(label)}:</span> <code class="url">${escapeHtml(appConnections(origin, input.pass, input.apps, app.name)[0]?.url ?? "")}</code></div>`)
