@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
+import { withChromium } from "./support/chromium.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
@@ -18,25 +19,7 @@ import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./suppor
  */
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
 const AXE = join(import.meta.dirname, "..", "node_modules", "axe-core", "axe.min.js");
-// CHROMIUM_PATH, when set, is the only candidate (so the skip and the CI failure can be checked on any machine).
-const CANDIDATES = process.env.CHROMIUM_PATH
-  ? [process.env.CHROMIUM_PATH]
-  : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-const executablePath = CANDIDATES.find((candidate): candidate is string => Boolean(candidate && existsSync(candidate)));
-const missing = "no Chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)";
-
-if (!executablePath) {
-  if (process.env.CI === "true") {
-    it("browser tests of the console", () => {
-      throw new Error(`CI=true but ${missing}`);
-    });
-  } else {
-    console.warn(`\n*** SKIPPING the browser tests of the console: ${missing} ***\n`);
-    it.skip(`browser tests of the console (SKIPPED: ${missing})`, () => undefined);
-  }
-} else {
-  describeConsole(executablePath);
-}
+withChromium("the browser tests of the console", describeConsole);
 
 /** A minimal Sonarr "Download" webhook: `/tv/<show>/<relative>` (the service maps `/tv/` to `/data/TV/`). */
 function sonarr(show: string, relative: string): unknown {

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
+import { withChromium } from "./support/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./support/console-service.ts";
 import { startRecordingProxy, type RecordingProxy } from "./support/recording-proxy.ts";
@@ -12,21 +13,7 @@ import { startRecordingProxy, type RecordingProxy } from "./support/recording-pr
  * container's healthcheck still finds /health at the root.
  */
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
-const CANDIDATES = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-const executablePath = CANDIDATES.find((candidate): candidate is string => Boolean(candidate && existsSync(candidate)));
-const missing = "no Chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)";
-
-if (!executablePath) {
-  if (process.env.CI === "true") {
-    it("the console under SERVER_URL_BASE", () => {
-      throw new Error(`CI=true but ${missing}`);
-    });
-  } else {
-    it.skip(`the console under SERVER_URL_BASE (SKIPPED: ${missing})`, () => undefined);
-  }
-} else {
-  describeUrlBase(executablePath);
-}
+withChromium("the console under SERVER_URL_BASE", describeUrlBase);
 
 function describeUrlBase(binary: string): void {
   describe("the console under SERVER_URL_BASE, through a proxy that forwards /autoscan", () => {

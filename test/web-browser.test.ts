@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
+import { withChromium } from "./support/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebServer, type WebServer } from "../src/web/server.ts";
 import { TEST_PASS, buildWebApp, itemView } from "./support/web-builders.ts";
@@ -13,25 +14,7 @@ import { TEST_PASS, buildWebApp, itemView } from "./support/web-builders.ts";
  * Without a Chromium binary the test fails under CI=true and is skipped loudly elsewhere.
  */
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
-// CHROMIUM_PATH, when set, is the only candidate (so the skip and the CI failure can be checked on any machine).
-const CANDIDATES = process.env.CHROMIUM_PATH
-  ? [process.env.CHROMIUM_PATH]
-  : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-const executablePath = CANDIDATES.find((candidate): candidate is string => Boolean(candidate && existsSync(candidate)));
-const missing = "no Chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)";
-
-if (!executablePath) {
-  if (process.env.CI === "true") {
-    it("browser test of the manual page", () => {
-      throw new Error(`CI=true but ${missing}`);
-    });
-  } else {
-    console.warn(`\n*** SKIPPING the browser test of the manual page: ${missing} ***\n`);
-    it.skip(`browser test of the manual page (SKIPPED: ${missing})`, () => undefined);
-  }
-} else {
-  describeBrowser(executablePath);
-}
+withChromium("the browser test of the manual page", describeBrowser);
 
 function describeBrowser(binary: string): void {
   describe("the manual scan page in headless Chromium", () => {
