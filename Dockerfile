@@ -44,6 +44,22 @@ RUN chmod 0755 dist/cli/main.js /usr/local/bin/autoscan /usr/local/bin/autoscan-
 # TZ needs no tzdata: Node's ICU carries its own time zone data.
 VOLUME /config
 EXPOSE 3467
+# OCI labels. The release workflow (.github/workflows/release.yml) passes VERSION, REVISION and SOURCE, and its own
+# labels from docker/metadata-action win over these; a local build says "dev" and leaves the source empty.
+ARG VERSION=dev
+ARG REVISION=""
+ARG SOURCE=""
+LABEL org.opencontainers.image.title="autoscan" \
+      org.opencontainers.image.description="Scan relay for Plex: *arr webhooks, manual requests and Google Drive changes become exact folder scans." \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
+# Every builder must parse this line, and those of Docker Engines before 25 refuse --start-interval (the classic
+# builder of Debian 12's docker.io, 20.10, builds the compose file's fallback there). The published image gets
+# --start-interval=1s added (.github/healthcheck-start-interval.sh, run by the release workflow's BuildKit build), so
+# that on Docker Engine 25+ a fresh container is probed every second during the start period and is healthy within
+# seconds; older engines ignore the setting and probe after 30 s, as a local build does everywhere.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 CMD ["autoscan", "health", "--timeout", "5"]
 ENTRYPOINT ["autoscan-entrypoint"]
 CMD ["server"]

@@ -6,9 +6,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
 /**
- * docker-compose.yml and docker-compose.scanner.yml as Compose renders them (`docker compose config`): the default
- * setup has no Docker socket and no extra group; the scanner override adds both. Rendered, not read as text, so that
- * the merge of the two files is what is checked. Needs the Compose CLI (v2, or v1.29 behind the v2 command), which
+ * docker-compose.yml and docker-compose.scanner.yml as Compose renders them (`docker compose config`): the published
+ * image with the source as the build fallback; the default setup has no Docker socket and no extra group; the scanner
+ * override adds both. Rendered, not read as text, so that the merge of the two files is what is checked. Needs the Compose CLI (v2, or v1.29 behind the v2 command), which
  * comes with the Docker engine: without it the tests are skipped loudly, or fail in CI where Docker is required.
  */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -61,6 +61,24 @@ describeCompose("docker-compose files, rendered by Compose", () => {
     if (!compose.ok) throw new Error(`the compose tests are required here but ${compose.reason}`);
     return compose.argv;
   };
+
+  it("runs the published image, with this folder as the build fallback and the image's own HEALTHCHECK", () => {
+    const autoscan = service(render(argv(), [DEFAULT_FILE]), "autoscan");
+    expect(autoscan).toMatch(/^ {4}image: ghcr\.io\/autoscan\/autoscan:latest$/m);
+    // `build:` is what `up` falls back to where the image cannot be pulled (Compose v2), or builds (v1).
+    expect(autoscan).toMatch(/^ {4}build:\n {6}context: (.+)$/m);
+    expect(/^ {6}context: (.+)$/m.exec(autoscan)?.[1]).toBe(ROOT);
+    // A pull_policy would break one of the two: v1 ignores it, and v2's "build" never pulls, "always" never falls back.
+    expect(autoscan).not.toMatch(/pull_policy/);
+    // Compose v1 refuses healthcheck.start_interval; the image carries the HEALTHCHECK.
+    expect(autoscan).not.toMatch(/healthcheck/);
+  });
+
+  it("takes another image from AUTOSCAN_IMAGE (a fork's, a version tag), still with the build fallback", () => {
+    const autoscan = service(render(argv(), [DEFAULT_FILE], { AUTOSCAN_IMAGE: "ghcr.io/someone/autoscan:1.2.3" }), "autoscan");
+    expect(autoscan).toMatch(/^ {4}image: ghcr\.io\/someone\/autoscan:1\.2\.3$/m);
+    expect(autoscan).toMatch(/^ {4}build:$/m);
+  });
 
   it("the default setup mounts no Docker socket, adds no group, and runs as PUID/PGID (default 1000)", () => {
     const autoscan = service(render(argv(), [DEFAULT_FILE]), "autoscan");
