@@ -13,8 +13,9 @@ import { freePort } from "./support/free-port.ts";
 import { runCli } from "./support/run-cli.ts";
 
 /**
- * `autoscan doctor` on the *arr apps (ARR) against the fake history APIs (test/support/fake-arr.ts): reachable, key
- * accepted, which app and version, history readable; each broken case named with its fix. The first case runs the
+ * `autoscan doctor` on the *arr apps (ARR) against the fake *arr APIs (test/support/fake-arr.ts): reachable, key
+ * accepted, which app and version, history readable, connected to autoscan (a Webhook to `/<SERVER_PASS>/<name>`,
+ * enabled, the events ticked, not held back after failures); each broken case named with its fix. The first case runs the
  * real CLI as a process; the others run `runDoctor` in-process, the entry the command uses. No key ever shows.
  */
 const SERVER_PASS = "doctor-arr-pass-0123456789abcdef";
@@ -46,6 +47,23 @@ beforeAll(async () => {
     startFakeArr({ type: "lidarr", apiKey: KEYS.lidarr }),
     startFakeArr({ type: "readarr", apiKey: KEYS.readarr }),
   ]);
+  // Each app connected to autoscan, as 'autoscan arr connect' leaves it (the host is the app's side: not compared).
+  const connected = (app: FakeArr, name: string, events: Record<string, boolean>) =>
+    app.addNotification({ name: "autoscan", url: `http://autoscan:3467/${SERVER_PASS}/${name}`, events });
+  const sonarrEvents = { onDownload: true, onUpgrade: true, onRename: true, onSeriesDelete: true, onEpisodeFileDelete: true, onEpisodeFileDeleteForUpgrade: true };
+  connected(sonarr, "sonarr", sonarrEvents);
+  connected(sonarr3, "sonarr-old", sonarrEvents);
+  connected(radarr, "radarr", { onDownload: true, onUpgrade: true, onRename: true, onMovieDelete: true, onMovieFileDelete: true, onMovieFileDeleteForUpgrade: true });
+  connected(lidarr, "lidarr", { onReleaseImport: true, onUpgrade: true, onRename: true, onArtistDelete: true, onAlbumDelete: true });
+  connected(readarr, "readarr", {
+    onReleaseImport: true,
+    onUpgrade: true,
+    onRename: true,
+    onAuthorDelete: true,
+    onBookDelete: true,
+    onBookFileDelete: true,
+    onBookFileDeleteForUpgrade: true,
+  });
   sonarr.addImport({ path: "Show/Season 01/Show - S01E01.mkv" });
   sonarr.addImport({ path: "Show/Season 01/Show - S01E02.mkv" });
   sonarr3.addImport({ path: "Old Show/Season 01/Old Show - S01E01.mkv" });
@@ -115,15 +133,27 @@ async function doctor(config: Record<string, unknown>, options: { inContainer?: 
 const statusOf = (run: DoctorRun, name: string) =>
   Object.fromEntries(run.report.checks.filter((check) => check.id === `arr:${name}` || check.id.startsWith(`arr:${name}.`)).map((c) => [c.id, c.status]));
 
-const ALL_OK = (name: string) => ({ [`arr:${name}`]: "ok", [`arr:${name}.key`]: "ok", [`arr:${name}.version`]: "ok", [`arr:${name}.history`]: "ok" });
+const ALL_OK = (name: string) => ({
+  [`arr:${name}`]: "ok",
+  [`arr:${name}.key`]: "ok",
+  [`arr:${name}.version`]: "ok",
+  [`arr:${name}.history`]: "ok",
+  [`arr:${name}.connection`]: "ok",
+});
+const REST_SKIPPED = (name: string) => ({
+  [`arr:${name}.key`]: "skip",
+  [`arr:${name}.version`]: "skip",
+  [`arr:${name}.history`]: "skip",
+  [`arr:${name}.connection`]: "skip",
+});
 
 describe("autoscan doctor: the *arr apps", () => {
-  it("healthy: each app answers, takes its key, says its version and shows its history (real process)", async () => {
+  it("healthy: each app answers, takes its key, says its version, shows its history and is connected (real process)", async () => {
     const path = await writeCase(await healthyConfig());
     const result = await runCli(["doctor", "--config", path]);
     expectNoKey(result.stdout + result.stderr);
     const lines = result.stdout.split("\n").filter((line) => /^. (sonarr|radarr|lidarr|readarr)/.test(line));
-    expect(lines).toHaveLength(20);
+    expect(lines).toHaveLength(25);
     for (const line of lines) expect(line).toMatch(/^✓ /);
     expect(result.stdout).toMatch(/✓ sonarr key +Sonarr accepted ARR\.sonarr\.API_KEY\./);
     expect(result.stdout).toMatch(/✓ sonarr version +Sonarr 4\.0\.14\.2939\./);
@@ -131,6 +161,9 @@ describe("autoscan doctor: the *arr apps", () => {
     expect(result.stdout).toMatch(/✓ sonarr-old version +Sonarr 3\.0\.10\.1567\./);
     expect(result.stdout).toMatch(/✓ lidarr history +Readable; it holds no record yet\./);
     expect(result.stdout).toContain(`Answers at ${readarr.url}.`);
+    expect(result.stdout).toMatch(
+      /✓ sonarr connection +'autoscan' \(id 1\) sends Sonarr's imports, upgrades, renames and deletes to http:\/\/autoscan:3467\/<SERVER_PASS>\/sonarr\./,
+    );
   });
 
   it("in-process: every line ✓; BACKFILL false is one skipped line", async () => {
@@ -146,7 +179,13 @@ describe("autoscan doctor: the *arr apps", () => {
     expect(run.check("arr:sonarr.key")).toMatchObject({ status: "error", detail: `Sonarr rejected ARR.sonarr.API_KEY (401 at ${sonarr.url}).` });
     expect(run.check("arr:sonarr.key").fix).toBe("Set ARR.sonarr.API_KEY to Sonarr's API key: in Sonarr, Settings → General → Security → API Key.");
     expect(run.check("arr:sonarr-old.key")).toMatchObject({ status: "error", detail: expect.stringContaining("Sonarr rejected ARR.sonarr-old.API_KEY (401") });
-    expect(statusOf(run, "sonarr")).toEqual({ "arr:sonarr": "ok", "arr:sonarr.key": "error", "arr:sonarr.version": "skip", "arr:sonarr.history": "skip" });
+    expect(statusOf(run, "sonarr")).toEqual({
+      "arr:sonarr": "ok",
+      "arr:sonarr.key": "error",
+      "arr:sonarr.version": "skip",
+      "arr:sonarr.history": "skip",
+      "arr:sonarr.connection": "skip",
+    });
     expect(statusOf(run, "radarr")).toEqual(ALL_OK("radarr"));
     // The wrong key was sent, and it is nowhere in the report (expectNoKey in doctor()).
     expect(sonarr.requests.some((request) => request.headers["x-api-key"] === WRONG_KEY)).toBe(true);
@@ -159,7 +198,7 @@ describe("autoscan doctor: the *arr apps", () => {
       const [, port] = /:(\d+)$/.exec(radarr.url) ?? [];
       expect(run.check("arr:radarr")).toMatchObject({ status: "error", detail: `Nothing listens at 127.0.0.1:${port} (connection refused).` });
       expect(run.check("arr:radarr").fix).toBe("Start Radarr, or correct the address and port in ARR.radarr.URL (Radarr listens on 7878).");
-      expect(statusOf(run, "radarr")).toEqual({ "arr:radarr": "error", "arr:radarr.key": "skip", "arr:radarr.version": "skip", "arr:radarr.history": "skip" });
+      expect(statusOf(run, "radarr")).toEqual({ "arr:radarr": "error", ...REST_SKIPPED("radarr") });
       expect(statusOf(run, "sonarr")).toEqual(ALL_OK("sonarr"));
     } finally {
       await radarr.setDown(false);
@@ -191,7 +230,11 @@ describe("autoscan doctor: the *arr apps", () => {
       fix: `Set ARR.sonarr.TYPE to "radarr", or ARR.sonarr.URL to Sonarr's address.`,
     });
     expect(run.check("arr:sonarr.history").status).toBe("ok");
-    expect(run.report.ok).toBe(true);
+    // That app sends to autoscan under its own label: not what ARR.sonarr's connection should be.
+    expect(run.check("arr:sonarr.connection")).toMatchObject({
+      status: "error",
+      detail: "'autoscan' (id 1) sends to http://autoscan:3467/<SERVER_PASS>/radarr, not to …/<SERVER_PASS>/sonarr.",
+    });
   });
 
   it("an app starting up (503): ✗ that says it is starting, the rest skipped; ✓ again once started", async () => {
@@ -203,7 +246,7 @@ describe("autoscan doctor: the *arr apps", () => {
         detail: `Sonarr at ${sonarr.url} is starting up (503: "Sonarr is starting up, please try again later").`,
       });
       expect(run.check("arr:sonarr").fix).toContain("Wait until it has started");
-      expect(statusOf(run, "sonarr")).toEqual({ "arr:sonarr": "error", "arr:sonarr.key": "skip", "arr:sonarr.version": "skip", "arr:sonarr.history": "skip" });
+      expect(statusOf(run, "sonarr")).toEqual({ "arr:sonarr": "error", ...REST_SKIPPED("sonarr") });
     } finally {
       sonarr.setStarting(false);
     }
@@ -213,7 +256,72 @@ describe("autoscan doctor: the *arr apps", () => {
   it("a history that fails after the key is accepted: ✗ on the history line only", async () => {
     radarr.answerNext(/GET \/api\/v3\/history$/, { status: 500, body: '{"message":"database is locked"}', contentType: "application/json" });
     const run = await doctor(await healthyConfig());
-    expect(statusOf(run, "radarr")).toEqual({ "arr:radarr": "ok", "arr:radarr.key": "ok", "arr:radarr.version": "ok", "arr:radarr.history": "error" });
+    expect(statusOf(run, "radarr")).toEqual({ ...ALL_OK("radarr"), "arr:radarr.history": "error" });
     expect(run.check("arr:radarr.history").detail).toContain("Reading one page of the history failed: radarr answered 500");
+  });
+
+  describe("the connection to autoscan", () => {
+    const wanted = { onDownload: true, onUpgrade: true, onRename: true, onSeriesDelete: true, onEpisodeFileDelete: true, onEpisodeFileDeleteForUpgrade: true };
+    const url = `http://192.168.1.10:3467/${SERVER_PASS}/sonarr`;
+
+    /** doctor with ARR.sonarr pointing at a fresh fake Sonarr that `seed` prepared. */
+    async function connectionCheck(seed: (app: FakeArr) => void): Promise<CheckResult> {
+      const app = await startFakeArr({ type: "sonarr", apiKey: KEYS.sonarr });
+      try {
+        seed(app);
+        const run = await doctor(withApp(await healthyConfig(), "sonarr", { URL: app.url }));
+        expect(statusOf(run, "sonarr")).toMatchObject({ "arr:sonarr": "ok", "arr:sonarr.key": "ok", "arr:sonarr.history": "ok" });
+        return run.check("arr:sonarr.connection");
+      } finally {
+        await app.close();
+      }
+    }
+
+    it("a disabled connection (no event ticked): ✗ saying Sonarr sends nothing, with 'autoscan arr connect' to fix it", async () => {
+      const check = await connectionCheck((app) => app.addNotification({ name: "autoscan", url }));
+      expect(check).toEqual({
+        id: "arr:sonarr.connection",
+        status: "error",
+        title: "sonarr connection",
+        detail: "'autoscan' (id 1) has no event ticked: Sonarr shows it as Disabled and sends autoscan nothing.",
+        fix: "Run 'autoscan arr connect --app sonarr' to fix it, or edit it in Sonarr, Settings → Connect.",
+      });
+    });
+
+    it("a connection on Sonarr's health list as unavailable due to failures: ✗ (the warning naming it, and the error for all)", async () => {
+      const named = await connectionCheck((app) => {
+        app.addNotification({ name: "Discord", url: "http://discord.invalid/api/webhooks/1", events: { onGrab: true } });
+        app.setNotificationFailing(app.addNotification({ name: "autoscan", url, events: wanted }), true);
+      });
+      expect(named).toMatchObject({
+        status: "error",
+        detail: expect.stringContaining("Sonarr's health list says 'autoscan' (id 2) is unavailable due to failures: Sonarr stopped sending to it"),
+        fix: expect.stringContaining("then run 'autoscan arr connect --app sonarr': a passed test lets Sonarr send again"),
+      });
+      const all = await connectionCheck((app) => app.setNotificationFailing(app.addNotification({ name: "autoscan", url, events: wanted }), true));
+      expect(all).toMatchObject({ status: "error", detail: expect.stringContaining("is unavailable due to failures") });
+      // Another connection held back is not autoscan's problem.
+      const other = await connectionCheck((app) => {
+        app.addNotification({ name: "autoscan", url, events: wanted });
+        app.setNotificationFailing(app.addNotification({ name: "Discord", url: "http://discord.invalid/api/webhooks/1", events: { onGrab: true } }), true);
+      });
+      expect(other.status).toBe("ok");
+    });
+
+    it("no connection: ✗ naming the URL path and both ways to add it; missing events: ! naming them", async () => {
+      const missing = await connectionCheck((app) => app.addNotification({ name: "Notifiarr", url: "http://notifiarr:5454/api/v1/notification/sonarr", events: { onGrab: true } }));
+      expect(missing).toMatchObject({
+        status: "error",
+        detail: "Sonarr has no Webhook connection to autoscan (/<SERVER_PASS>/sonarr): it sends autoscan nothing. Imports reach autoscan only through the backfill.",
+        fix: expect.stringContaining("Run 'autoscan arr connect --app sonarr': it creates the connection and has Sonarr test it"),
+      });
+      const events = await connectionCheck((app) => app.addNotification({ name: "autoscan", url, events: { onDownload: true, onUpgrade: true } }));
+      expect(events).toMatchObject({
+        status: "warn",
+        detail:
+          "'autoscan' (id 1) does not tick On Rename, On Series Delete, On Episode File Delete, On Episode File Delete For Upgrade: those are not " +
+          "scanned until a backfill finds them.",
+      });
+    });
   });
 });

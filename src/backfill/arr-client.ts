@@ -7,7 +7,8 @@ import type { HistoryRecord } from "./history-record.ts";
 import { historyPageSchema, systemStatusSchema, toHistoryRecord } from "./history-wire.ts";
 
 /**
- * The one place that speaks an *arr app's history API (../shared/reference/arr-history.md): the API root per app,
+ * The one place that speaks an *arr app's API: its history (../shared/reference/arr-history.md) and, through `send`,
+ * its connections and health list (src/arr/notification-api.ts). The API root per app,
  * the key in the `X-Api-Key` header (never in a URL: URLs end up in proxy logs), a timeout and a size cap on every
  * call, and the failure → meaning classification, done once here (src/backfill/arr-errors.ts).
  *
@@ -48,6 +49,24 @@ export interface ArrClient {
   status(signal?: AbortSignal): Promise<ArrStatus>;
   /** `GET {api}/history`, page `page` (from 1) of `pageSize` records, newest first. */
   historyPage(page: number, pageSize: number, signal?: AbortSignal): Promise<HistoryPage>;
+  /**
+   * One call with the key to `{api}{path}` (a JSON body when `body` is given), for the app's other resources
+   * (src/arr/notification-api.ts). Throws as the reads above do when the app does not answer, refuses the key (401,
+   * 403) or is starting up (503 with its message); any other answer is handed back, for the caller to read.
+   */
+  send(method: ArrMethod, path: string, body?: unknown, signal?: AbortSignal): Promise<ArrRawAnswer>;
+  /** A 2xx answer's JSON in `schema`'s shape; any other answer thrown as the reads above throw it. */
+  readJson<S extends v.GenericSchema>(answer: ArrRawAnswer, schema: S): v.InferOutput<S>;
+}
+
+export type ArrMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+export interface ArrRawAnswer {
+  /** `GET /api/v3/notification`: for messages. */
+  readonly what: string;
+  readonly status: number;
+  /** With the key blanked. */
+  readonly body: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -61,34 +80,44 @@ export function createArrClient(options: ArrClientOptions): ArrClient {
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_BYTES;
   const blank = (text: string): string => (options.apiKey ? text.split(options.apiKey).join("***") : text);
 
-  async function getJson<S extends v.GenericSchema>(path: string, query: Record<string, string>, schema: S, signal?: AbortSignal) {
-    const what = `GET ${ARR_TYPE_FACTS[type].apiRoot}${path}`;
+  async function call(method: ArrMethod, path: string, query: Record<string, string>, body: unknown, signal?: AbortSignal): Promise<ArrRawAnswer> {
+    const what = `${method} ${ARR_TYPE_FACTS[type].apiRoot}${path}`;
     // A key with a character no header can carry would make fetch throw an error quoting the header, key included.
     if (!headersAreValid({ "X-Api-Key": options.apiKey })) throw new ArrAuthError(name);
     const search = new URLSearchParams(query).toString();
-    let status: number;
-    let body: string;
+    const headers: Record<string, string> = { "X-Api-Key": options.apiKey, Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let answer: { status: number; body: string };
     try {
-      ({ status, body } = await httpCall({
-        method: "GET",
+      answer = await httpCall({
+        method,
         url: `${base}${path}${search ? `?${search}` : ""}`,
-        headers: { "X-Api-Key": options.apiKey, Accept: "application/json" },
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         timeoutMs,
         maxBytes,
         ...(signal ? { signal } : {}),
-      }));
+      });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (error instanceof HttpTooLargeError) throw new ArrApiError(name, `${what} answered more than ${maxBytes} bytes`);
       if (error instanceof HttpTimeoutError) throw new ArrUnavailableError(`${name} did not answer ${what} within ${timeoutMs / 1000} s (${shown})`);
       throw new ArrUnavailableError(blank(`${name} is unreachable at ${shown} (${what}): ${httpReason(error)}`));
     }
+    const { status } = answer;
+    if (status === 401 || status === 403) throw new ArrAuthError(name, status);
+    if (status === 503 && errorMessage(answer.body)) throw statusError(status, answer.body, what);
+    return { what, status, body: blank(answer.body) };
+  }
+
+  function readJson<S extends v.GenericSchema>(answer: ArrRawAnswer, schema: S): v.InferOutput<S> {
+    const { what, status, body } = answer;
     if (status < 200 || status >= 300) throw statusError(status, body, what);
     let json: unknown;
     try {
       json = JSON.parse(body);
     } catch {
-      throw new ArrApiError(name, `${what} answered ${status} with something that is not JSON: ${excerpt(blank(body))}`, status);
+      throw new ArrApiError(name, `${what} answered ${status} with something that is not JSON: ${excerpt(body)}`, status);
     }
     const result = v.safeParse(schema, json);
     if (result.success) return result.output as v.InferOutput<S>;
@@ -96,6 +125,10 @@ export function createArrClient(options: ArrClientOptions): ArrClient {
     const field = issue ? v.getDotPath(issue) : null;
     const problem = issue ? `${field ? `'${field}' ` : ""}${issue.message}` : "is not valid";
     throw new ArrApiError(name, `${what} answered JSON of another shape: ${blank(problem)}`, status);
+  }
+
+  async function getJson<S extends v.GenericSchema>(path: string, query: Record<string, string>, schema: S, signal?: AbortSignal) {
+    return readJson(await call("GET", path, query, undefined, signal), schema);
   }
 
   function statusError(status: number, body: string, what: string): Error {
@@ -125,6 +158,8 @@ export function createArrClient(options: ArrClientOptions): ArrClient {
       log.debug({ app: name, page, pageSize, records: records.length, totalRecords: answer.totalRecords }, "History page read");
       return { totalRecords: answer.totalRecords, records };
     },
+    send: (method, path, body, signal) => call(method, path, {}, body, signal),
+    readJson,
   };
 }
 

@@ -23,11 +23,16 @@
  *   episode or track of a file (`items`);
  * - switches: starting up (503 with the app's `errorMessage`), down (the port is closed: connection refused, then
  *   reopened on the same port), hung (requests never answered), a new key, and injected answers (`answerNext`).
+ * - the connections (`…/notification`: list, create, update, test, schema) and health list (`…/health`) of the apps'
+ *   provider controller and NotificationStatusCheck, kept in memory; a create or update of an enabled connection and
+ *   a test send the app's Test event to the connection's URL, as the apps do (the facts and their source files are
+ *   at the top of fake-arr/notifications.ts).
  *
  * The parts, in fake-arr/: types.ts (this API's types), app-facts.ts (what differs per app: roots, versions, event
  * tables), record-store.ts (the table, its items and sort orders), record-builders.ts (the records `add…` writes),
  * record-json.ts (a record as the API answers it), history.ts (paging, sorting, filters, `since`), auth.ts (the key),
- * system-status.ts, query-params.ts, replies.ts, and server.ts (`startFakeArr`: the HTTP server and its switches).
+ * system-status.ts, notifications.ts (connections and health), query-params.ts, replies.ts, and server.ts
+ * (`startFakeArr`: the HTTP server and its switches).
  */
 export { startFakeArr } from "./fake-arr/server.ts";
 export type {
@@ -39,6 +44,9 @@ export type {
   FakeDelete,
   FakeGrab,
   FakeImport,
+  FakeNotification,
+  FakeNotificationInput,
+  FakeNotificationTest,
   FakeOther,
   FakeRecordInput,
   FakeRename,

@@ -1,9 +1,9 @@
-import { networkInterfaces } from "node:os";
 import { loadConfig, requireServerPass } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
 import { UsageError } from "../../core/errors.ts";
 import { appConnections, type AppConnection } from "../../intake/connect-apps.ts";
 import { stringFlag, type CommandSpec } from "../command.ts";
+import { autoscanOrigin } from "../autoscan-address.ts";
 import { isInContainer } from "../in-container.ts";
 
 /**
@@ -32,7 +32,7 @@ export const webhookUrlCommand: CommandSpec = {
     const inContainer = isInContainer();
     const host = stringFlag(values, "host");
     // A whole address given (a proxy's) carries its own path; otherwise SERVER_URL_BASE is part of the URL.
-    const origin = originOf(host ?? (inContainer ? "autoscan" : (lanAddress() ?? "localhost")), config.SERVER_PORT) + (host && /:\/\//.test(host) ? "" : config.SERVER_URL_BASE);
+    const origin = autoscanOrigin(host, config, inContainer, "host");
     const app = stringFlag(values, "app");
     if (app !== undefined && !/^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,39}$/u.test(app)) {
       throw new UsageError(`--app "${app}" is not a usable name: use up to 40 letters, digits, spaces, ".", "_" or "-".`);
@@ -60,28 +60,4 @@ function guidance(connections: readonly AppConnection[], inContainer: boolean, h
     );
   }
   return `${lines.join("\n")}\n`;
-}
-
-/** `autoscan` → http://autoscan:3467; `nas:8080` → http://nas:8080; `https://x.example/autoscan` as it is. */
-function originOf(host: string, port: number): string {
-  const text = host.trim();
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new UsageError(`--host "${host}" is not an address: give a name (autoscan), name:port (nas:3467) or http(s)://address.`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--host "${host}": only http:// and https:// addresses work.`);
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && url.port === "") url.port = String(port);
-  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
-}
-
-/** The first IPv4 address of this machine that is not loopback (what an app on the LAN reaches). */
-function lanAddress(): string | undefined {
-  for (const entries of Object.values(networkInterfaces())) {
-    const found = entries?.find((entry) => entry.family === "IPv4" && !entry.internal);
-    if (found) return found.address;
-  }
-  return undefined;
 }

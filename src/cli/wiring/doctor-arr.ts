@@ -1,3 +1,4 @@
+import { expectedConnection, inspectArrConnection, maskPass } from "../../arr/inspect-connection.ts";
 import { createArrClient, type ArrClient } from "../../backfill/arr-client.ts";
 import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../../backfill/arr-errors.ts";
 import { ARR_TYPE_FACTS } from "../../backfill/arr-type.ts";
@@ -12,15 +13,17 @@ import { originOf } from "../../http/http-call.ts";
  * (`GET {api}/system/status`, which an *arr app answers 401, or 503 while starting up) through a bare fetch, so the
  * socket's error code is kept for the diagnosis and no key can leak. The key, the version and the history are asked
  * through the backfill's own client (src/backfill/arr-client.ts), whose errors are classified once; they are handed
- * to doctor as values, with every secret blanked.
+ * to doctor as values, with every secret blanked. The connection to autoscan is judged by src/arr/inspect-connection.ts
+ * against the path autoscan expects (`<SERVER_URL_BASE>/<SERVER_PASS>/<name>`): the host the app uses to reach autoscan
+ * is the app's side, which doctor cannot see, so it is not compared.
  */
 const MAX_LOOK_BYTES = 64 * 1024;
 
 export function arrProbes(config: Config, log: Logger): ArrProbe[] {
-  return Object.entries(config.ARR).map(([name, app]) => arrProbe(name, app, log));
+  return Object.entries(config.ARR).map(([name, app]) => arrProbe(name, app, config, log));
 }
 
-function arrProbe(name: string, app: ArrConfig, log: Logger): ArrProbe {
+function arrProbe(name: string, app: ArrConfig, config: Config, log: Logger): ArrProbe {
   const timeoutSeconds = Math.min(app.TIMEOUT, 10);
   const timeoutMs = timeoutSeconds * 1000;
   const base = app.URL.replace(/\/+$/, "");
@@ -48,6 +51,11 @@ function arrProbe(name: string, app: ArrConfig, log: Logger): ArrProbe {
     },
     status: (signal) => answer(() => clientOf().status(signal), blank),
     history: (signal) => answer(async () => ({ totalRecords: (await clientOf().historyPage(1, 1, signal)).totalRecords }), blank),
+    async connection(signal) {
+      const expected = expectedConnection(name, app.TYPE, config);
+      if (!expected) return undefined;
+      return answer(() => inspectArrConnection(clientOf(), expected, signal), (text) => maskPass(blank(text), expected.pass));
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ConnectionInspection } from "../../arr/inspect-connection.ts";
 import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
 import type { CheckFamily } from "./run-checks.ts";
 import { unreachableCheck } from "./unreachable.ts";
@@ -9,7 +10,10 @@ import { unreachableCheck } from "./unreachable.ts";
  * - is the key accepted (`GET …/system/status` with it: 401 names `ARR.<name>.API_KEY` and where the app shows it);
  * - which app and version answered (another app than `TYPE` says, e.g. a Radarr URL under a sonarr TYPE, is a
  *   warning: the history's event names and numbers differ between the apps);
- * - can the history be read (one page of one record).
+ * - can the history be read (one page of one record);
+ * - is the app connected to autoscan (src/arr/inspect-connection.ts): a Webhook connection to `…/<SERVER_PASS>/<name>`
+ *   that is enabled, ticks the events autoscan scans on, and is not on the app's health list as "unavailable due to
+ *   failures"; each problem names `autoscan arr connect`, which fixes it.
  * An app with `BACKFILL` false is one skipped line. The probes (cli/wiring/doctor-arr.ts) own the key and the client:
  * nothing here sees a key, and what they hand back is already classified.
  */
@@ -55,6 +59,8 @@ export interface ArrProbe {
   status(signal: AbortSignal): Promise<ArrAnswer<ArrStatusValue>>;
   /** `GET …/history`, one page of one record, with the key. */
   history(signal: AbortSignal): Promise<ArrAnswer<{ readonly totalRecords: number }>>;
+  /** The app's connection to autoscan, judged; undefined when SERVER_PASS is not set (no URL to look for). */
+  connection(signal: AbortSignal): Promise<ArrAnswer<ConnectionInspection> | undefined>;
 }
 
 export interface ArrCheckOptions {
@@ -127,7 +133,52 @@ async function appChecks(probe: ArrProbe, inContainer: boolean, signal: AbortSig
       ),
     );
   }
+  out.push(connectionCheck(probe, await probe.connection(signal)));
   return out;
+}
+
+/** Whether the app sends its events to autoscan, and what to do when it does not. */
+function connectionCheck(probe: ArrProbe, answer: ArrAnswer<ConnectionInspection> | undefined): CheckResult {
+  const { name } = probe;
+  const label = LABEL[probe.kind];
+  const id = `arr:${name}.connection`;
+  const title = `${name} connection`;
+  if (answer === undefined) return skip(id, title, "SERVER_PASS is not set: there is no webhook URL to look for.");
+  if (!answer.ok) {
+    return fail(
+      id,
+      title,
+      `Reading ${label}'s connections failed: ${answer.message}`,
+      answer.problem === "auth" ? `The key may not read the connections: ${keyFix(probe)}` : `Check ${label}'s log (System → Logs).`,
+    );
+  }
+  const { state, detail, duplicates } = answer.value;
+  const command = `autoscan arr connect --app ${/^[\w.-]+$/.test(name) ? name : `'${name}'`}`;
+  switch (state) {
+    case "ok":
+      return duplicates.length === 0
+        ? ok(id, title, detail)
+        : warn(id, title, detail, `Remove the extra connections in ${label} (Settings → Connect); keep ${duplicates.length === 1 ? "one" : "the first"}.`);
+    case "missing":
+      return fail(
+        id,
+        title,
+        `${detail} Imports reach autoscan only through the backfill.`,
+        `Run '${command}': it creates the connection and has ${label} test it (or add it by hand: ${label}, Settings → ` +
+          `Connect → + → Webhook, with the URL 'autoscan webhook-url' prints).`,
+      );
+    case "failing":
+      return fail(
+        id,
+        title,
+        detail,
+        `Check that autoscan runs and that ${label} reaches it, then run '${command}': a passed test lets ${label} send again (so does Test on the connection in ${label}).`,
+      );
+    case "wrong-events":
+      return warn(id, title, detail, `Run '${command}' to tick them, or tick them in ${label}, Settings → Connect.`);
+    default:
+      return fail(id, title, detail, `Run '${command}' to fix it, or edit it in ${label}, Settings → Connect.`);
+  }
 }
 
 /** A 5xx to the call without the key: starting up (the app says so), or a proxy in front of a stopped app. */
@@ -201,7 +252,11 @@ function versionCheck(probe: ArrProbe, appName: string, version: string): CheckR
 function skipRest(name: string, reason: string, withKey = true): CheckResult[] {
   const out: CheckResult[] = [];
   if (withKey) out.push(skip(`arr:${name}.key`, `${name} key`, reason));
-  out.push(skip(`arr:${name}.version`, `${name} version`, reason), skip(`arr:${name}.history`, `${name} history`, reason));
+  out.push(
+    skip(`arr:${name}.version`, `${name} version`, reason),
+    skip(`arr:${name}.history`, `${name} history`, reason),
+    skip(`arr:${name}.connection`, `${name} connection`, reason),
+  );
   return out;
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { resolveApp } from "./app-facts.ts";
 import { givenKey, unauthorized } from "./auth.ts";
 import { historyPage, historySince } from "./history.ts";
+import { createNotificationStore } from "./notifications.ts";
 import { recordBuilders } from "./record-builders.ts";
 import { createRecordStore } from "./record-store.ts";
 import { JSON_TYPE, type Reply } from "./replies.ts";
@@ -13,7 +14,8 @@ import type { FakeArr, FakeArrOptions, FakeArrRequest, FakeReply } from "./types
  * `startFakeArr`: the HTTP server on 127.0.0.1 (a free port), its routes under the API root, the key check, the
  * request log and `X-Application-Version` on every answer (§1); and the switches: starting up (503 with the app's
  * `errorMessage`, before the key check), down (the port closed, open connections cut, then reopened on the same
- * port), hung (requests taken, never answered), hung from a history page on, a new key, and injected answers.
+ * port), hung (requests taken, never answered), hung from a history page on, a new key, and injected answers; the
+ * connections and health list (notifications.ts) answered from memory.
  */
 export async function startFakeArr(options: FakeArrOptions): Promise<FakeArr> {
   const app = resolveApp(options);
@@ -27,8 +29,9 @@ export async function startFakeArr(options: FakeArrOptions): Promise<FakeArr> {
   const records = recordBuilders(app, store);
   const requests: FakeArrRequest[] = [];
   const injected: { match: RegExp; reply: FakeReply; times: number }[] = [];
+  const notifications = createNotificationStore(app);
 
-  function route(req: FakeArrRequest): Reply {
+  function route(req: FakeArrRequest): Reply | Promise<Reply> {
     // The start-up middleware comes before authentication (Startup.cs).
     if (starting) {
       return { status: 503, contentType: JSON_TYPE, body: JSON.stringify({ errorMessage: `${facts.appName} is starting up, please try again later` }) };
@@ -40,12 +43,36 @@ export async function startFakeArr(options: FakeArrOptions): Promise<FakeArr> {
       injection.times -= 1;
       return injection.reply;
     }
-    if (req.method !== "GET") return { status: 405, body: "" };
     const path = req.path.replace(/\/+$/, "");
+    const notification = notificationRoute(req, path);
+    if (notification) return notification;
+    if (req.method !== "GET") return { status: 405, body: "" };
     if (path === `${facts.apiRoot}/system/status`) return systemStatus(app, started);
     if (path === `${facts.apiRoot}/history`) return historyPage(app, store, req.query);
     if (path === `${facts.apiRoot}/history/since`) return historySince(app, store, req.query);
     return { status: 404, body: "" };
+  }
+
+  /** `…/notification` (list, create, one by id, update, delete, schema, test) and `…/health`. */
+  function notificationRoute(req: FakeArrRequest, path: string): Reply | Promise<Reply> | undefined {
+    const root = `${facts.apiRoot}/notification`;
+    const { method } = req;
+    if (path === `${facts.apiRoot}/health`) return method === "GET" ? notifications.health() : { status: 405, body: "" };
+    if (path === `${root}/schema`) return method === "GET" ? notifications.schema() : { status: 405, body: "" };
+    if (path === `${root}/test`) return method === "POST" ? notifications.test(req.body) : { status: 405, body: "" };
+    if (path === root) {
+      if (method === "GET") return notifications.list();
+      if (method === "POST") return notifications.create(req.body);
+      if (method === "PUT") return notifications.update(undefined, req.body, req.query);
+      return { status: 405, body: "" };
+    }
+    const byId = path.startsWith(`${root}/`) ? /^\d{1,10}$/.exec(path.slice(root.length + 1)) : null;
+    if (!byId) return undefined;
+    const id = Number(byId[0]);
+    if (method === "GET") return notifications.get(id);
+    if (method === "PUT") return notifications.update(id, req.body, req.query);
+    if (method === "DELETE") return notifications.remove(id);
+    return { status: 405, body: "" };
   }
 
   function send(res: ServerResponse, reply: Reply): void {
@@ -61,19 +88,26 @@ export async function startFakeArr(options: FakeArrOptions): Promise<FakeArr> {
   const sockets = new Set<Socket>();
   const server = createServer((incoming, res) => {
     const url = new URL(incoming.url ?? "/", "http://127.0.0.1");
-    const req: FakeArrRequest = {
-      method: incoming.method ?? "GET",
-      path: url.pathname,
-      rawQuery: (incoming.url ?? "").split("?")[1] ?? "",
-      query: url.searchParams,
-      headers: incoming.headers,
-    };
-    requests.push(req);
-    incoming.resume();
-    if (hang) return void held.push(res);
-    const page = Number(url.searchParams.get("page") ?? "1");
-    if (hangPage !== undefined && /\/history$/i.test(url.pathname) && page >= hangPage) return void held.push(res);
-    send(res, route(req));
+    const chunks: Buffer[] = [];
+    incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+    incoming.on("end", () => {
+      const req: FakeArrRequest = {
+        method: incoming.method ?? "GET",
+        path: url.pathname,
+        rawQuery: (incoming.url ?? "").split("?")[1] ?? "",
+        query: url.searchParams,
+        headers: incoming.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
+      requests.push(req);
+      if (hang) return void held.push(res);
+      const page = Number(url.searchParams.get("page") ?? "1");
+      if (hangPage !== undefined && /\/history$/i.test(url.pathname) && page >= hangPage) return void held.push(res);
+      void Promise.resolve(route(req)).then(
+        (reply) => send(res, reply),
+        (error: unknown) => send(res, { status: 500, contentType: JSON_TYPE, body: JSON.stringify({ message: String(error) }) }),
+      );
+    });
   });
   server.on("connection", (socket) => {
     sockets.add(socket);
@@ -144,6 +178,13 @@ export async function startFakeArr(options: FakeArrOptions): Promise<FakeArr> {
       if (page === undefined) for (const res of held.splice(0)) res.destroy();
     },
     answerNext: (match, reply, times = 1) => void injected.push({ match, reply, times }),
+    get notifications() {
+      return notifications.snapshot();
+    },
+    notificationTests: notifications.tests,
+    addNotification: (input) => notifications.seed(input),
+    setNotificationFailing: (id, failing) => notifications.setFailing(id, failing),
+    addHealth: (entry) => notifications.addHealth({ ...entry }),
     close: stop,
   };
 }

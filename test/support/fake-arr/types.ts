@@ -23,6 +23,52 @@ export interface FakeArrRequest {
   readonly rawQuery: string;
   readonly query: URLSearchParams;
   readonly headers: IncomingMessage["headers"];
+  /** The request body as text ("" for none). */
+  readonly body: string;
+}
+
+/** A connection put straight into the app's database (no test is run): what the user made, or an old one. */
+export interface FakeNotificationInput {
+  /** Default "autoscan". */
+  readonly name?: string;
+  /** Default "Webhook". */
+  readonly implementation?: string;
+  readonly url?: string;
+  /** 1 = POST (default), 2 = PUT. */
+  readonly method?: number;
+  readonly username?: string;
+  readonly password?: string;
+  /** Events on (`onDownload: true` …); the rest off. An event the app does not have is an error. */
+  readonly events?: Readonly<Record<string, boolean>>;
+  readonly tags?: readonly number[];
+}
+
+/** A connection as the app stores it (the password in clear: what the app keeps). */
+export interface FakeNotification {
+  readonly id: number;
+  readonly name: string;
+  readonly implementation: string;
+  readonly url: string | null;
+  readonly method: number;
+  readonly username: string | null;
+  readonly password: string | null;
+  readonly events: Readonly<Record<string, boolean>>;
+  /** The app's `Enable`: any event on. */
+  readonly enabled: boolean;
+  readonly tags: readonly number[];
+  /** Held back after failures (listed by the health check). */
+  readonly failing: boolean;
+}
+
+/** One Test event the fake app sent (at a create, an update or `…/notification/test`). */
+export interface FakeNotificationTest {
+  /** The saved connection's id; undefined for one not saved yet. */
+  readonly id: number | undefined;
+  readonly url: string;
+  readonly method: string;
+  readonly ok: boolean;
+  /** The answer's status; undefined when nothing answered. */
+  readonly status: number | undefined;
 }
 
 /** When a record was written: a Date, an ISO string or ms since the epoch. Default: now. */
@@ -111,5 +157,15 @@ export interface FakeArr {
   hangFromPage(page: number | undefined): void;
   /** The next `times` requests whose `METHOD /path` matches get this answer instead (after the key check). */
   answerNext(match: RegExp, reply: FakeReply, times?: number): void;
+  /** The connections (notifications) the app holds, in id order. */
+  readonly notifications: readonly FakeNotification[];
+  /** The Test events the app sent, oldest first. */
+  readonly notificationTests: readonly FakeNotificationTest[];
+  /** Puts a connection in the app's database as it is; returns its id. */
+  addNotification(input: FakeNotificationInput): number;
+  /** Holds a connection back as after failed deliveries (the health list names it), or ends the hold. Not Sonarr v3. */
+  setNotificationFailing(id: number, failing: boolean): void;
+  /** Another entry on the health list (`{source: "UpdateCheck", type: "warning", message: "…"}`). */
+  addHealth(entry: { readonly source: string; readonly type: string; readonly message: string }): void;
   close(): Promise<void>;
 }
