@@ -4,6 +4,7 @@ import { resolveSettings, type Settings } from "../config/settings.ts";
 import type { Config } from "../config/schema.ts";
 import { databaseUrlSecrets } from "../core/database-url.ts";
 import type { Logger } from "../core/logger.ts";
+import { parseNotifierUrl } from "../notify/notifier-url.ts";
 import { createLogger, type LogHandle } from "../logging/create-logger.ts";
 import type { CommandInput } from "./command.ts";
 
@@ -62,6 +63,7 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
       config.CLOUD.CLIENT_SECRET,
       ...Object.values(config.TARGETS).flatMap((target) => [target.TOKEN, target.PASSWORD]),
       ...Object.values(config.ARR).map((app) => app.API_KEY),
+      ...Object.values(config.NOTIFY).flatMap((notifier) => parseNotifierUrl(notifier.URL).secrets),
       ...databaseUrlSecrets(config.SERVER_DATABASE_URL),
     ],
   });

@@ -33,6 +33,7 @@ import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wi
 import type { DriveMonitor } from "../drive/poller.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
 import type { BackfillAdmin } from "../web/options.ts";
+import type { NotifyWiring } from "./wiring/notify.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -75,6 +76,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const instance = newInstanceId();
   const queue = await openQueue(runtime, clock, mapper, metrics, instance);
   metrics?.countQueueWith(() => queue.countByState());
+  // NOTIFY (loaded only when a notifier is configured): events are kept in memory and sent on timers; nothing here
+  // ever waits for a notifier.
+  const notify = Object.keys(config.NOTIFY).length > 0 ? (await import("./wiring/notify.ts")).notifyFromConfig({ config, clock, log, instance }) : undefined;
+  if (notify) queue.onFailed(notify.foldersFailed);
   // Refused requests are summarised per client across config reloads (each reload makes a new web app).
   const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
   const plex = await createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics, guard: anchorGuard });
@@ -122,7 +127,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const backfillInput: BackfillWiringInput = {
     config,
     dataDir: settings.dataDir,
-    sink: guard.sink,
+    sink: notify ? notify.backfillSink(guard.sink) : guard.sink,
     isCovered: (request, since) => queue.isCovered(request, since),
     mapper,
     clock,
@@ -136,7 +141,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     : roles && database
       ? roles.backfillByRoleFromConfig(backfillInput, database)
       : await backfillWiring.createBackfillFromConfig(backfillInput);
-  const health = instanceHealth({ database: database !== undefined, instance, drive, backfill });
+  const ofInstance = instanceHealth({ database: database !== undefined, instance, drive, backfill });
+  const health = (): InstanceHealth => ({ ...ofInstance(), ...notify?.health() });
   const admin = backfill && backfillWiring ? backfillWiring.backfillAdmin(backfill, backfillApps) : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
@@ -156,9 +162,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     plex.close();
     others.close();
     anchorWatch.stop();
+    notify?.stop();
     throw error;
   });
-  const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors);
+  const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors, notify);
   state.dispatcher = dispatcher;
   state.ready = true;
   backfill?.start();
@@ -182,6 +189,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     },
     stop: async (budgetMs) => {
       closing.abort();
+      // First: nothing more is sent at a stop (unsent events are dropped, and said now, while the log still flushes).
+      notify?.stop();
       await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections });
       others.close();
       anchorWatch.stop();
@@ -278,6 +287,7 @@ function startDispatcher(
   env: ServiceOptions["env"],
   metrics: ServiceMetrics | undefined,
   anchors: DispatcherOptions["anchors"],
+  notify: NotifyWiring | undefined,
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
@@ -294,6 +304,7 @@ function startDispatcher(
       ...(refresh ? { refreshMissing: refresh } : {}),
     }),
     ...(anchors ? { anchors } : {}),
+    ...(notify ? { onTargetChange: notify.targetChanged } : {}),
   });
   dispatcher.start();
   return dispatcher;

@@ -14,7 +14,7 @@ export interface EnvOverride {
   readonly notes: string[];
 }
 
-const SECRET_KEYS = new Set(["PLEX_TOKEN", "SERVER_PASS", "SERVER_AUTH_PASSWORD", "CLOUD", "GOOGLE", "TARGETS", "ARR"]);
+const SECRET_KEYS = new Set(["PLEX_TOKEN", "SERVER_PASS", "SERVER_AUTH_PASSWORD", "CLOUD", "GOOGLE", "TARGETS", "ARR", "NOTIFY"]);
 
 export function applyEnvOverrides(
   input: Record<string, unknown>,

@@ -19,13 +19,20 @@ export interface IssueContext {
 /** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
 const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET", "SERVER_DATABASE_URL"]);
 /** Sections whose values hold tokens and keys. */
-const SECRET_SECTIONS: ReadonlySet<string> = new Set(["TARGETS", "ARR", "CLOUD"]);
+const SECRET_SECTIONS: ReadonlySet<string> = new Set(["TARGETS", "ARR", "CLOUD", "NOTIFY"]);
 
-/** A target's TOKEN and PASSWORD, an *arr app's API_KEY: by the key path itself (names may hold dots). */
+/**
+ * A target's TOKEN and PASSWORD, an *arr app's API_KEY, a notifier's URL (a Discord webhook's token is in its path, an
+ * ntfy topic is its own password): by the key path itself (names may hold dots).
+ */
 function isSecretKey(keys: readonly (string | number)[]): boolean {
   const [section, , key] = keys;
   if (keys.length !== 3) return false;
-  return (section === "TARGETS" && (key === "TOKEN" || key === "PASSWORD")) || (section === "ARR" && key === "API_KEY");
+  return (
+    (section === "TARGETS" && (key === "TOKEN" || key === "PASSWORD")) ||
+    (section === "ARR" && key === "API_KEY") ||
+    (section === "NOTIFY" && key === "URL")
+  );
 }
 
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context: IssueContext): string[] {

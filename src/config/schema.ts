@@ -1,6 +1,8 @@
 import * as v from "valibot";
 import { checkDatabaseUrl } from "../core/database-url.ts";
+import { DEFAULT_NOTIFY_EVENTS, NOTIFY_EVENTS } from "../core/notify-event.ts";
 import { bool, int, num, oneOf, pathMap, str, strList, url } from "./schema-parts.ts";
+import { suggestKey } from "./suggest.ts";
 
 /**
  * `config/config.json`. The keys are plex_autoscan's (same names, defaults and meaning), so its users move over with
@@ -97,6 +99,67 @@ const ArrSchema = v.strictObject({
   /** Seconds before a call to the app gives up. */
   TIMEOUT: int(30, 1, 3600),
 });
+
+/** A notifier's name in `NOTIFY`, shown in logs, `doctor` and `/health`. */
+export const NOTIFIER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
+
+const NOTIFIER_TYPES = ["discord", "ntfy", "apprise", "webhook"] as const;
+
+/** `expected one of "a", "b" (did you mean "a"?)`: the nearest value for a typo, as for a key. */
+const expectedOneOf = (values: readonly string[]) => (issue: { readonly input: unknown }) => {
+  const hint = typeof issue.input === "string" ? suggestKey(issue.input, values) : undefined;
+  return `expected one of ${values.map((x) => `"${x}"`).join(", ")}${hint ? ` (did you mean "${hint}"?)` : ""}`;
+};
+
+/**
+ * What each type's URL must look like. The message never repeats the URL: a Discord webhook carries its token in the
+ * path, an ntfy topic is its own password, an apprise-api key reaches every service behind it.
+ */
+const NOTIFIER_URL_RULES: Readonly<Record<(typeof NOTIFIER_TYPES)[number], { readonly test: (path: string) => boolean; readonly message: string }>> = {
+  discord: {
+    test: (path) => /\/webhooks\/[^/]+\/[^/]+/.test(path),
+    message: "a discord URL is the channel's webhook URL (Server Settings → Integrations → Webhooks → Copy Webhook URL): https://discord.com/api/webhooks/<id>/<token>",
+  },
+  ntfy: { test: (path) => /^\/[^/]+/.test(path), message: "an ntfy URL names the topic: https://ntfy.sh/<topic>" },
+  apprise: {
+    test: (path) => /\/notify(\/|$)/.test(path),
+    message: "an apprise URL is apprise-api's notify address: http://apprise:8000/notify/<KEY> (or /notify with APPRISE_STATELESS_URLS)",
+  },
+  webhook: { test: () => true, message: "" },
+};
+
+/** new: one notifier (`NOTIFY`): where to tell, which events, and how long to gather them into one message. */
+const NotifierSchema = v.pipe(
+  v.strictObject({
+    TYPE: v.pipe(
+      v.string(expectedOneOf(NOTIFIER_TYPES)),
+      v.transform((s) => s.toLowerCase()),
+      v.picklist(NOTIFIER_TYPES, expectedOneOf(NOTIFIER_TYPES)),
+    ),
+    URL: v.pipe(
+      v.string("expected a URL string"),
+      v.url("expected a URL such as https://ntfy.sh/<topic>"),
+      v.regex(/^https?:\/\//i, "expected an http:// or https:// URL"),
+    ),
+    EVENTS: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string(expectedOneOf(NOTIFY_EVENTS)), v.picklist(NOTIFY_EVENTS, expectedOneOf(NOTIFY_EVENTS))), 'expected a list of events, e.g. ["failed", "target_down"]'),
+        v.minLength(1, "expected at least one event (or leave EVENTS out for the default ones)"),
+      ),
+      [...DEFAULT_NOTIFY_EVENTS],
+    ),
+    /** Seconds the events of one notifier are gathered into one message (0: each goes at once). */
+    BATCH_SECONDS: int(30, 0, 3600),
+  }),
+  v.forward(
+    v.check(
+      // A URL that does not parse has its own problem said above.
+      (notifier) => NOTIFIER_URL_RULES[notifier.TYPE].test(URL.parse(notifier.URL)?.pathname ?? "/notify/webhooks/x/y"),
+      (issue) => NOTIFIER_URL_RULES[(issue.input as { TYPE: (typeof NOTIFIER_TYPES)[number] }).TYPE].message,
+    ),
+    ["URL"],
+  ),
+);
 
 /** new: one further scan target (`TARGETS`). */
 const TargetSchema = v.pipe(
@@ -288,6 +351,18 @@ export const ConfigSchema = v.strictObject({
   ),
   /** new: seconds between two reads of the *arr apps' history (and one at start). */
   SERVER_BACKFILL_INTERVAL: int(900, 60, 86_400),
+  /** new: notifiers by name (Discord, ntfy, apprise-api, any JSON webhook): failed folders, targets down and up … */
+  NOTIFY: v.optional(
+    namedSection(
+      v.pipe(
+        v.string(),
+        v.regex(NOTIFIER_NAME, 'expected a notifier name of letters, digits, ".", "_" or "-" (at most 40), e.g. "discord"'),
+      ),
+      NotifierSchema,
+      'expected an object of name → notifier, e.g. {"phone": {"TYPE": "ntfy", "URL": "https://ntfy.sh/<topic>"}}',
+    ),
+    {},
+  ),
   /** new: anchor files on autoscan's disk; each guards the folder it lies in, and everything below it. */
   SERVER_ANCHORS: v.optional(
     v.array(
@@ -306,3 +381,4 @@ export type Config = v.InferOutput<typeof ConfigSchema>;
 export type CloudConfig = Config["CLOUD"];
 export type TargetConfig = Config["TARGETS"][string];
 export type ArrConfig = Config["ARR"][string];
+export type NotifierConfig = Config["NOTIFY"][string];

@@ -4,6 +4,7 @@ import type { Logger } from "../core/logger.ts";
 import type { EnqueueResult, ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import { isCovered } from "./coverage.ts";
+import { watchFailures, type FailedFolder } from "./failed-watch.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import { createQueueSink } from "./queue-sink.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
@@ -57,6 +58,11 @@ export interface ScanQueue extends DispatchQueue {
   /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action; with
    *  PostgreSQL, other instances' too); returns the unsubscribe function. It only learns that something changed. */
   onChange(listener: () => void): () => void;
+  /**
+   * `listener` is told the folders this instance's writes finished as `failed` (see `failed-watch.ts`), once each,
+   * after the write is durable; it must return at once. Returns the unsubscribe function.
+   */
+  onFailed(listener: (folders: readonly FailedFolder[]) => void): () => void;
   isHealthy(): boolean;
   /** Whether a request would be stored right now, and why not; from memory, never waiting on the store. */
   health(): StoreHealth;
@@ -108,14 +114,19 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
   // Every stored change is heard here: this instance's own writes, and other instances' (PostgreSQL).
   const workListeners = new Set<(earliest: number) => void>();
   const changeListeners = new Set<() => void>();
+  const failedListeners = new Set<(folders: readonly FailedFolder[]) => void>();
   const hear = (event: QueueEvent): void => {
     if (event.kind === "work") for (const listener of workListeners) listener(clock.now() + event.inMs);
     for (const listener of changeListeners) listener();
   };
   store.onOtherInstance?.(hear);
   async function write<T>(work: (tx: QueueTx) => Promise<T>, announce: (result: T) => QueueEvent = change, signal?: AbortSignal): Promise<T> {
-    const result = await store.write(work, { announce, ...(signal ? { signal } : {}) });
+    // Folders this write fails are told once it is durable (only watched while someone listens).
+    const failed = new Map<number, FailedFolder>();
+    const watched = failedListeners.size === 0 ? work : (tx: QueueTx) => (failed.clear(), work(watchFailures(tx, failed)));
+    const result = await store.write(watched, { announce, ...(signal ? { signal } : {}) });
     hear(announce(result));
+    if (failed.size > 0) for (const listener of failedListeners) listener([...failed.values()]);
     return result;
   }
 
@@ -245,6 +256,10 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);
     },
+    onFailed(listener) {
+      failedListeners.add(listener);
+      return () => failedListeners.delete(listener);
+    },
     reconfigure,
     isHealthy: () => store.health().writable,
     health: () => store.health(),
@@ -253,6 +268,7 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       await store.close();
       workListeners.clear();
       changeListeners.clear();
+      failedListeners.clear();
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Config, TargetConfig } from "../../config/schema.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
+import { shownNotifierUrl } from "../../notify/notifier-url.ts";
 import type { CommandSpec } from "../command.ts";
 import { BUILT_FEATURES } from "../built-features.ts";
 
@@ -48,6 +49,8 @@ function renderSummary(settings: Settings, config: Config): string {
     `Targets:         plex (${config.PLEX_LOCAL_URL})${Object.keys(config.TARGETS).length ? "" : ", no others"}`,
     ...Object.entries(config.TARGETS).map(([name, target]) => `    ${targetLine(name, target)}`),
     `Anchors:         ${config.SERVER_ANCHORS.length ? config.SERVER_ANCHORS.join(", ") : "(none)"}`,
+    // A notifier's URL is its secret: its scheme and host only.
+    `Notifiers:       ${Object.entries(config.NOTIFY).map(([name, notifier]) => `${name} (${notifier.TYPE} at ${shownNotifierUrl(notifier.URL)})`).join(", ") || "(none)"}`,
     "",
   ].join("\n");
 }

@@ -2,6 +2,7 @@ import { loadConfig } from "../../config/load.ts";
 import { describeSource, sourceLabel, type ConfigSource } from "../../config/provenance.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
+import { shownNotifierUrl } from "../../notify/notifier-url.ts";
 import { booleanFlag, type CommandSpec } from "../command.ts";
 import { isInContainer } from "../in-container.ts";
 
@@ -67,12 +68,14 @@ function shown(value: unknown): string {
 /** Field names whose values are secrets, at any depth (SERVER_PASS, PLEX_TOKEN, TARGETS.*.TOKEN, ARR.*.API_KEY …). */
 const SECRET = /TOKEN|PASS|SECRET|API_KEY/i;
 
-function masked(key: string, value: unknown): unknown {
+function masked(key: string, value: unknown, parents: readonly string[] = []): unknown {
   if (key === "SERVER_DATABASE_URL" && typeof value === "string") return value === "" ? value : maskDatabaseUrl(value);
+  // A notifier's URL is its secret (a Discord webhook's token is in the path): only its scheme and host are shown.
+  if (parents.length === 2 && parents[0] === "NOTIFY" && key === "URL" && typeof value === "string") return `${shownNotifierUrl(value)}/<hidden>`;
   if (SECRET.test(key) && typeof value === "string") return value === "" ? "" : `<set, ${String(value.length)} characters>`;
   if (Array.isArray(value)) return value.map((item) => masked("", item));
   if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, inner]) => [name, masked(name, inner)]));
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, inner]) => [name, masked(name, inner, [...parents, key])]));
   }
   return value;
 }

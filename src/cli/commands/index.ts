@@ -45,6 +45,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./webhook-url.ts")).webhookUrlCommand,
   },
   {
+    name: "arr connect",
+    summary: "Create or fix autoscan's Webhook connection in each *arr app under ARR, then have the app test it (--dry-run to look first)",
+    load: async () => (await import("./arr-connect.ts")).arrConnectCommand,
+  },
+  {
     name: "sections",
     summary: "List Plex's library sections and their folders (--json for scripts)",
     load: async () => (await import("./sections.ts")).sectionsCommand,
@@ -78,6 +83,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     name: "import",
     summary: "Import plex_autoscan's queue file (--from-plex-autoscan PATH) into autoscan's queue; --dry-run to look first",
     load: async () => (await import("./import.ts")).importCommand,
+  },
+  {
+    name: "notify test",
+    summary: "Send a test message to each notifier under NOTIFY (or --name N) and say what each answered",
+    load: async () => (await import("./notify-test.ts")).notifyTestCommand,
   },
   {
     name: "backfill",

@@ -14,6 +14,7 @@ import { dataDirFamily } from "../../ops/doctor/data-dir.ts";
 import { databaseFamily } from "../../ops/doctor/database.ts";
 import { driveFamily, rcFamily } from "../../ops/doctor/drive.ts";
 import { mappingFamily } from "../../ops/doctor/mappings.ts";
+import { notifyFamily } from "../../ops/doctor/notify.ts";
 import { plexFamily } from "../../ops/doctor/plex.ts";
 import { connectHost, portFamily } from "../../ops/doctor/port.ts";
 import { refusedFamily, type RefusedProbe } from "../../ops/doctor/refused.ts";
@@ -28,6 +29,7 @@ import { BUILT_FEATURES } from "../built-features.ts";
 import type { Runtime } from "../runtime.ts";
 import { isInContainer } from "../in-container.ts";
 import { driveProbe, rcProbe } from "./doctor-drive.ts";
+import { notifyProbe } from "./doctor-notify.ts";
 import { targetProbes } from "./doctor-targets.ts";
 import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
 
@@ -176,6 +178,8 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   if (config.RCLONE.RC_CACHE_REFRESH.ENABLED) families.push(rcFamily(rcProbe(config.RCLONE.RC_CACHE_REFRESH.RC_URL)));
   if (!startup) families.push(portFamily({ ip: config.SERVER_IP, port: config.SERVER_PORT }));
   if (!startup && config.SERVER_PASS !== "") families.push(refusedFamily(refusedProbe(config)));
+  // NOTIFY: what each notifier is, and whether the running server can deliver to it (doctor itself sends nothing).
+  if (!startup && Object.keys(config.NOTIFY).length > 0) families.push(notifyFamily(notifyProbe(config)));
   return families;
 }
 

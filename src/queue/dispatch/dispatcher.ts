@@ -11,7 +11,7 @@ import { createMountHold, type DispatchDisk } from "./mount-hold.ts";
 import { createRoundHooks, type CommandHooks } from "./scan-round-commands.ts";
 import { createScanTasks } from "./target-delivery.ts";
 import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
-import { createTargetHealth, type TargetHealth } from "./target-health.ts";
+import { createTargetHealth, type TargetChange, type TargetHealth } from "./target-health.ts";
 import { createWorkLoop } from "./dispatch-loop.ts";
 
 /**
@@ -63,6 +63,8 @@ export interface DispatcherOptions {
   readonly metrics?: DispatchMetrics & TargetCallMetrics;
   /** `SERVER_ANCHORS`: folders under a missing anchor wait (no check spent, nothing sent) until it is back. */
   readonly anchors?: DispatchAnchors;
+  /** Told when a target stops answering and when it answers again, once each way (`NOTIFY`); must return at once. */
+  readonly onTargetChange?: (change: TargetChange) => void;
 }
 
 export interface StopResult {
@@ -138,6 +140,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     waitOutside: (answer) => engine.waitOutside(answer),
     ...(options.random ? { random: options.random } : {}),
     ...(metrics ? { metrics } : {}),
+    ...(options.onTargetChange ? { onTargetChange: options.onTargetChange } : {}),
   });
 
   async function launchChecks(now: number): Promise<void> {

@@ -6,7 +6,7 @@ import type { ScanContext, ScanOutcome } from "../../core/target.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import type { RoundHooks } from "./scan-round-commands.ts";
-import { isTargetWideError, markDown, markUp, type TargetHealth } from "./target-health.ts";
+import { isTargetWideError, markDown, markUp, type TargetChange, type TargetHealth } from "./target-health.ts";
 import { untilStored } from "./until-stored.ts";
 
 /**
@@ -26,6 +26,8 @@ export interface ScanTaskOptions {
   /** Wraps a wait on the target (the dispatcher counts it as not its own work). */
   readonly waitOutside: <T>(answer: Promise<T>) => Promise<T>;
   readonly metrics?: DispatchMetrics & TargetCallMetrics;
+  /** Told when a target stops answering and when it answers again, once each way; must return at once. */
+  readonly onTargetChange?: (change: TargetChange) => void;
 }
 
 export function createScanTasks(options: ScanTaskOptions) {
@@ -33,6 +35,13 @@ export function createScanTasks(options: ScanTaskOptions) {
   const jitter = options.random ? { random: options.random } : {};
   const seconds = (ms: number): number => Math.round(ms / 1000);
   const hours = (ms: number): string => `${Math.round((ms / 3_600_000) * 10) / 10} hour(s)`;
+
+  /** The target answered: up again, said once when it had been down. */
+  function cameUp(health: TargetHealth): void {
+    const downSince = health.downSince;
+    markUp(health);
+    if (downSince !== undefined) options.onTargetChange?.({ target: health.target.name, available: true, downSince });
+  }
 
   async function recorded(health: TargetHealth, item: WorkItem, outcome: ScanOutcome): Promise<void> {
     const folder = item.scanFolder ?? item.folder;
@@ -59,7 +68,9 @@ export function createScanTasks(options: ScanTaskOptions) {
     const retryInMs = backoffDelay(attempt, jitter);
     if (targetWide) {
       // The target is held back as a whole too (its health): nothing is sent to it until it answers a probe.
+      const wasUp = health.downSince === undefined;
       const wait = markDown(health, error, clock.now(), options.random);
+      if (wasUp) options.onTargetChange?.({ target: name, available: false, reason: why });
       const level = error instanceof TargetAuthError || error instanceof TargetConfigError ? "error" : "warn";
       log[level](fields, `Target '${name}' cannot scan now (${why}). Trying again in ${seconds(wait)} seconds.`);
     } else {
@@ -92,7 +103,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         const context = contextOf(item, attempt, signal);
         const target = health.target;
         const outcome = await timedCall(metrics, target.name, "scan", () => options.waitOutside(target.scan(folder, context)));
-        markUp(health);
+        cameUp(health);
         metrics?.scanFinished(target.name, outcome.status, outcome.status === "scanned" ? waitedSeconds(item, clock) : undefined);
         await recorded(health, item, outcome);
       } catch (error) {
@@ -118,7 +129,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         const available = await timedCall(metrics, name, "probe", () => options.waitOutside(target.isAvailable())).catch(() => false);
         const now = clock.now();
         if (available) {
-          markUp(health);
+          cameUp(health);
           return void log.info({ target: name }, `Target '${name}' is available again.`);
         }
         const wait = markDown(health, undefined, now, options.random);

@@ -23,6 +23,19 @@ export interface TargetHealth {
   probing: boolean;
 }
 
+/**
+ * A target stopped answering (its first target-wide failure while it was up) or answers again (the first success
+ * after that): said once each way, for `NOTIFY`'s `target_down` and `target_up`.
+ */
+export interface TargetChange {
+  readonly target: string;
+  readonly available: boolean;
+  /** Why it cannot scan (when it went down). */
+  readonly reason?: string;
+  /** When the outage began (when it is back). */
+  readonly downSince?: number;
+}
+
 export function createTargetHealth(target: Target): TargetHealth {
   return { target, inFlight: new Set(), failures: 0, downUntil: 0, needsProbe: false, probing: false };
 }

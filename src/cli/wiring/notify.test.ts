@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import type { NotifyEvent } from "../../core/notify-event.ts";
+import type { ScanRequest, ScanSink } from "../../core/scan.ts";
+import { failedFolderEvents, reportBackfillFinds, targetChangeEvent } from "./notify.ts";
+
+/** The service's events as the notifiers get them: from the queue, the dispatcher and the backfill's sink. */
+const AT = Date.UTC(2026, 10, 25, 6, 0, 0);
+
+describe("events from the parts that raise them", () => {
+  it("a failed folder names the servers that gave it up, when there are any", () => {
+    expect(
+      failedFolderEvents(
+        [
+          { id: 4, folder: "/data/TV/A/Season 01", reason: "Not found after 1 file check(s): '…'", targets: [] },
+          { id: 5, folder: "/data/TV/B/Season 01", reason: "plex: Plex answered 500; jellyfin: timeout", targets: ["plex", "jellyfin"] },
+        ],
+        AT,
+      ),
+    ).toEqual([
+      { event: "failed", at: AT, folder: "/data/TV/A/Season 01", reason: "Not found after 1 file check(s): '…'", id: 4 },
+      { event: "failed", at: AT, folder: "/data/TV/B/Season 01", target: "plex, jellyfin", reason: "plex: Plex answered 500; jellyfin: timeout", id: 5 },
+    ]);
+  });
+
+  it("a server going down says why; coming back says for how long it was down", () => {
+    expect(targetChangeEvent({ target: "plex", available: false, reason: "connection refused" }, AT)).toEqual({ event: "target_down", at: AT, target: "plex", reason: "connection refused" });
+    expect(targetChangeEvent({ target: "plex", available: true, downSince: AT - 12 * 60_000 }, AT)).toEqual({ event: "target_up", at: AT, target: "plex", reason: "down for 12 min" });
+    expect(targetChangeEvent({ target: "plex", available: true, downSince: AT - 30_000 }, AT).reason).toBe("down for 30 s");
+  });
+
+  it("the backfill's sink tells each folder it queued once, and nothing for a request refused at intake", async () => {
+    const requests: ScanRequest[] = [
+      { path: "/data/TV/A/Season 01/e01.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
+      { path: "/data/TV/A/Season 01/e02.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
+      { path: "/nowhere/B/e01.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
+    ];
+    const sink: ScanSink = async () => ({
+      items: [
+        { id: 1, folder: "/data/TV/A/Season 01", merged: false },
+        { id: 1, folder: "/data/TV/A/Season 01", merged: true },
+        { id: 2, folder: "/nowhere/B", merged: false, ignoredBecause: "Not queued: no mapping." },
+      ],
+    });
+    const told: NotifyEvent[] = [];
+    const result = await reportBackfillFinds(sink, (event) => told.push(event), { now: () => AT })(requests);
+    expect(result.items).toHaveLength(3);
+    expect(told).toEqual([{ event: "backfill_found", at: AT, folder: "/data/TV/A/Season 01", app: "Sonarr (sonarr)", id: 1 }]);
+  });
+});

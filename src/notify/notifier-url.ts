@@ -1,0 +1,52 @@
+/**
+ * A notifier's URL holds its secret: a Discord webhook's token is in the path, an ntfy topic is its own password, an
+ * apprise-api key reaches every service configured behind it, and any of them may carry `user:password@`. So the URL
+ * is split once: what is sent (without the userinfo, which becomes HTTP Basic auth, as ntfy and reverse proxies take
+ * it), what may be shown (scheme, host and port only), and what log redaction must hide.
+ */
+export interface NotifierUrl {
+  /** The URL requests go to, without `user:password@`. */
+  readonly sendUrl: string;
+  /** `Basic …` from the URL's userinfo (ntfy: an empty user and a `tk_…` token as the password work too). */
+  readonly authorization?: string;
+  /** Scheme, host and port: all that logs, doctor, `/health` and error messages say of it. */
+  readonly shown: string;
+  /**
+   * What log redaction hides: the whole URL as written, its path and query, the userinfo's password, and each path
+   * segment long enough to be a token (20+ characters: a Discord token is ~68) in case one appears on its own.
+   */
+  readonly secrets: readonly string[];
+}
+
+const TOKEN_LIKE = 20;
+
+export function parseNotifierUrl(text: string): NotifierUrl {
+  const url = new URL(text);
+  const user = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  const userinfo = user !== "" || password !== "";
+  url.username = "";
+  url.password = "";
+  const rest = `${url.pathname}${url.search}`;
+  const segments = url.pathname.split("/").map(safeDecode).filter((segment) => segment.length >= TOKEN_LIKE);
+  const secrets = [text, url.href, rest.length > 1 ? rest : "", password, ...segments].filter((secret) => secret.length > 0);
+  return {
+    sendUrl: url.href,
+    ...(userinfo ? { authorization: `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}` } : {}),
+    shown: url.origin,
+    secrets: [...new Set(secrets)],
+  };
+}
+
+/** What may be shown of a notifier URL (`https://discord.com`), or a placeholder when it is not a URL at all. */
+export function shownNotifierUrl(text: string): string {
+  return URL.parse(text)?.origin ?? "(not a URL)";
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,26 @@
+import type { NotifySink } from "../core/notify-event.ts";
+import type { Notifier, NotifierState } from "./notifier.ts";
+
+/**
+ * Every notifier of `NOTIFY` behind one `NotifySink`: an event goes to each notifier that listens for it. With none
+ * configured, `emit` does nothing.
+ */
+export interface Notifiers {
+  readonly emit: NotifySink;
+  states(): NotifierState[];
+  find(name: string): Notifier | undefined;
+  stop(): void;
+}
+
+export function combineNotifiers(list: readonly Notifier[]): Notifiers {
+  return {
+    emit: (event) => {
+      for (const notifier of list) notifier.emit(event);
+    },
+    states: () => list.map((notifier) => notifier.state()),
+    find: (name) => list.find((notifier) => notifier.name === name),
+    stop: () => {
+      for (const notifier of list) notifier.stop();
+    },
+  };
+}
