@@ -141,6 +141,11 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     : roles && database
       ? roles.backfillByRoleFromConfig(backfillInput, database)
       : await backfillWiring.createBackfillFromConfig(backfillInput);
+  // ARR: each app's connection to autoscan, looked at every SERVER_BACKFILL_INTERVAL (loaded only with apps listed).
+  const arrWatch =
+    Object.keys(config.ARR).length > 0
+      ? (await import("./wiring/arr-watch.ts")).arrWatchFromConfig({ config, clock, log, ...(notify ? { onDisconnected: notify.arrDisconnected } : {}) })
+      : undefined;
   const ofInstance = instanceHealth({ database: database !== undefined, instance, drive, backfill });
   const health = (): InstanceHealth => ({ ...ofInstance(), ...notify?.health() });
   const admin = backfill && backfillWiring ? backfillWiring.backfillAdmin(backfill, backfillApps) : undefined;
@@ -155,6 +160,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(backfill ? { backfill: () => backfill.status() } : {}),
     ...(drive ? { drive: () => drive.status() } : {}),
     refused: { recent: () => guard.recent(), dismiss: () => guard.dismiss() },
+    ...(arrWatch ? { arrProblems: () => arrWatch.problems() } : {}),
     closing: closing.signal,
   };
   const web = await startWeb(runtime, { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
@@ -169,6 +175,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   state.dispatcher = dispatcher;
   state.ready = true;
   backfill?.start();
+  arrWatch?.start();
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
   return {
@@ -191,6 +198,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       closing.abort();
       // First: nothing more is sent at a stop (unsent events are dropped, and said now, while the log still flushes).
       notify?.stop();
+      arrWatch?.stop();
       await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections });
       others.close();
       anchorWatch.stop();

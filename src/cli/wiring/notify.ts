@@ -58,6 +58,8 @@ export interface NotifyWiring {
   foldersFailed(folders: readonly FailedFolder[]): void;
   /** For the dispatcher's `onTargetChange`. */
   targetChanged(change: TargetChange): void;
+  /** An *arr app stopped sending to autoscan (src/arr/connection-watch.ts). */
+  arrDisconnected(app: string, detail: string): void;
   /** The backfill's sink, telling `backfill_found` for what it queued. */
   backfillSink(sink: ScanSink): ScanSink;
   /** `/health`'s `notifiers`, while one cannot deliver. */
@@ -72,6 +74,7 @@ export function notifyFromConfig(input: NotifyWiringInput): NotifyWiring {
     notifiers,
     foldersFailed: (folders) => failedFolderEvents(folders, clock.now()).forEach(notifiers.emit),
     targetChanged: (change) => notifiers.emit(targetChangeEvent(change, clock.now())),
+    arrDisconnected: (app, detail) => notifiers.emit({ event: "arr_disconnected", at: clock.now(), app, reason: detail }),
     backfillSink: (sink) => reportBackfillFinds(sink, notifiers.emit, clock),
     health: () => notifyHealth(notifiers),
     stop: () => notifiers.stop(),

@@ -30,6 +30,7 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
         ...(deps.sources.backfill ? { backfill: deps.sources.backfill() } : {}),
         ...importingOf(deps),
         ...(deps.sources.refused ? { refused: deps.sources.refused.recent() } : {}),
+        ...(deps.sources.arrProblems ? { arrProblems: deps.sources.arrProblems() } : {}),
         ...withNotice(await notice(c, deps)),
       }),
     );

@@ -28,6 +28,8 @@ export interface QueuePageModel {
   readonly importing?: { readonly done: number; readonly total: number };
   /** Paths refused at intake (no mapping, no library), newest first, until dismissed. */
   readonly refused?: ReturnType<RefusedPaths["recent"]>;
+  /** *arr apps that stopped sending to autoscan. */
+  readonly arrProblems?: readonly { readonly app: string; readonly detail: string; readonly since: number }[];
 }
 
 export function renderQueuePage(model: QueuePageModel): string {
@@ -36,6 +38,7 @@ export function renderQueuePage(model: QueuePageModel): string {
       ? `<p class="empty">${model.total === 0 ? "Nothing is waiting. New requests appear here as they arrive." : "No folders on this page."}</p>`
       : `<ul class="items">${model.items.map((item) => itemHtml(model, item)).join("")}</ul>`;
   const body = `${noticeHtml(model.notice)}
+${arrProblemsHtml(model)}
 ${refusedHtml(model)}
 <section class="panel" aria-labelledby="queue-title">
 <div id="queue-list" data-live>
@@ -68,6 +71,19 @@ function importingHtml(importing: QueuePageModel["importing"]): string {
     `<section class="flash ok" role="status"><h2>Importing plex_autoscan's queue</h2><p>${done} of ${total} rows done. ` +
     "What is stored appears below as it goes; webhooks are taken meanwhile.</p></section>"
   );
+}
+
+/** *arr apps whose connection to autoscan is missing, off, pointing elsewhere, or held after failures. */
+function arrProblemsHtml(model: QueuePageModel): string {
+  const problems = model.arrProblems ?? [];
+  if (problems.length === 0) return "";
+  const rows = problems
+    .map((p) => `<li><b>${escapeHtml(p.app)}</b> (${timeTag(p.since, model.now)}): ${escapeHtml(p.detail)} <b>Fix:</b> <code>autoscan arr connect --app ${escapeHtml(p.app)}</code></li>`)
+    .join("");
+  return `<section class="flash err" role="alert" aria-labelledby="arr-title">
+<h2 id="arr-title">${problems.length === 1 ? "An app does not send" : `${String(problems.length)} apps do not send`} ${problems.length === 1 ? "its" : "their"} imports to autoscan</h2>
+<ul class="refused">${rows}</ul>
+</section>`;
 }
 
 /**

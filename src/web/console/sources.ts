@@ -25,6 +25,8 @@ export interface ConsoleSources {
   readonly closing?: AbortSignal;
   /** Requests no server can scan (no mapping, no library), refused at intake: the Queue page shows them until dismissed. */
   readonly refused?: RefusedPaths;
+  /** *arr apps that stopped sending to autoscan (`ARR`): the Queue page says so until they send again. */
+  readonly arrProblems?: () => readonly { readonly app: string; readonly detail: string; readonly since: number }[];
 }
 
 export interface RefusedPaths {
