@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, r
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { eventually } from "./support/faults/autoscan-server.ts";
 import { probeMounts } from "./support/faults/mounts.ts";
 import { freePort } from "./support/free-port.ts";
 import { CLI_MAIN, childEnv, startCli, within, type RunningCli } from "./support/run-cli.ts";
@@ -156,9 +157,12 @@ describe.skipIf(mountRefusal !== undefined)("autoscan server while its log file 
     }
     expect(child.process.exitCode).toBeNull();
     expect(count(child.stdout(), FAILING(logFile, "disk full (ENOSPC)"))).toBe(1);
-    // The console still got every line the file lost.
-    expect(count(child.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/)).toBe(statuses.filter((s) => s === 200).length + 1);
-    expect(count(child.stdout(), /Unknown scan request from client '127\.0\.0\.1'/)).toBe(statuses.length + 3);
+    // The console still got every line the file lost (the pipe may deliver the last one after the HTTP answer).
+    const queued = statuses.filter((s) => s === 200).length + 1;
+    const unknown = statuses.length + 3;
+    await eventually(() => count(child.stdout(), /Unknown scan request from client '127\.0\.0\.1'/) >= unknown, { what: "every bad request's line on the console", timeoutMs: 5_000 });
+    expect(count(child.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/)).toBe(queued);
+    expect(count(child.stdout(), /Unknown scan request from client '127\.0\.0\.1'/)).toBe(unknown);
 
     rmSync(filler);
     // The queue retries its disk on its own schedule; the log file at the next line.
@@ -188,6 +192,7 @@ describe.skipIf(mountRefusal !== undefined)("autoscan server while its log file 
     for (let n = 0; n < 5; n++, sent++) expect(await webhook(port)).toMatchObject({ status: 200, body: "OK" });
     expect(await health(port)).toBe(200);
     expect(count(child.stdout(), FAILING(logFile, "disk full (ENOSPC)"))).toBe(1);
+    await eventually(() => count(child.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/) >= sent, { what: "every webhook's line on stdout", timeoutMs: 5_000 });
     expect(count(child.stdout(), /Queued Sonarr 'Download' from client '127\.0\.0\.1'/)).toBe(sent);
     rmSync(filler);
     await webhook(port);
