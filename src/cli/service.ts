@@ -33,6 +33,7 @@ import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wi
 import type { DriveMonitor } from "../drive/poller.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
 import type { BackfillAdmin } from "../web/options.ts";
+import { landedFromConfig, type LandedWiring } from "./wiring/landed.ts";
 import type { NotifyWiring } from "./wiring/notify.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
@@ -171,7 +172,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     notify?.stop();
     throw error;
   });
-  const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors, notify);
+  const landed = landedFromConfig({ config, queue, targets, clock, log, metrics, notify: notify?.notifiers.emit });
+  const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors, notify, landed);
   state.dispatcher = dispatcher;
   state.ready = true;
   backfill?.start();
@@ -186,6 +188,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       anchorWatch.reconfigure(next.SERVER_ANCHORS);
       queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
       dispatcher.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
+      landed.reconfigure(next);
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
@@ -199,7 +202,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       // First: nothing more is sent at a stop (unsent events are dropped, and said now, while the log still flushes).
       notify?.stop();
       arrWatch?.stop();
-      await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections });
+      await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections, landed });
       others.close();
       anchorWatch.stop();
     },
@@ -296,6 +299,7 @@ function startDispatcher(
   metrics: ServiceMetrics | undefined,
   anchors: DispatcherOptions["anchors"],
   notify: NotifyWiring | undefined,
+  landed: LandedWiring,
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
@@ -313,6 +317,7 @@ function startDispatcher(
     }),
     ...(anchors ? { anchors } : {}),
     ...(notify ? { onTargetChange: notify.targetChanged } : {}),
+    landed: landed.start,
   });
   dispatcher.start();
   return dispatcher;
@@ -329,6 +334,7 @@ interface Parts {
   readonly budgetMs: number;
   readonly runtime: Runtime;
   readonly rejections: RejectionLog;
+  readonly landed: LandedWiring;
 }
 
 async function stopAll(parts: Parts): Promise<void> {
@@ -336,7 +342,7 @@ async function stopAll(parts: Parts): Promise<void> {
   const started = Date.now();
   const left = (): number => Math.max(0, parts.budgetMs - (Date.now() - started));
   parts.memory.stop();
-  await Promise.all([parts.web.close(), parts.drive?.stop(), parts.backfill?.stop()]);
+  await Promise.all([parts.web.close(), parts.drive?.stop(), parts.backfill?.stop(), parts.landed.stop()]);
   const result = await parts.dispatcher.stop({ timeoutMs: Math.max(0, left() - 500) });
   if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
   await parts.queue.close();

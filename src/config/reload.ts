@@ -29,6 +29,8 @@ export const LIVE_KEYS: ReadonlySet<string> = new Set([
   "SERVER_COMMAND_TIMEOUT",
   "SERVER_LOG_LEVEL",
   "SERVER_ANCHORS",
+  "SERVER_CONFIRM_LANDED",
+  "SERVER_LANDED_RECHECK",
 ]);
 
 export interface ConfigChanges {

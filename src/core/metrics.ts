@@ -54,7 +54,13 @@ export interface BackfillMetrics {
   backfillRead(app: string, result: "ok" | "down" | "auth" | "api" | "other", queued: number): void;
 }
 
-export type Metrics = RequestMetrics & DispatchMetrics & TargetCallMetrics & DriveMetrics & StoreMetrics & BackfillMetrics;
+/** The landed check (`landed/landed-checker.ts`): one outcome per (folder, target). */
+export interface LandedMetrics {
+  /** `landed` (with the seconds from the first request to the look that saw the files), `not_visible`, `not_checked`. */
+  landed(target: string, outcome: "landed" | "not_visible" | "not_checked", afterSeconds?: number): void;
+}
+
+export type Metrics = RequestMetrics & DispatchMetrics & TargetCallMetrics & DriveMetrics & StoreMetrics & BackfillMetrics & LandedMetrics;
 
 /** The scrape: the text Prometheus reads, with its content type (`GET /<SERVER_PASS>/metrics`). */
 export interface MetricsExposition {

@@ -56,6 +56,17 @@ export interface TargetView {
   readonly status: "scanned" | "skipped";
   readonly detail?: string;
   readonly at: number;
+  /**
+   * Whether the target's library shows the requested files since its scan: `pending` (a look is to come), `landed`,
+   * `not_visible` or `not_checked`; absent for a skip (or a scan from before the check existed).
+   */
+  readonly landed?: "pending" | "landed" | "not_visible" | "not_checked";
+  /** Landed: from the folder's first request to the look that saw every file. */
+  readonly landedAfterMs?: number;
+  /** Not visible or not checked: why. Pending: the files not visible yet. */
+  readonly landedReason?: string;
+  /** Pending: when the next look is due. */
+  readonly landedCheckAt?: number;
 }
 
 export interface PageOptions {
@@ -70,5 +81,7 @@ export interface HistoryQuery extends PageOptions {
   readonly source?: string;
   /** Part of the folder or of a request's path (ASCII letters match either case). */
   readonly search?: string;
+  /** Folders with a target delivery in this landed state (`not_visible`: files a server never showed). */
+  readonly landed?: "pending" | "landed" | "not_visible" | "not_checked";
 }
 

@@ -13,6 +13,20 @@ export interface Target {
   scan(folder: string, context: ScanContext): Promise<ScanOutcome>;
   /** Cheap check that the target can take work now; `false` makes the dispatcher hold work for it. */
   isAvailable(): Promise<boolean>;
+  /** Asks the server's library whether requested files are there after a scan; absent = it cannot be asked. */
+  readonly lookup?: LibraryLookup;
+}
+
+/**
+ * Did the files land? The server's own API, asked after its scan of a folder (never the disks). Errors as for `scan`:
+ * `TargetUnavailableError` = cannot be asked now (looked up again later); anything else = the lookup failed.
+ */
+export interface LibraryLookup {
+  /** How long after a scan was sent the first look waits: the server's own delay before it acts (Jellyfin's
+   *  LibraryMonitorDelay), 0 where the lookup itself waits for the scan to end (Plex's section activity). */
+  readonly settleMs: number;
+  /** For each file (server form, as the scan got it), whether the server's library holds it now. */
+  find(files: readonly string[], signal: AbortSignal): Promise<ReadonlyMap<string, boolean>>;
 }
 
 export interface ScanContext {

@@ -3,6 +3,7 @@ import type { AsyncRows as RowAccess } from "./rows-async.ts";
 import type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "./rules/rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
+import type { TargetView } from "../core/queue-view.ts";
 
 const MAX_PAGE = 1000;
 
@@ -46,6 +47,10 @@ function historyFilter(query: HistoryQuery): { where: string; params: (string | 
     // One pass over the requests, not one per item.
     clauses.push("id IN (SELECT item_id FROM requests WHERE source = ?)");
     params.push(query.source);
+  }
+  if (query.landed) {
+    clauses.push("id IN (SELECT item_id FROM item_targets WHERE landed = ?)");
+    params.push(query.landed);
   }
   const search = query.search?.trim();
   if (search) {
@@ -111,6 +116,7 @@ async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
       status: t.status,
       ...(t.detail === null ? {} : { detail: t.detail }),
       at: t.at,
+      ...landedView(t),
     })),
     deliveries: deliveries.map((d) => ({
       target: d.target,
@@ -119,5 +125,15 @@ async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
       lastError: d.last_error,
       failed: d.failed === 1,
     })),
+  };
+}
+
+function landedView(t: TargetRow): Partial<TargetView> {
+  if (!t.landed) return {};
+  return {
+    landed: t.landed,
+    ...(t.landed === "landed" && t.landed_after_ms != null ? { landedAfterMs: t.landed_after_ms } : {}),
+    ...(t.landed !== "landed" && t.landed_detail ? { landedReason: t.landed_detail } : {}),
+    ...(t.landed === "pending" && t.landed_check_at != null ? { landedCheckAt: t.landed_check_at } : {}),
   };
 }

@@ -7,6 +7,8 @@ import { isCovered } from "./coverage.ts";
 import { watchFailures, type FailedFolder } from "./failed-watch.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import { createQueueSink } from "./queue-sink.ts";
+import { dueLooks, nextLookAt, type DueLook } from "./landed-reads.ts";
+import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rules/landed.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
@@ -63,6 +65,14 @@ export interface ScanQueue extends DispatchQueue {
    * after the write is durable; it must return at once. Returns the unsubscribe function.
    */
   onFailed(listener: (folders: readonly FailedFolder[]) => void): () => void;
+  /** The landed looks due now (`rules/landed.ts`), oldest first. */
+  dueLooks(limit: number): Promise<DueLook[]>;
+  /** When the next landed look falls due, if any. */
+  nextLookAt(): Promise<number | undefined>;
+  /** Takes a due look for `leaseMs` (another instance does not take it meanwhile); `undefined`: not due, or taken. */
+  claimLook(itemId: number, target: string, leaseMs: number): Promise<ClaimedLook | undefined>;
+  /** Stores what a look found; `false` when the delivery is gone from the history or was not pending. */
+  recordLook(itemId: number, target: string, look: LookRecord): Promise<boolean>;
   isHealthy(): boolean;
   /** Whether a request would be stored right now, and why not; from memory, never waiting on the store. */
   health(): StoreHealth;
@@ -221,8 +231,8 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       }
     },
     beginAttempt: (id, rev, targets) => write((tx) => beginAttempt(tx, id, rev, targets)),
-    async recordScan(id, rev, target, outcome, allTargets) {
-      const result = await write((tx) => recordScan(tx, id, rev, target, outcome, allTargets));
+    async recordScan(id, rev, target, outcome, allTargets, landed) {
+      const result = await write((tx) => recordScan(tx, id, rev, target, outcome, allTargets, landed));
       if (result?.completed) finished(1);
       return result;
     },
@@ -260,6 +270,10 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       failedListeners.add(listener);
       return () => failedListeners.delete(listener);
     },
+    dueLooks: (limit) => dueLooks(reads, clock.now(), limit),
+    nextLookAt: () => nextLookAt(reads),
+    claimLook: (itemId, target, leaseMs) => write((tx) => claimLook(tx, itemId, target, leaseMs)),
+    recordLook: (itemId, target, look) => write((tx) => recordLook(tx, itemId, target, look)),
     reconfigure,
     isHealthy: () => store.health().writable,
     health: () => store.health(),

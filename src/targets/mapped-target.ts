@@ -1,4 +1,4 @@
-import type { Target } from "../core/target.ts";
+import type { LibraryLookup, Target } from "../core/target.ts";
 import { createPathMapper, type PathMappings } from "../paths/mapping.ts";
 
 /**
@@ -20,5 +20,17 @@ export function withPathMappings(target: Target, mappings: PathMappings): Target
         sources: context.sources.map((source) => ({ ...source, path: toTarget(source.path) })),
       }),
     isAvailable: () => target.isAvailable(),
+    ...(target.lookup ? { lookup: mappedLookup(target.lookup, toTarget) } : {}),
+  };
+}
+
+/** The lookup in the target's form, answered by the files as the queue names them. */
+function mappedLookup(lookup: LibraryLookup, toTarget: (path: string) => string): LibraryLookup {
+  return {
+    settleMs: lookup.settleMs,
+    async find(files, signal) {
+      const found = await lookup.find(files.map(toTarget), signal);
+      return new Map(files.map((file) => [file, found.get(toTarget(file)) ?? false]));
+    },
   };
 }

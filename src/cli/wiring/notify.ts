@@ -19,10 +19,10 @@ import { backoffDelay } from "../../queue/dispatch/backoff.ts";
 import type { TargetChange } from "../../queue/dispatch/target-health.ts";
 
 /**
- * `NOTIFY` → the notifiers, and the events of the parts that exist today onto them: the queue's failed folders
- * (`failed`), the dispatcher's targets going down and coming back (`target_down`, `target_up`), and what a backfill
- * read queued (`backfill_found`). `not_visible` and `arr_disconnected` are accepted in the config, and `emit` takes
- * them, but nothing raises them yet (the landed check and the *arr connection watch will).
+ * `NOTIFY` → the notifiers, and the events of the parts onto them: the queue's failed folders (`failed`), the
+ * dispatcher's targets going down and coming back (`target_down`, `target_up`), what a backfill read queued
+ * (`backfill_found`), the landed check's files no server showed (`not_visible`, through `notifiers.emit`) and the *arr
+ * connection watch (`arr_disconnected`).
  */
 export interface NotifyWiringInput {
   readonly config: Pick<Config, "NOTIFY">;

@@ -125,6 +125,19 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     labelNames: ["app"] as const,
     registers,
   });
+  const landedOutcomes = new Counter({
+    name: "autoscan_landed_total",
+    help: "Landed checks by target and outcome: landed (the server's library shows the files), not_visible (not after a rescan), not_checked (it could not be asked).",
+    labelNames: ["target", "outcome"] as const,
+    registers,
+  });
+  const landedAfter = new Histogram({
+    name: "autoscan_landed_seconds",
+    help: "Time from a folder's first request to the look that found its files in the target's library.",
+    labelNames: ["target"] as const,
+    buckets: WAIT_BUCKETS,
+    registers,
+  });
 
   return {
     registry,
@@ -167,6 +180,10 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       // App names come from the config's ARR section: a fixed set.
       backfillReads.inc({ app: nameLabel(app), result });
       if (queued > 0) backfillQueued.inc({ app: nameLabel(app) }, queued);
+    },
+    landed(target, outcome, afterSeconds) {
+      landedOutcomes.inc({ target: nameLabel(target), outcome });
+      if (afterSeconds !== undefined) landedAfter.observe({ target: nameLabel(target) }, Math.max(0, afterSeconds));
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { PathKind } from "../../core/scan.ts";
 import type { ScanOutcome } from "../../core/target.ts";
+import type { LandedStart } from "../rules/landed.ts";
 
 /**
  * The narrow view of the queue the dispatcher works through. Every method that changes an item takes the item's
@@ -78,6 +79,8 @@ export interface DispatchQueue {
     target: string,
     outcome: ScanOutcome,
     allTargets: readonly string[],
+    /** How the check that the files landed starts (absent: no check, as for a skip). */
+    landed?: LandedStart,
   ): Promise<{ readonly completed: boolean } | undefined>;
   /**
    * Records `target`'s failed attempt: that delivery alone waits (stored, so a restart keeps its backoff) while the

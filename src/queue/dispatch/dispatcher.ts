@@ -3,6 +3,7 @@ import { withLogId } from "../../core/log-context.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
+import type { LandedStart } from "../rules/landed.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
@@ -65,6 +66,8 @@ export interface DispatcherOptions {
   readonly anchors?: DispatchAnchors;
   /** Told when a target stops answering and when it answers again, once each way (`NOTIFY`); must return at once. */
   readonly onTargetChange?: (change: TargetChange) => void;
+  /** Whether a target's scan gets a landed check, and when its first look is due (`landed/landed-start.ts`). */
+  readonly landed?: (target: Target, item: WorkItem) => LandedStart;
 }
 
 export interface StopResult {
@@ -141,6 +144,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...(options.random ? { random: options.random } : {}),
     ...(metrics ? { metrics } : {}),
     ...(options.onTargetChange ? { onTargetChange: options.onTargetChange } : {}),
+    ...(options.landed ? { landed: options.landed } : {}),
   });
 
   async function launchChecks(now: number): Promise<void> {

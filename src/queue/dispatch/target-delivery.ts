@@ -2,7 +2,8 @@ import type { Clock } from "../../core/clock.ts";
 import { StoreUnavailableError, TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { timedCall, type DispatchMetrics, type TargetCallMetrics } from "../../core/metrics.ts";
-import type { ScanContext, ScanOutcome } from "../../core/target.ts";
+import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
+import type { LandedStart } from "../rules/landed.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
 import type { RoundHooks } from "./scan-round-commands.ts";
@@ -28,6 +29,8 @@ export interface ScanTaskOptions {
   readonly metrics?: DispatchMetrics & TargetCallMetrics;
   /** Told when a target stops answering and when it answers again, once each way; must return at once. */
   readonly onTargetChange?: (change: TargetChange) => void;
+  /** Whether a target's scan gets a landed check (absent: none). */
+  readonly landed?: (target: Target, item: WorkItem) => LandedStart;
 }
 
 export function createScanTasks(options: ScanTaskOptions) {
@@ -46,8 +49,9 @@ export function createScanTasks(options: ScanTaskOptions) {
   async function recorded(health: TargetHealth, item: WorkItem, outcome: ScanOutcome): Promise<void> {
     const folder = item.scanFolder ?? item.folder;
     const fields = { id: item.id, folder, target: health.target.name };
+    const landed = outcome.status === "scanned" ? options.landed?.(health.target, item) : undefined;
     const record = (): ReturnType<DispatchQueue["recordScan"]> =>
-      queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames);
+      queue.recordScan(item.id, item.rev, health.target.name, outcome, options.targetNames, landed);
     const result = await untilStored(record, clock, signal);
     const left = result?.completed ? `; ${await queue.pendingCount()} folder(s) left in the queue` : "";
     if (outcome.status === "scanned") log.info(fields, `Finished scan of '${folder}' by '${health.target.name}'${left}.`);

@@ -1,5 +1,5 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { DeliveryRow, ItemRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow, TargetRow } from "../rules/rows.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
 import type { PgClient } from "./pool.ts";
 
@@ -65,11 +65,17 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
       )),
     moveRequests: async (fromItem, toItem) => void (await run("UPDATE requests SET item_id = $2 WHERE item_id = $1", [fromItem, toItem])),
     finishedTargets: async (itemId) => (await rows<{ target: string }>("SELECT target FROM item_targets WHERE item_id = $1", [itemId])).map((r) => r.target),
+    target: async (itemId, target) =>
+      (await rows<TargetRow>("SELECT * FROM item_targets WHERE item_id = $1 AND target = $2", [itemId, target]))[0],
     putTarget: async (row) =>
       void (await run(
-        `INSERT INTO item_targets (item_id, target, status, detail, at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (item_id, target) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail, at = EXCLUDED.at`,
-        [row.item_id, row.target, row.status, row.detail, row.at],
+        `INSERT INTO item_targets (item_id, target, status, detail, at, landed, landed_detail, landed_after_ms, landed_check_at, landed_looks)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (item_id, target) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail, at = EXCLUDED.at,
+           landed = EXCLUDED.landed, landed_detail = EXCLUDED.landed_detail, landed_after_ms = EXCLUDED.landed_after_ms,
+           landed_check_at = EXCLUDED.landed_check_at, landed_looks = EXCLUDED.landed_looks`,
+        [row.item_id, row.target, row.status, row.detail, row.at, row.landed ?? null, row.landed_detail ?? null,
+          row.landed_after_ms ?? null, row.landed_check_at ?? null, row.landed_looks ?? null],
       )),
     async clearTargets(itemId) {
       await run("DELETE FROM item_targets WHERE item_id = $1", [itemId]);

@@ -2,6 +2,7 @@ import type { ScanOutcome } from "../../core/target.ts";
 import type { AttemptStart, CheckResult, FailureRecord } from "../dispatch/dispatch-port.ts";
 import { resolveWorkUnit } from "./request-folder.ts";
 import { moveToFolder, type MergePolicy } from "./enqueue.ts";
+import { landedColumns, type LandedStart } from "./landed.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
 
@@ -95,6 +96,7 @@ export async function recordScan(
   target: string,
   outcome: ScanOutcome,
   allTargets: readonly string[],
+  landed?: LandedStart,
 ): Promise<{ readonly completed: boolean } | undefined> {
   const item = await tx.item(id);
   if (item?.state !== "pending") return undefined;
@@ -103,7 +105,8 @@ export async function recordScan(
     return undefined;
   }
   await tx.dropDelivery(id, target);
-  await tx.putTarget({ item_id: id, target, ...outcomeColumns(outcome), at: tx.now });
+  const check = outcome.status === "scanned" ? landedColumns(landed, tx.now) : {};
+  await tx.putTarget({ item_id: id, target, ...outcomeColumns(outcome), at: tx.now, ...check });
   const settled = await settle(tx, { ...item, unfinished: ended(item) }, allTargets);
   return { completed: settled.state !== "pending" };
 }

@@ -35,6 +35,8 @@ export interface QueueTx {
   keepFirstRequests(itemId: number, keep: number): Promise<void>;
   moveRequests(fromItem: number, toItem: number): Promise<void>;
   finishedTargets(itemId: number): Promise<string[]>;
+  /** The target's row of the item (it finished the folder), if any. */
+  target(itemId: number, target: string): Promise<TargetRow | undefined>;
   putTarget(row: TargetRow): Promise<void>;
   /** Forgets which targets finished an item, and their failed deliveries (new work arrived for it). */
   clearTargets(itemId: number): Promise<void>;

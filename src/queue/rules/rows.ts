@@ -68,4 +68,18 @@ export interface TargetRow {
   readonly status: "scanned" | "skipped";
   readonly detail: string | null;
   readonly at: number;
+  /** Whether the server's library shows the requested files since (`rules/landed.ts`); null: not asked (a skip, or a
+   *  row from before the check existed). */
+  readonly landed?: LandedState | null;
+  /** Why not visible or not checked; while pending, the files not visible yet. */
+  readonly landed_detail?: string | null;
+  /** From the folder's first request to the look that saw every file. */
+  readonly landed_after_ms?: number | null;
+  /** Pending: when the next look is due. */
+  readonly landed_check_at?: number | null;
+  /** Looks done so far. */
+  readonly landed_looks?: number | null;
 }
+
+/** `pending` (a look is due at `landed_check_at`), `landed`, `not_visible`, `not_checked`. */
+export type LandedState = "pending" | "landed" | "not_visible" | "not_checked";

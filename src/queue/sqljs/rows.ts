@@ -33,7 +33,9 @@ const ITEM_COLUMNS = [
   "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
 ] as const;
 const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
-const TARGET_COLUMNS = ["item_id", "target", "status", "detail", "at"] as const;
+const TARGET_COLUMNS = [
+  "item_id", "target", "status", "detail", "at", "landed", "landed_detail", "landed_after_ms", "landed_check_at", "landed_looks",
+] as const;
 const DELIVERY_COLUMNS = ["item_id", "target", "attempts", "next_at", "first_failed_at", "last_error", "failed"] as const;
 const replaceSql = (table: string, columns: readonly string[]): string =>
   `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;

@@ -1,5 +1,5 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { DeliveryRow, ItemRow, RequestRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
 import type { StoreTransaction } from "./open-store.ts";
 import { PRUNED_IDS } from "./rows.ts";
 
@@ -47,6 +47,7 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     },
     finishedTargets: async (itemId) =>
       rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [itemId]).map((r) => r.target),
+    target: async (itemId, target) => rows.get<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? AND target = ?", [itemId, target]),
     putTarget: async (row) => tx.apply({ k: "tgt", r: row }),
     clearTargets: async (itemId) => tx.apply({ k: "clr", id: itemId }),
     deliveries: async (itemId) => rows.all<DeliveryRow>("SELECT * FROM deliveries WHERE item_id = ? ORDER BY target", [itemId]),
