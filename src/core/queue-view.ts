@@ -85,3 +85,11 @@ export interface HistoryQuery extends PageOptions {
   readonly landed?: "pending" | "landed" | "not_visible" | "not_checked";
 }
 
+
+const LANDED_STATES = ["pending", "landed", "not_visible", "not_checked"] as const;
+
+/** The history's landed filter from a query parameter (`not_visible`, or `not-visible`); `undefined` for anything else. */
+export function landedFilter(value: string | undefined): HistoryQuery["landed"] {
+  const wanted = value?.trim().toLowerCase().replace(/[- ]/g, "_");
+  return LANDED_STATES.find((state) => state === wanted);
+}

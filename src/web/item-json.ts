@@ -12,7 +12,11 @@ export function itemJson(item: QueueItemView): Record<string, unknown> {
     ...(item.nextAttemptAt === undefined ? {} : { nextAttemptAt: iso(item.nextAttemptAt) }),
     ...(item.finishedAt === undefined ? {} : { finishedAt: iso(item.finishedAt) }),
     requests: item.requests.map((request) => ({ ...request, at: iso(request.at) })),
-    targets: item.targets.map((target) => ({ ...target, at: iso(target.at) })),
+    targets: item.targets.map((target) => ({
+      ...target,
+      at: iso(target.at),
+      ...(target.landedCheckAt === undefined ? {} : { landedCheckAt: iso(target.landedCheckAt) }),
+    })),
     deliveries: item.deliveries.map((d) => ({ ...d, ...(d.nextAttemptAt === undefined ? {} : { nextAttemptAt: iso(d.nextAttemptAt) }) })),
   };
 }

@@ -25,7 +25,7 @@ export interface HistoryPageModel {
 
 export function renderHistoryPage(model: HistoryPageModel): string {
   const { query } = model;
-  const filtered = Boolean(query.state || query.source || query.search);
+  const filtered = Boolean(query.state || query.source || query.search || query.landed);
   const list =
     model.items.length === 0
       ? `<p class="empty">${filtered ? "No folder matches these filters." : "No scans have finished yet."}</p>`
@@ -34,6 +34,7 @@ export function renderHistoryPage(model: HistoryPageModel): string {
   if (query.state) params.set("state", query.state);
   if (query.source) params.set("source", query.source);
   if (query.search) params.set("q", query.search);
+  if (query.landed) params.set("landed", query.landed);
   const body = `${noticeHtml(model.notice)}
 ${filtersHtml(model)}
 <section class="panel" aria-labelledby="history-title">
@@ -58,6 +59,7 @@ function filtersHtml(model: HistoryPageModel): string {
   const option = (value: string, label: string, selected: boolean): string =>
     `<option value="${escapeHtml(value)}"${selected ? " selected" : ""}>${escapeHtml(label)}</option>`;
   const states = [option("", "All", !query.state), option("done", "Scanned", query.state === "done"), option("failed", "Failed", query.state === "failed")];
+  const landed = LANDED_FILTERS.map(([value, label]) => option(value, label, (query.landed ?? "") === value));
   const sources = [option("", "All sources", !query.source), ...model.sources.map((s) => option(s, s, s === query.source))];
   if (query.source && !model.sources.includes(query.source)) sources.push(option(query.source, query.source, true));
   return `<form class="filters" id="filters" method="get" action="${escapeHtml(`${model.shell.base}/history`)}" role="search">
@@ -65,10 +67,20 @@ function filtersHtml(model: HistoryPageModel): string {
  placeholder="Breaking Bad" autocapitalize="off" autocorrect="off" spellcheck="false" maxlength="500"></div>
 <div class="field"><label for="state">Result</label><select id="state" name="state">${states.join("")}</select></div>
 <div class="field"><label for="source">Source</label><select id="source" name="source">${sources.join("")}</select></div>
+<div class="field"><label for="landed">In the library</label><select id="landed" name="landed">${landed.join("")}</select></div>
 <button type="submit" class="primary">Filter</button>
-${query.state || query.source || query.search ? `<a class="btn" href="${escapeHtml(`${model.shell.base}/history`)}">Clear</a>` : ""}
+${query.state || query.source || query.search || query.landed ? `<a class="btn" href="${escapeHtml(`${model.shell.base}/history`)}">Clear</a>` : ""}
 </form>`;
 }
+
+/** The landed filter: which deliveries the server's library was found to show (or not). */
+const LANDED_FILTERS: readonly (readonly [string, string])[] = [
+  ["", "Any"],
+  ["not_visible", "Not visible"],
+  ["landed", "Landed"],
+  ["pending", "Still checking"],
+  ["not_checked", "Not checked"],
+];
 
 function retryAllHtml(model: HistoryPageModel): string {
   if (model.failedCount === 0) return "";

@@ -1,7 +1,7 @@
 import type { QueueItemView, RequestView, TargetView } from "../../core/queue-view.ts";
 import { escapeHtml } from "../views/escape.ts";
 import { csrfField, type ConsoleShell } from "./layout.ts";
-import { pathHtml, plural, timeTag } from "./format.ts";
+import { duration, pathHtml, plural, timeTag } from "./format.ts";
 
 /**
  * The parts of an item both the Queue and the History pages show: the requests merged into it, the result per
@@ -36,7 +36,7 @@ export function targetsHtml(item: QueueItemView, allTargets: readonly string[], 
 function targetLine(name: string, result: TargetView | undefined, item: QueueItemView, now: number): string {
   const label = `<b>${escapeHtml(name)}</b>`;
   if (result?.status === "scanned") {
-    return `${label} <span class="badge ok">scanned</span> ${timeTag(result.at, now)}${result.detail ? ` <span class="muted small">${escapeHtml(result.detail)}</span>` : ""}`;
+    return `${label} <span class="badge ok">scanned</span> ${timeTag(result.at, now)}${landedHtml(result, now)}${result.detail ? ` <span class="muted small">${escapeHtml(result.detail)}</span>` : ""}`;
   }
   if (result?.status === "skipped") {
     return `${label} <span class="badge warn">skipped</span> <span class="small">${escapeHtml(result.detail ?? "")}</span>`;
@@ -50,6 +50,26 @@ function targetLine(name: string, result: TargetView | undefined, item: QueueIte
   if (item.state === "failed") return `${label} <span class="badge err">not scanned</span>`;
   if (item.state === "done") return `${label} <span class="badge muted">not asked</span>`;
   return `${label} <span class="badge muted">to do</span>`;
+}
+
+/** Whether the server's library shows the files since (the landed check): a badge, and the time or the reason. */
+function landedHtml(result: TargetView, now: number): string {
+  switch (result.landed) {
+    case undefined:
+      return "";
+    case "landed":
+      return ` <span class="badge ok" title="The server's library shows the requested files">landed</span>${
+        result.landedAfterMs === undefined ? "" : ` <span class="small">visible ${escapeHtml(duration(result.landedAfterMs))} after the request</span>`
+      }`;
+    case "pending":
+      return ` <span class="badge muted" title="The server's library is asked for the files after its scan">checking</span>${
+        result.landedCheckAt === undefined ? "" : ` <span class="small">next look ${timeTag(result.landedCheckAt, now)}</span>`
+      }`;
+    case "not_visible":
+      return ` <span class="badge err">not visible</span> <span class="small">${escapeHtml(result.landedReason ?? "")}</span>`;
+    case "not_checked":
+      return ` <span class="badge muted" title="${escapeHtml(result.landedReason ?? "")}">not checked</span>`;
+  }
 }
 
 export type ItemAction = "scan" | "retry" | "delete";

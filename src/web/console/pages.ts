@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { HistoryQuery } from "../../core/queue-view.ts";
+import { landedFilter, type HistoryQuery } from "../../core/queue-view.ts";
 import type { Handler } from "../responses.ts";
 import { consoleHtml, type ConsoleDeps } from "./console-deps.ts";
 import { renderHistoryPage } from "./history-page.ts";
@@ -49,7 +49,7 @@ export function createHistoryPageHandler(deps: ConsoleDeps): Handler {
     const [page, sources, failed] = await Promise.all([
       queue.listHistory({ ...query, limit: HISTORY_PAGE }),
       queue.sources(),
-      query.state === "failed" && !query.source && !query.search ? undefined : queue.listHistory({ state: "failed", limit: 1 }),
+      query.state === "failed" && !query.source && !query.search && !query.landed ? undefined : queue.listHistory({ state: "failed", limit: 1 }),
     ]);
     return consoleHtml(
       c,
@@ -74,11 +74,13 @@ function historyQuery(c: Context): HistoryQuery & { offset: number } {
   const state = c.req.query("state");
   const source = c.req.query("source")?.trim();
   const search = c.req.query("q")?.trim().slice(0, 500);
+  const landed = landedFilter(c.req.query("landed"));
   return {
     offset: offsetParam(c),
     ...(state === "done" || state === "failed" ? { state } : {}),
     ...(source ? { source } : {}),
     ...(search ? { search } : {}),
+    ...(landed ? { landed } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { describeError } from "../../core/errors.ts";
+import { landedFilter } from "../../core/queue-view.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { readBody } from "../read-body.ts";
@@ -145,7 +146,16 @@ function historyParams(params: Params): (HistoryQuery & { offset: number }) | st
   if (state !== undefined && state !== "done" && state !== "failed") return "state must be done or failed";
   const source = params("source")?.trim() || undefined;
   const search = (params("q") ?? params("search"))?.trim() || undefined;
-  return { ...page, ...(state ? { state } : {}), ...(source ? { source } : {}), ...(search ? { search: search.slice(0, 500) } : {}) };
+  const landedParam = params("landed")?.trim() || undefined;
+  const landed = landedFilter(landedParam);
+  if (landedParam !== undefined && landed === undefined) return "landed must be not_visible, landed, pending or not_checked";
+  return {
+    ...page,
+    ...(state ? { state } : {}),
+    ...(source ? { source } : {}),
+    ...(search ? { search: search.slice(0, 500) } : {}),
+    ...(landed ? { landed } : {}),
+  };
 }
 
 function whole(raw: string | undefined, fallback: number): number | undefined {
