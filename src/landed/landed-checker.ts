@@ -22,7 +22,7 @@ import type { ScanQueue } from "../queue/scan-queue.ts";
 export interface LandedSettings {
   /** `SERVER_LANDED_RECHECK`, ms: the wait before the second look. */
   readonly recheckMs: number;
-  /** Looks per target per minute (default 120). */
+  /** Looks per target per minute (default 300). */
   readonly perMinute?: number;
   /** One look's limit (default 2 min). */
   readonly timeoutMs?: number;
@@ -46,7 +46,7 @@ export interface LandedChecker {
   stop(): Promise<void>;
 }
 
-const DEFAULT_PER_MINUTE = 120;
+const DEFAULT_PER_MINUTE = 300;
 const DEFAULT_TIMEOUT_MS = 2 * 60_000;
 /** A target that cannot be asked is asked again this much later, and given up (`not checked`) after an hour. */
 const UNREACHABLE_RETRY_MS = 60_000;
