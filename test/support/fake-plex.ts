@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
 
 /**
  * A fake Plex Media Server on 127.0.0.1 that behaves like the real one where predecessors got hurt
@@ -10,6 +11,9 @@ import type { AddressInfo } from "node:net";
  * - a path outside every location gets 200 and nothing is scanned (Plex only logs it);
  * - `/activities` with `Context.librarySectionID` sometimes a string, sometimes a number, sometimes absent;
  * - XML unless `Accept: application/json`;
+ * - a library (fake-library.ts) filled by scans from the test's directories; `/library/sections/{id}/all?type=&file=`
+ *   answers the items in the file's folder (its neighbourhood, as Plex does on shows), not just the file, and a show
+ *   section answers 500 without `type`;
  * - switches: down (connection reset, or a status), slow (delay), fail the next N matching requests.
  */
 
@@ -41,6 +45,8 @@ export interface FakePlexOptions {
   readonly token?: string;
   readonly sections?: readonly FakeSection[];
   readonly version?: string;
+  /** Server path → the test's directory that a scan reads (default: the path itself); undefined = nothing there. */
+  readonly toLocal?: (serverPath: string) => string | undefined;
 }
 
 export interface FakePlex {
@@ -52,6 +58,8 @@ export interface FakePlex {
   readonly emptied: string[];
   /** Rating keys analyzed through the API, in order. */
   readonly analyzed: string[];
+  /** What the library holds: filled by scans inside a location, read by `/library/sections/{id}/all`. */
+  readonly library: FakeLibrary;
   setSections(sections: readonly FakeSection[]): void;
   /** `false` = up; `"reset"` = connections are dropped; a number = every request gets that status. */
   setDown(mode: false | "reset" | number): void;
@@ -72,6 +80,15 @@ const HTML_401 =
   '<html><head><script>window.location.href="/web/index.html"</script><title>Unauthorized</title></head>' +
   "<body><h1>401 Unauthorized</h1></body></html>";
 const HTML_404 = "<html><head><title>Not Found</title></head><body><h1>404 Not Found</h1></body></html>";
+const HTML_500 = "<html><head><title>Internal Server Error</title></head><body><h1>500 Internal Server Error</h1></body></html>";
+
+/** Plex's item type (number and name) for what each kind of section holds. */
+const ITEM_TYPES: Readonly<Record<FakeSection["type"], { number: number; name: string }>> = {
+  movie: { number: 1, name: "movie" },
+  show: { number: 4, name: "episode" },
+  artist: { number: 10, name: "track" },
+  photo: { number: 13, name: "photo" },
+};
 
 export async function startFakePlex(options: FakePlexOptions = {}): Promise<FakePlex> {
   const token = options.token ?? "fake-plex-token-0123456789";
@@ -87,6 +104,9 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
   const scans: RecordedScan[] = [];
   const emptied: string[] = [];
   const analyzed: string[] = [];
+  const library = createFakeLibrary(options.toLocal ?? ((serverPath) => serverPath));
+  /** Stable ids per file, as Plex keeps a ratingKey for an item. */
+  const itemIds = new Map<string, number>();
 
   function readStatus(): Map<string, boolean> {
     const snapshot = new Map<string, boolean>();
@@ -113,7 +133,8 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     return readRoute(req) ?? writeRoute(req) ?? { status: 404, html: HTML_404 };
   }
 
-  function readRoute({ method, path }: RecordedRequest): Reply | undefined {
+  function readRoute(req: RecordedRequest): Reply | undefined {
+    const { method, path } = req;
     if (method !== "GET") return undefined;
     if (path === "/") {
       return ok({ MediaContainer: { size: 0, friendlyName: "fake-plex", machineIdentifier: "fake-machine", version } });
@@ -128,7 +149,36 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
       const Activity = active.map((id, i) => activity(id, i, activityContext, sections));
       return ok({ MediaContainer: { size: active.length, Activity } });
     }
+    const all = /^\/library\/sections\/([^/]+)\/all$/.exec(path);
+    if (all) return items(req, sections.find((s) => s.key === all[1]));
     return undefined;
+  }
+
+  /** `GET /library/sections/{id}/all?type=&file=`: with `file`, every item in that file's folder. */
+  function items(req: RecordedRequest, section: FakeSection | undefined): Reply {
+    if (!section) return { status: 404, html: HTML_404 };
+    const own = ITEM_TYPES[section.type];
+    const asked = req.query.get("type");
+    // Plex answers 500 to an untyped listing of a show section (it would have to mix shows, seasons and episodes).
+    if (asked === null && section.type === "show") return { status: 500, html: HTML_500 };
+    const file = req.query.get("file");
+    const folder = file === null ? undefined : file.slice(0, file.lastIndexOf("/"));
+    const matching =
+      asked !== null && Number(asked) !== own.number
+        ? []
+        : library
+            .files()
+            .filter((f) => inside(section, f) && (folder === undefined || f.slice(0, f.lastIndexOf("/")) === folder));
+    const Metadata = matching.map((f) => item(f, own.name, idFor(f)));
+    return ok({ MediaContainer: { size: Metadata.length, librarySectionID: Number(section.key), Metadata } });
+  }
+
+  function idFor(file: string): number {
+    const known = itemIds.get(file);
+    if (known !== undefined) return known;
+    const id = 1000 + itemIds.size;
+    itemIds.set(file, id);
+    return id;
   }
 
   function writeRoute(req: RecordedRequest): Reply | undefined {
@@ -153,9 +203,10 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     if ((req.method !== "GET" && req.method !== "DELETE") || !section) return { status: 404, html: HTML_404 };
     if (req.method === "DELETE") return { status: 200 };
     const path = req.query.get("path") ?? "";
-    const inside = section.locations.some((l) => path === l || path.startsWith(l.endsWith("/") ? l : `${l}/`));
-    scans.push({ sectionId: section.key, path, rawQuery: req.rawQuery, inside });
-    if (inside && scanBusyReads > 0) busy.set(section.key, scanBusyReads);
+    const within = inside(section, path);
+    scans.push({ sectionId: section.key, path, rawQuery: req.rawQuery, inside: within });
+    if (within) library.scanned(path);
+    if (within && scanBusyReads > 0) busy.set(section.key, scanBusyReads);
     return { status: 200 };
   }
 
@@ -189,6 +240,7 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     scans,
     emptied,
     analyzed,
+    library,
     setSections: (next) => void (sections = [...next]),
     setDown: (mode) => void (down = mode),
     setDelay: (ms) => void (delayMs = ms),
@@ -198,6 +250,7 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     setActivityContext: (present) => void (activityContext = present),
     close: () =>
       new Promise<void>((resolve) => {
+        library.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -218,6 +271,22 @@ function send(res: ServerResponse, req: RecordedRequest, reply: Reply): void {
   // JSON only when asked for; Plex's default is XML with the same names.
   if (!String(req.headers.accept ?? "").includes("application/json")) return sendXml(res, reply.status);
   res.writeHead(reply.status, { "Content-Type": "application/json" }).end(JSON.stringify(reply.json));
+}
+
+function inside(section: FakeSection, path: string): boolean {
+  return section.locations.some((l) => path === l || path.startsWith(l.endsWith("/") ? l : `${l}/`));
+}
+
+/** One library item in Plex's JSON shape: the file under `Media[].Part[]`. */
+function item(file: string, type: string, id: number) {
+  const name = file.slice(file.lastIndexOf("/") + 1);
+  return {
+    ratingKey: String(id),
+    key: `/library/metadata/${id}`,
+    type,
+    title: name.replace(/\.[^.]*$/, ""),
+    Media: [{ id, Part: [{ id, key: `/library/parts/${id}/file`, file }] }],
+  };
 }
 
 function directory(s: FakeSection, index: number, refreshing: boolean) {

@@ -96,7 +96,7 @@ export async function createPlexFromConfig(input: PlexWiringInput): Promise<Plex
           sections: hasToken ? plex.sections : docker.createFolderSections(input, scanner),
           timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000,
           waitForExternalScanners: config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
-          ...(hasToken ? { afterScan: plex.afterScan } : {}),
+          ...(hasToken ? { afterScan: plex.afterScan, lookup: plex.lookup } : {}),
           clock,
           log: input.log,
         })

@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
+import type { LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { AfterScan } from "./after-scan.ts";
 import type { PlexClient } from "./client.ts";
 import type { SectionActivity } from "./section-activity.ts";
@@ -30,6 +30,8 @@ export interface PlexApiTargetOptions {
   readonly busyMaxMs?: number;
   readonly availablePollMs?: number;
   readonly availableMaxMs?: number;
+  /** Asks Plex's library whether requested files landed (the landed check); absent = the target cannot be asked. */
+  readonly lookup?: LibraryLookup;
 }
 
 export function createPlexApiTarget(options: PlexApiTargetOptions): Target {
@@ -54,6 +56,7 @@ export function createPlexApiTarget(options: PlexApiTargetOptions): Target {
 
   return {
     name: "plex",
+    ...(options.lookup ? { lookup: options.lookup } : {}),
     async scan(folder, context): Promise<ScanOutcome> {
       const matched = await sections.resolve(folder, context.signal);
       if (matched.length === 0) {

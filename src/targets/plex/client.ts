@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
 import { excerpt, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, type HttpAnswer } from "../../http/http-call.ts";
-import { ActivitiesSchema, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
+import { ActivitiesSchema, LibraryItemsSchema, partFiles, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
 import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
 
 /**
@@ -32,6 +32,12 @@ export interface PlexClient {
   activities(signal?: AbortSignal): Promise<PlexActivity[]>;
   /** Partial scan: `GET /library/sections/{id}/refresh?path=<folder>`. */
   refreshSection(sectionId: string, folder: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * `GET /library/sections/{id}/all?type=<n>&file=<path>`: the `Part.file` of every item answered. Plex narrows to the
+   * file's neighbourhood (a show section can answer the whole season), not to the file: callers compare exactly.
+   * `type` is Plex's item type number (1 movie, 4 episode, 10 track); a show section answers 500 without it.
+   */
+  filesInSection(sectionId: string, type: number, file: string, signal?: AbortSignal): Promise<string[]>;
   /** `PUT /library/sections/{id}/emptyTrash`. */
   emptyTrash(sectionId: string, signal?: AbortSignal): Promise<void>;
   /** `PUT /library/metadata/{ratingKey}/analyze`. */
@@ -81,8 +87,8 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
     return answer.body;
   }
 
-  async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal) {
-    const body = await call("GET", path, undefined, signal);
+  async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal, query?: Record<string, string>) {
+    const body = await call("GET", path, query, signal);
     return parseBody(body, schema, `GET ${path}`);
   }
 
@@ -105,6 +111,11 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
       // GET, never PUT/POST: Plex answers 404 to those since PMS 1.32.7.7484 (Cloudbox/autoscan#218).
       // URLSearchParams form-encodes like python-plexapi's quote_plus: space → "+", "/" → "%2F", "(" → "%28".
       await call("GET", `/library/sections/${encodeURIComponent(sectionId)}/refresh`, { path: folder }, signal);
+    },
+    async filesInSection(sectionId, type, file, signal) {
+      // Form-encoded like refreshSection: "&" and "+" in a file name arrive as themselves ("%26", "%2B").
+      const path = `/library/sections/${encodeURIComponent(sectionId)}/all`;
+      return partFiles(await getJson(path, LibraryItemsSchema, signal, { type: String(type), file }));
     },
     async emptyTrash(sectionId, signal) {
       await call("PUT", `/library/sections/${encodeURIComponent(sectionId)}/emptyTrash`, undefined, signal);

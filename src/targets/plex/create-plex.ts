@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { TargetCallMetrics } from "../../core/metrics.ts";
-import type { Target } from "../../core/target.ts";
+import type { LibraryLookup, Target } from "../../core/target.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { createAfterScan, type AfterScan } from "./after-scan.ts";
 import { createAnalyzer, type AnalyzeType, type RunScanner } from "./analyze.ts";
@@ -11,6 +11,7 @@ import { createTrashEmptier } from "./empty-trash.ts";
 import { timedPlexClient } from "./timed-client.ts";
 import { createLibraryDb, type IsInLibrary, type LibraryDb } from "./library-db.ts";
 import { createLibraryGate, type LibraryGate } from "./library-gate.ts";
+import { createPlexLibraryLookup } from "./library-lookup.ts";
 import { createSectionActivity, type SectionActivity } from "./section-activity.ts";
 import { createSectionResolver, type SectionResolver } from "./sections.ts";
 
@@ -93,6 +94,8 @@ export interface Plex {
   readonly sections: SectionResolver;
   readonly activity: SectionActivity;
   readonly afterScan: AfterScan;
+  /** Plex's library asked through its API whether files landed: on `apiTarget`, and for the scanner target. */
+  readonly lookup: LibraryLookup;
   /** The `api` target. */
   readonly apiTarget: Target;
   readonly library?: LibraryDb;
@@ -158,6 +161,8 @@ export function createPlex(options: PlexOptions): Plex {
     pollMs: t.finishPollMs,
     maxWaitMs: t.finishMaxMs,
   });
+  // The after-scan steps have waited for the scan already; a look waits at most 90 s more (a look cut off is retried).
+  const lookup = createPlexLibraryLookup({ client, sections, activity, log, idleMaxMs: 90_000 });
   const apiTarget = createPlexApiTarget({
     client,
     sections,
@@ -171,6 +176,7 @@ export function createPlex(options: PlexOptions): Plex {
     busyMaxMs: t.busyMaxMs,
     availablePollMs: t.availablePollMs,
     availableMaxMs: t.availableMaxMs,
+    lookup,
   });
   // Said once at start, without holding the start up: the look is bounded, and nobody waits for it.
   if (afterScan.enabled) database.usable().catch(() => undefined);
@@ -179,6 +185,7 @@ export function createPlex(options: PlexOptions): Plex {
     sections,
     activity,
     afterScan,
+    lookup,
     apiTarget,
     library,
     database,

@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { TargetConfigError, TargetUnavailableError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
+import type { LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { OutputLine } from "../../docker/command-runner.ts";
 import { ExecInterruptedError } from "../../docker/errors.ts";
 import { formatDuration } from "../../docker/format-duration.ts";
@@ -28,6 +28,8 @@ export interface ScannerTargetOptions {
   readonly externalScannerMaxWaitMs?: number;
   /** Analysis and emptying the trash once the scan is done (needs PLEX_TOKEN); absent = neither. */
   readonly afterScan?: AfterScan;
+  /** Asks Plex's library (its API, so it needs PLEX_TOKEN) whether requested files landed; absent = cannot be asked. */
+  readonly lookup?: LibraryLookup;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -81,6 +83,7 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
   let lastAvailability: "up" | "down" | undefined;
   return {
     name: "plex-scanner",
+    ...(options.lookup ? { lookup: options.lookup } : {}),
     async scan(folder, context) {
       const sections = await options.sections.resolve(folder, context.signal);
       if (sections.length === 0) {

@@ -14,6 +14,8 @@ export function timedPlexClient(client: PlexClient, metrics: TargetCallMetrics |
     listSections: (signal) => timed("list_sections", () => client.listSections(signal)),
     activities: (signal) => timed("activities", () => client.activities(signal)),
     refreshSection: (sectionId, folder, signal) => timed("refresh_section", () => client.refreshSection(sectionId, folder, signal)),
+    filesInSection: (sectionId, type, file, signal) =>
+      timed("files_in_section", () => client.filesInSection(sectionId, type, file, signal)),
     emptyTrash: (sectionId, signal) => timed("empty_trash", () => client.emptyTrash(sectionId, signal)),
     analyzeItem: (ratingKey, signal) => timed("analyze_item", () => client.analyzeItem(ratingKey, signal)),
   };

@@ -65,6 +65,22 @@ export const ActivitiesSchema = v.object({
   MediaContainer: v.object({ Activity: v.optional(v.array(ActivitySchema)) }),
 });
 
+/** `/library/sections/{id}/all`: only the file paths are read; an item without media or parts holds no file. */
+const PartSchema = v.object({ file: v.optional(v.string()) });
+const MediaSchema = v.object({ Part: v.optional(v.array(PartSchema), []) });
+const MetadataSchema = v.object({ Media: v.optional(v.array(MediaSchema), []) });
+
+export const LibraryItemsSchema = v.object({
+  MediaContainer: v.object({ Metadata: v.optional(v.array(MetadataSchema), []) }),
+});
+
+/** Every `Metadata[].Media[].Part[].file`, flattened (a multi-part movie gives several). */
+export function partFiles(items: v.InferOutput<typeof LibraryItemsSchema>): string[] {
+  return items.MediaContainer.Metadata.flatMap((item) =>
+    item.Media.flatMap((media) => media.Part.flatMap((part) => (part.file === undefined ? [] : [part.file]))),
+  );
+}
+
 export function toSection(directory: v.InferOutput<typeof DirectorySchema>): PlexSection {
   return {
     id: directory.key,
