@@ -319,7 +319,7 @@ export const ConfigSchema = v.strictObject({
   /** new: after each scan, look the requested files up in the server's library (landed / not visible). Reloadable. */
   SERVER_CONFIRM_LANDED: bool(true),
   /** new: seconds before a file not visible at the first look is looked up again (then rescanned once). Reloadable. */
-  SERVER_LANDED_RECHECK: int(300, 10, 86_400),
+  SERVER_LANDED_RECHECK: int(300, 5, 86_400),
   /** new: seconds Jellyfin and Emby get before the first look (Jellyfin acts after its 60 s LibraryMonitorDelay). */
   SERVER_LANDED_SETTLE: int(90, 0, 3_600),
   /** new: seconds RUN_COMMAND_BEFORE_SCAN / RUN_COMMAND_AFTER_SCAN may run. */
