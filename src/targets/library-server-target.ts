@@ -4,15 +4,18 @@ import type { Logger } from "../core/logger.ts";
 import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
 import { createAvailabilityCheck } from "./availability.ts";
 import { createLibraryFolderCache, libraryNames, type LibraryFolder } from "./library-folders.ts";
+import { createMediaLibraryLookup } from "./library-lookup.ts";
 import type { MediaRequest, MediaResponse } from "./media-http.ts";
+import type { LibraryRoot } from "./media-wire-schemas.ts";
 import type { UpdateType } from "./update-type.ts";
 
 /**
  * The policy shared by Jellyfin and Emby: a folder in no library of the server is a logged skip (the server would
  * take the call and do nothing: the words are Plex's "Unable to map"); otherwise one `POST /Library/Media/Updated`
  * for the folder, whatever number of libraries hold it (the server finds them itself from the path); the library list
- * is cached, and `GET /System/Info` is the availability probe. Each server adds its header, its library route and
- * how its answer reads.
+ * is cached, and `GET /System/Info` is the availability probe. Whether the files landed is asked by walking the
+ * library through `GET /Items` (library-lookup.ts). Each server adds its header, its library route and how its
+ * answer reads.
  */
 
 /** What configures a Jellyfin or Emby target (`TARGETS.<name>`); each adds what its own API needs. */
@@ -34,7 +37,16 @@ export interface LibraryServerConfig {
   /** Library list refresh (default 5 min) and refresh on a miss (at most every 10 s). */
   readonly libraryRefreshMs?: number;
   readonly libraryMissRefreshMs?: number;
+  /**
+   * How long after a scan was sent the "did it land" look first waits (default 90 s): Jellyfin acts on a scan only
+   * after its LibraryMonitorDelay (60 s by default) and then needs its scan's time. A server with a longer delay
+   * needs more. Meant to come from `SERVER_LANDED_SETTLE` (not wired yet).
+   */
+  readonly landedSettleMs?: number;
 }
+
+/** Jellyfin's default LibraryMonitorDelay (60 s) plus time for its scan. */
+export const DEFAULT_LANDED_SETTLE_MS = 90_000;
 
 export interface LibraryServerTargetOptions {
   readonly config: LibraryServerConfig;
@@ -49,6 +61,8 @@ export interface LibraryServerTargetOptions {
   /** Where the server lists its libraries, and how its answer reads. */
   readonly librariesRoute: string;
   readonly parseLibraries: (body: string, what: string) => LibraryFolder[];
+  /** The same answer with each library's own item id, where the "did it land" walk starts. */
+  readonly parseRoots: (body: string, what: string) => LibraryRoot[];
   readonly updateType: (sources: ScanContext["sources"]) => UpdateType;
 }
 
@@ -90,6 +104,17 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
       log,
       fields,
       probe: async () => void (await call("GET", "/System/Info")),
+    }),
+    lookup: createMediaLibraryLookup({
+      call,
+      label,
+      log,
+      settleMs: config.landedSettleMs ?? DEFAULT_LANDED_SETTLE_MS,
+      // Read afresh for each look (one call), not from the scan's cache: that one may be minutes old.
+      roots: async (signal) => {
+        const answer = await call("GET", options.librariesRoute, { signal });
+        return options.parseRoots(answer.body, `${label}: GET ${options.librariesRoute}`);
+      },
     }),
   };
 }

@@ -10,12 +10,14 @@ const JellyfinVirtualFolders = v.array(
   v.looseObject({
     Name: v.nullish(v.string()),
     Locations: v.nullish(v.array(v.string())),
+    ItemId: v.nullish(v.string()),
   }),
 );
 
 const EmbySelectableFolders = v.array(
   v.looseObject({
     Name: v.nullish(v.string()),
+    Id: v.nullish(v.string()),
     SubFolders: v.nullish(v.array(v.looseObject({ Path: v.nullish(v.string()) }))),
   }),
 );
@@ -32,6 +34,76 @@ export function parseEmbyLibraries(body: string, what: string): LibraryFolder[] 
   return folders.flatMap((f) =>
     (f.SubFolders ?? []).flatMap((sub) => (sub.Path ? [{ library: f.Name ?? "?", path: sub.Path }] : [])),
   );
+}
+
+/**
+ * A library's folders with the id of the library's own item, where a descent through `GET /Items?ParentId=` starts
+ * (library-lookup.ts). A library the server lists without an id cannot be looked into and is left out.
+ */
+export interface LibraryRoot extends LibraryFolder {
+  /** Jellyfin's `ItemId`, Emby's top-level `Id` (the collection folder, not a `SubFolders[].Id`). */
+  readonly id: string;
+}
+
+/** `GET /Library/VirtualFolders` (Jellyfin) as roots: one per location, each with the library's `ItemId`. */
+export function parseJellyfinLibraryRoots(body: string, what: string): LibraryRoot[] {
+  const folders = parseBody(body, JellyfinVirtualFolders, what);
+  return folders.flatMap(({ Name, Locations, ItemId: id }) =>
+    id ? (Locations ?? []).map((path) => ({ library: Name ?? "?", path, id })) : [],
+  );
+}
+
+/** `GET /Library/SelectableMediaFolders` (Emby) as roots: one per sub-folder, each with the library's `Id`. */
+export function parseEmbyLibraryRoots(body: string, what: string): LibraryRoot[] {
+  const folders = parseBody(body, EmbySelectableFolders, what);
+  return folders.flatMap(({ Name, Id: id, SubFolders }) =>
+    id ? (SubFolders ?? []).flatMap((sub) => (sub.Path ? [{ library: Name ?? "?", path: sub.Path, id }] : [])) : [],
+  );
+}
+
+/**
+ * `GET /Items?ParentId=` (both servers): the children of one item. `Path` is there only when asked for
+ * (`Fields=Path`) and absent on virtual items (a Jellyfin season made up for episodes lying in the show's folder);
+ * `TotalRecordCount` tells whether a page was the last.
+ */
+const ItemsPage = v.looseObject({
+  Items: v.nullish(
+    v.array(
+      v.looseObject({
+        Id: v.string(),
+        Name: v.nullish(v.string()),
+        Type: v.nullish(v.string()),
+        Path: v.nullish(v.string()),
+        IsFolder: v.nullish(v.boolean()),
+      }),
+    ),
+  ),
+  TotalRecordCount: v.nullish(v.number()),
+});
+
+export interface LibraryItem {
+  readonly id: string;
+  readonly type?: string;
+  readonly path?: string;
+  /** `false` only when the server says the item holds nothing (an episode, a movie). */
+  readonly isFolder?: boolean;
+}
+
+export interface LibraryItemsPage {
+  readonly items: LibraryItem[];
+  /** Every child of the parent, over all pages; absent when the server did not say. */
+  readonly total?: number;
+}
+
+export function parseLibraryItems(body: string, what: string): LibraryItemsPage {
+  const page = parseBody(body, ItemsPage, what);
+  const items = (page.Items ?? []).map((item) => ({
+    id: item.Id,
+    ...(item.Type ? { type: item.Type } : {}),
+    ...(item.Path ? { path: item.Path } : {}),
+    ...(typeof item.IsFolder === "boolean" ? { isFolder: item.IsFolder } : {}),
+  }));
+  return { items, ...(typeof page.TotalRecordCount === "number" ? { total: page.TotalRecordCount } : {}) };
 }
 
 function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {

@@ -1,4 +1,6 @@
-import { parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
+import { createHash } from "node:crypto";
+import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
+import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
 
 /**
  * A fake Emby server on 127.0.0.1, faithful to the points of ../shared/reference/integrations.md §4.2:
@@ -9,11 +11,16 @@ import { parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpRep
  * - `POST /Library/Media/Updated` (`Updates[]` of `{Path, UpdateType}`) → 204 (or 200, `updateStatus`), recorded;
  *   `GET /Library/SelectableMediaFolders` (`[{Name, Id, Guid, SubFolders: [{Name, Id, Path}]}]`),
  *   `GET /Library/VirtualFolders`, `GET /System/Info` (auth), `GET /System/Info/Public`, `POST /Library/Refresh`;
+ * - a library (fake-library.ts) filled by the updates from the test's directories (`toLocal`), and
+ *   `GET /Items?ParentId=&Fields=Path` walking it from a library's top-level `Id` (fake-media-server.ts `itemsReply`;
+ *   ids are decimal numbers, as Emby's are);
  * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N).
  */
 export interface FakeEmbyLibrary {
   readonly name: string;
   readonly locations: readonly string[];
+  /** How `/Items` shapes its items (default `tvshows`); Emby's folder listing does not show it. */
+  readonly collectionType?: string;
 }
 
 export interface EmbyUpdate {
@@ -30,11 +37,15 @@ export interface FakeEmbyOptions {
   /** The answer to a taken update (default 204). */
   readonly updateStatus?: 200 | 204;
   readonly libraries?: readonly FakeEmbyLibrary[];
+  /** Server path → the test's directory an update reads (default: the path itself); undefined = nothing there. */
+  readonly toLocal?: (serverPath: string) => string | undefined;
 }
 
 export interface FakeEmby extends FakeHttpServer {
   readonly key: string;
   readonly updates: EmbyUpdate[];
+  /** What the libraries hold: filled by updates, read by `GET /Items`. */
+  readonly library: FakeLibrary;
   setLibraries(libraries: readonly FakeEmbyLibrary[]): void;
 }
 
@@ -44,6 +55,7 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
   const updateStatus = options.updateStatus ?? 204;
   let libraries = [...(options.libraries ?? [])];
   const updates: EmbyUpdate[] = [];
+  const library = createFakeLibrary(options.toLocal ?? ((serverPath) => serverPath));
 
   function tokenOf(req: RecordedHttpRequest): string | undefined {
     const header = headerOf(req, "x-emby-token");
@@ -76,6 +88,10 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
     }
     if (req.method === "POST" && path === "/library/refresh") return { status: 204 };
     if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req);
+    if (req.method === "GET" && path === "/items") {
+      const shapes = libraries.map((l, i) => ({ ...l, id: libraryIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
+      return itemsReply(req, shapes, library.files(), numericId);
+    }
     return { status: 404, text: "Not found" };
   }
 
@@ -93,12 +109,23 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
       if (typeof path !== "string" || path.length === 0) return { status: 400, text: "Value cannot be null. (Parameter 'path')" };
       const updateType = field(item, "UpdateType");
       updates.push({ path, updateType: typeof updateType === "string" ? updateType : undefined, route: req.path });
+      library.scanned(path);
     }
     return updateStatus === 200 ? { status: 200, text: "" } : { status: 204 };
   }
 
   const server = await startFakeHttpServer(route);
-  return { ...server, key, updates, setLibraries: (next) => void (libraries = [...next]) };
+  return {
+    ...server,
+    key,
+    updates,
+    library,
+    setLibraries: (next) => void (libraries = [...next]),
+    close: async () => {
+      library.close();
+      await server.close();
+    },
+  };
 }
 
 function headerOf(req: RecordedHttpRequest, name: string): string | undefined {
@@ -115,10 +142,20 @@ function publicInfo() {
   return { LocalAddress: "http://127.0.0.1:8096", ServerName: "fake-emby", Version: "4.9.1.80", Id: "0badc0de0badc0de0badc0de0badc0de" };
 }
 
+/** A library's own item id (its collection folder), as `SelectableMediaFolders` gives it. */
+function libraryIdOf(index: number): string {
+  return String(index * 10 + 3);
+}
+
+/** A stable decimal id for an item, as Emby numbers its items (large enough not to meet the libraries' small ones). */
+function numericId(key: string): string {
+  return String(1000 + Number.parseInt(createHash("md5").update(key).digest("hex").slice(0, 12), 16));
+}
+
 function selectable(library: FakeEmbyLibrary, index: number) {
   return {
     Name: library.name,
-    Id: String(index * 10 + 3),
+    Id: libraryIdOf(index),
     Guid: `00000000-0000-0000-0000-${String(index).padStart(12, "0")}`,
     SubFolders: library.locations.map((path, i) => ({ Name: path.split("/").pop() ?? path, Id: String(index * 10 + 4 + i), Path: path })),
   };

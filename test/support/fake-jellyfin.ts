@@ -1,4 +1,6 @@
-import { parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
+import { createHash } from "node:crypto";
+import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
+import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
 
 /**
  * A fake Jellyfin server on 127.0.0.1, faithful to the points of ../shared/reference/integrations.md §4.1:
@@ -10,6 +12,9 @@ import { parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpRep
  *   `Path` → 400; `UpdateType` is recorded but changes nothing (Jellyfin ignores it);
  * - `GET /Library/VirtualFolders` (`[{Name, Locations, CollectionType, ItemId, …}]`), `GET /System/Info` (auth),
  *   `GET /System/Info/Public` (no auth), `POST /Library/Refresh` (204); routes match case-insensitively;
+ * - a library (fake-library.ts) filled by the updates from the test's directories (`toLocal`), and
+ *   `GET /Items?ParentId=&Fields=Path` walking it from a library's `ItemId` (fake-media-server.ts `itemsReply`; ids are
+ *   32 hex digits, as Jellyfin's GUIDs are written);
  * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N).
  */
 export interface FakeJellyfinLibrary {
@@ -34,6 +39,8 @@ export interface FakeJellyfinOptions {
   /** Overrides the version's default for `EnableLegacyAuthorization`. */
   readonly legacyAuthorization?: boolean;
   readonly libraries?: readonly FakeJellyfinLibrary[];
+  /** Server path → the test's directory an update reads (default: the path itself); undefined = nothing there. */
+  readonly toLocal?: (serverPath: string) => string | undefined;
 }
 
 export interface FakeJellyfin extends FakeHttpServer {
@@ -42,6 +49,8 @@ export interface FakeJellyfin extends FakeHttpServer {
   readonly updates: JellyfinUpdate[];
   /** `POST /Library/Refresh` calls (a full scan of every library). */
   readonly fullRefreshes: number;
+  /** What the libraries hold: filled by updates, read by `GET /Items`. */
+  readonly library: FakeLibrary;
   setLibraries(libraries: readonly FakeJellyfinLibrary[]): void;
 }
 
@@ -52,6 +61,7 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
   let libraries = [...(options.libraries ?? [])];
   const updates: JellyfinUpdate[] = [];
   let fullRefreshes = 0;
+  const library = createFakeLibrary(options.toLocal ?? ((serverPath) => serverPath));
 
   /** The key and the form that carried it, as `AuthorizationContext` finds it; `undefined` when none counts. */
   function tokenOf(req: RecordedHttpRequest): { token: string; form: JellyfinAuthForm } | undefined {
@@ -82,6 +92,10 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
       return { status: 204 };
     }
     if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req, auth.form);
+    if (req.method === "GET" && path === "/items") {
+      const shapes = libraries.map((l, i) => ({ ...l, id: itemIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
+      return itemsReply(req, shapes, library.files(), (key) => createHash("md5").update(key).digest("hex"));
+    }
     return { status: 404 };
   }
 
@@ -101,6 +115,7 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
     }
     for (const item of items) {
       updates.push({ path: item.path as string, updateType: typeof item.updateType === "string" ? item.updateType : undefined, auth: form });
+      library.scanned(item.path as string);
     }
     return { status: 204 };
   }
@@ -114,7 +129,12 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
     get fullRefreshes() {
       return fullRefreshes;
     },
+    library,
     setLibraries: (next) => void (libraries = [...next]),
+    close: async () => {
+      library.close();
+      await server.close();
+    },
   };
 }
 
@@ -138,13 +158,18 @@ function publicInfo(version: string) {
   return { LocalAddress: "http://127.0.0.1:8096", ServerName: "fake-jellyfin", Version: version, ProductName: "Jellyfin Server", Id: "f00dfacef00dfacef00dfacef00dface", StartupWizardCompleted: true };
 }
 
+/** A library's own item id: 32 hex digits, as Jellyfin writes a GUID. */
+function itemIdOf(index: number): string {
+  return index.toString(16).padStart(32, "0");
+}
+
 function virtualFolder(library: FakeJellyfinLibrary, index: number) {
   return {
     Name: library.name,
     Locations: [...library.locations],
     CollectionType: library.collectionType ?? "tvshows",
     LibraryOptions: { Enabled: true, EnableRealtimeMonitor: false },
-    ItemId: index.toString(16).padStart(32, "0"),
+    ItemId: itemIdOf(index),
     PrimaryImageItemId: index.toString(16).padStart(32, "0"),
     RefreshProgress: null,
     RefreshStatus: "Idle",

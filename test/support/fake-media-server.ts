@@ -119,3 +119,114 @@ export function parseAuthParams(text: string): Map<string, string> {
   }
   return params;
 }
+
+/**
+ * What a fake Jellyfin or Emby server's libraries hold, as `GET /Items?ParentId=` shows it: the items both servers
+ * build from the files of a library (fake-library.ts), one per folder level, with the `Type` names they use:
+ * - `tvshows`: `Series` (the show's folder) → `Season` (a season folder; episodes lying in the show's folder get a
+ *   season with no `Path`, as Jellyfin makes one up) → `Episode` (the file);
+ * - `movies`: a `Movie` per video file in the library's folder or one folder below, straight under the library: a
+ *   movie's `Path` is its file, and its folder is no item (deeper files are extras, no items);
+ * - `music`: `MusicArtist` → `MusicAlbum` → `Audio`;
+ * - anything else: a `Folder` per folder, a `Video` per file.
+ * Ids are stable (derived from the type and the path, the way the servers derive theirs); `Path` is there only with
+ * `Fields=Path`, as Jellyfin serializes it; `StartIndex`/`Limit` page the answer; an unknown parent has no children.
+ */
+export interface FakeItemLibrary {
+  /** The library's own item id, as its listing (`ItemId`, Emby's `Id`) gives it. */
+  readonly id: string;
+  readonly name: string;
+  readonly locations: readonly string[];
+  readonly collectionType?: string;
+}
+
+interface FakeItem {
+  readonly Id: string;
+  readonly Name: string;
+  readonly Type: string;
+  readonly IsFolder: boolean;
+  readonly Path?: string;
+  readonly LocationType: "FileSystem" | "Virtual";
+}
+
+/** The answer to `GET /Items` for these libraries and files; `idOf` spells an id the server's way. */
+export function itemsReply(
+  req: RecordedHttpRequest,
+  libraries: readonly FakeItemLibrary[],
+  files: readonly string[],
+  idOf: (key: string) => string,
+): HttpReply {
+  const parentId = queryParam(req, "ParentId");
+  const all =
+    parentId === undefined || parentId === ""
+      ? libraries.map((l): FakeItem => ({
+          Id: l.id,
+          Name: l.name,
+          Type: "CollectionFolder",
+          IsFolder: true,
+          Path: `/config/root/default/${l.name}`,
+          LocationType: "FileSystem",
+        }))
+      : (itemTree(libraries, files, idOf).get(parentId) ?? []);
+  const withPath = (queryParam(req, "Fields") ?? "").split(",").some((f) => f.trim().toLowerCase() === "path");
+  const start = Number(queryParam(req, "StartIndex") ?? 0) || 0;
+  const limit = queryParam(req, "Limit");
+  const page = all.slice(start, limit === undefined ? undefined : start + (Number(limit) || 0));
+  const Items = page.map(({ Path, ...rest }) => (withPath && Path !== undefined ? { ...rest, Path } : rest));
+  return { status: 200, json: { Items, TotalRecordCount: all.length, StartIndex: start } };
+}
+
+/** Every parent id → its children, built afresh from the files (the library changes under scans). */
+function itemTree(libraries: readonly FakeItemLibrary[], files: readonly string[], idOf: (key: string) => string): Map<string, FakeItem[]> {
+  const tree = new Map<string, FakeItem[]>();
+  const add = (parentId: string, type: string, path: string, isFolder: boolean, virtual = false): string => {
+    const Id = idOf(`${type}:${virtual ? "virtual:" : ""}${path}`);
+    const siblings = tree.get(parentId) ?? [];
+    if (!siblings.some((s) => s.Id === Id)) {
+      const Name = virtual ? "Season 1" : (path.split("/").pop() ?? path);
+      siblings.push({ Id, Name, Type: type, IsFolder: isFolder, ...(virtual ? {} : { Path: path }), LocationType: virtual ? "Virtual" : "FileSystem" });
+    }
+    tree.set(parentId, siblings);
+    return Id;
+  };
+  for (const library of libraries) {
+    for (const location of library.locations) {
+      const base = location.endsWith("/") ? location.slice(0, -1) : location;
+      for (const file of files) {
+        if (!file.startsWith(`${base}/`)) continue;
+        const parts = file.slice(base.length + 1).split("/");
+        const folder = (n: number): string => [base, ...parts.slice(0, n)].join("/");
+        switch (library.collectionType) {
+          case "tvshows": {
+            if (parts.length < 2) break;
+            const series = add(library.id, "Series", folder(1), true);
+            const season = parts.length === 2 ? add(series, "Season", folder(1), true, true) : add(series, "Season", folder(2), true);
+            add(season, "Episode", file, false);
+            break;
+          }
+          case "movies":
+            if (parts.length <= 2) add(library.id, "Movie", file, false);
+            break;
+          case "music": {
+            if (parts.length === 1) add(library.id, "Audio", file, false);
+            else if (parts.length === 2) add(add(library.id, "MusicAlbum", folder(1), true), "Audio", file, false);
+            else add(add(add(library.id, "MusicArtist", folder(1), true), "MusicAlbum", folder(2), true), "Audio", file, false);
+            break;
+          }
+          default: {
+            let parent = library.id;
+            for (let n = 1; n < parts.length; n += 1) parent = add(parent, "Folder", folder(n), true);
+            add(parent, "Video", file, false);
+          }
+        }
+      }
+    }
+  }
+  return tree;
+}
+
+/** A query parameter by name, the name's case ignored (ASP.NET binds them so). */
+function queryParam(req: RecordedHttpRequest, name: string): string | undefined {
+  for (const [key, value] of req.query) if (key.toLowerCase() === name.toLowerCase()) return value;
+  return undefined;
+}

@@ -44,11 +44,12 @@ export function createTargetsFromConfig(input: TargetsWiringInput): TargetsWirin
 function buildTarget(name: string, target: TargetConfig, input: TargetsWiringInput, plexes: Plex[]): Target {
   const { config, clock, log } = input;
   const timeoutMs = target.TIMEOUT * 1000;
+  const landedSettleMs = config.SERVER_LANDED_SETTLE * 1000;
   switch (target.TYPE) {
     case "jellyfin":
-      return createJellyfinTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, clock, log });
+      return createJellyfinTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, landedSettleMs, clock, log });
     case "emby":
-      return createEmbyTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, clock, log });
+      return createEmbyTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, landedSettleMs, clock, log });
     case "autoscan":
       return createAutoscanTarget({ name, url: target.URL, username: target.USERNAME, password: target.PASSWORD, timeoutMs, log });
     case "plex": {

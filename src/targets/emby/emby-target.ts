@@ -2,13 +2,15 @@ import { TargetConfigError } from "../../core/errors.ts";
 import type { Target } from "../../core/target.ts";
 import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
 import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "../media-http.ts";
-import { parseEmbyLibraries } from "../media-wire-schemas.ts";
+import { parseEmbyLibraries, parseEmbyLibraryRoots } from "../media-wire-schemas.ts";
 import { embyUpdateTypeOf } from "../update-type.ts";
 
 /**
  * An Emby server (integrations.md §4.2): `POST /Library/Media/Updated` with `UpdateType: "Created"` (`Deleted` when
  * every request behind the folder was a delete), the `X-Emby-Token` header, libraries from
  * `GET /Library/SelectableMediaFolders` (`SubFolders[].Path`), `GET /System/Info` as the availability probe.
+ * Whether files landed is asked by walking the library from its top-level `Id` with `GET /Items?ParentId=`
+ * (library-lookup.ts), first `landedSettleMs` after the scan.
  *
  * Emby servers (and the proxies in front of them) serve the API without the `/emby` prefix, with it, or both.
  * Each call tries the form that worked last (without the prefix first); a 404 tries the other form once, and the
@@ -67,6 +69,7 @@ export function createEmbyTarget(options: EmbyTargetOptions): Target {
     call,
     librariesRoute: "/Library/SelectableMediaFolders",
     parseLibraries: parseEmbyLibraries,
+    parseRoots: parseEmbyLibraryRoots,
     updateType: embyUpdateTypeOf,
   });
 }

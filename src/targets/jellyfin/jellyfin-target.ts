@@ -1,14 +1,15 @@
 import type { Target } from "../../core/target.ts";
 import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
 import { createMediaHttp } from "../media-http.ts";
-import { parseJellyfinLibraries } from "../media-wire-schemas.ts";
+import { parseJellyfinLibraries, parseJellyfinLibraryRoots } from "../media-wire-schemas.ts";
 import { updateTypeOf } from "../update-type.ts";
 
 /**
  * A Jellyfin server (integrations.md §4.1): `POST /Library/Media/Updated` with
  * `{"Updates":[{"Path":<folder>,"UpdateType":…}]}` (204 = taken; Jellyfin acts on it after its LibraryMonitorDelay,
  * 60 s by default), libraries from `GET /Library/VirtualFolders` (`Locations[]`, needs an admin API key), and
- * `GET /System/Info` as the availability probe.
+ * `GET /System/Info` as the availability probe. Whether files landed is asked by walking the library from its
+ * `ItemId` with `GET /Items?ParentId=` (library-lookup.ts), first `landedSettleMs` after the scan.
  *
  * Auth is `Authorization: MediaBrowser Token="<key>"` only: Jellyfin 12 turns the legacy `X-Emby-Token` header and
  * `api_key` query off (and forces them off on upgraded servers), which Cloudbox/autoscan still sends.
@@ -38,6 +39,7 @@ export function createJellyfinTarget(options: JellyfinTargetOptions): Target {
     call: (method, route, request) => http.request(method, route, request),
     librariesRoute: "/Library/VirtualFolders",
     parseLibraries: parseJellyfinLibraries,
+    parseRoots: parseJellyfinLibraryRoots,
     updateType: updateTypeOf,
   });
 }
