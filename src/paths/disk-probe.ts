@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import type { Logger } from "../core/logger.ts";
 import { parentFolder } from "./normalize.ts";
 
@@ -46,6 +46,12 @@ export interface DiskProbe {
   /** Never rejects; answers within the timeout (about three, while the process is too busy to hear an answer). Unreadable
    *  counts as missing, as `os.path.exists` did. */
   stat(localPath: string): Promise<DiskEntry>;
+  /**
+   * A directory's entries, each file with its size and mtime, under the same budget, timeout and hung-mount rules as a
+   * stat (one slot for the whole listing): `unanswered` when the disk did not answer, `missing` when it is not there
+   * (or not a directory, or unreadable).
+   */
+  list(localPath: string): Promise<DirListing | "missing" | "unanswered">;
   /** Stats started and not returned yet (timed-out ones included). */
   inFlight(): number;
   /** Mounts that have stopped answering, by mount point. */
@@ -54,6 +60,12 @@ export interface DiskProbe {
   mountOf(localPath: string): Promise<string>;
   /** `listener` hears of each mount that answers again after it stopped; returns the unsubscribe. */
   onMountAnswers(listener: (mount: string) => void): () => void;
+}
+
+/** What `list` found in a directory: its subfolders' names, and its files with size (bytes) and mtime (ms). */
+export interface DirListing {
+  readonly folders: readonly string[];
+  readonly files: readonly { readonly name: string; readonly size: number; readonly mtimeMs: number }[];
 }
 
 export const DEFAULT_STAT_TIMEOUT_MS = 5_000;
@@ -85,8 +97,8 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   /** Mount point → stats running under it. */
   const runningUnder = new Map<string, number>();
   const waiting: Look[] = [];
-  /** Path → the stat of it that has not returned yet (and what it will find). */
-  const statting = new Map<string, Promise<{ entry: DiskEntry; code?: string }>>();
+  /** Look key (the operation and the path) → the one call of it that has not returned yet (and what it will find). */
+  const statting = new Map<string, Promise<Found<unknown>>>();
   const answerListeners = new Set<(mount: string) => void>();
   let running = 0;
 
@@ -124,16 +136,13 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     for (const listener of answerListeners) listener(look.mount);
   }
 
-  /** The one stat of `path` in flight, started now unless one is already on its way. */
-  function statOnce(path: string): Promise<{ entry: DiskEntry; code?: string }> {
-    let pending = statting.get(path);
+  /** The one call of `op` on its path in flight, started now unless one is already on its way. */
+  function runOnce<T>(op: DiskOp<T>): Promise<Found<T>> {
+    let pending = statting.get(op.key) as Promise<Found<T>> | undefined;
     if (!pending) {
-      pending = stat(path).then(
-        (info) => ({ entry: info.isDirectory() ? ("directory" as const) : ("file" as const) }),
-        (error: NodeJS.ErrnoException) => ({ entry: "missing" as const, ...(error.code ? { code: error.code } : {}) }),
-      );
-      statting.set(path, pending);
-      void pending.then(() => statting.delete(path));
+      pending = op.run();
+      statting.set(op.key, pending);
+      void pending.then(() => statting.delete(op.key));
     }
     return pending;
   }
@@ -149,8 +158,9 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     warnHung(look);
   }
 
-  function look(path: string, mount: string): Promise<DiskEntry> {
-    return new Promise<DiskEntry>((resolve) => {
+  function look<T>(op: DiskOp<T>, mount: string): Promise<T | "unanswered"> {
+    const { path } = op;
+    return new Promise<T | "unanswered">((resolve) => {
       const state: Look = {
         path,
         mount,
@@ -164,21 +174,21 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
           state.startedAt = Date.now();
           running += 1;
           runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 0) + 1);
-          void statOnce(path).then(({ entry, code }) => returned(entry, code));
+          void runOnce(op).then(({ value, code }) => returned(value, code));
         },
         giveUp() {
           waiting.splice(waiting.indexOf(state), 1);
           answer("unanswered");
         },
       };
-      const answer = (entry: DiskEntry): void => {
+      const answer = (entry: T | "unanswered"): void => {
         if (state.answered) return;
         state.answered = true;
         clearTimeout(timer);
         resolve(entry);
       };
       // The stat returned, maybe long after its caller got "unanswered": only now is its slot free.
-      const returned = (entry: DiskEntry, code?: string): void => {
+      const returned = (entry: T, code?: string): void => {
         state.returned = true;
         running -= 1;
         runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 1) - 1);
@@ -223,10 +233,10 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
       let timer = setTimeout(() => void onTimeout(), timeoutMs);
       if (hung.has(mount)) return answer("unanswered");
       // The same path's stat is on its way: this look waits for it (no second stat, no slot of its own).
-      const already = statting.get(path);
+      const already = statting.get(op.key) as Promise<Found<T>> | undefined;
       if (already) {
         state.joined = true;
-        return void already.then(({ entry }) => answer(entry));
+        return void already.then(({ value }) => answer(value));
       }
       if (canStart(mount)) state.start();
       else waiting.push(state);
@@ -236,7 +246,11 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   return {
     async stat(localPath) {
       const mount = await mounts.mountOf(localPath);
-      return hung.has(mount) ? "unanswered" : look(localPath, mount);
+      return hung.has(mount) ? "unanswered" : look(statOp(localPath), mount);
+    },
+    async list(localPath) {
+      const mount = await mounts.mountOf(localPath);
+      return hung.has(mount) ? "unanswered" : look(listOp(localPath), mount);
     },
     inFlight: () => running,
     unresponsiveMounts: () => [...hung.keys()],
@@ -244,6 +258,56 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     onMountAnswers(listener) {
       answerListeners.add(listener);
       return () => answerListeners.delete(listener);
+    },
+  };
+}
+
+/** What one call on the disk found, with the error code when it failed (a mount that answers again says it). */
+interface Found<T> {
+  readonly value: T;
+  readonly code?: string;
+}
+
+/** One kind of call on the disk: `key` makes a second call of the same kind on the same path wait for the first. */
+interface DiskOp<T> {
+  readonly key: string;
+  readonly path: string;
+  run(): Promise<Found<T>>;
+}
+
+const failed = (error: NodeJS.ErrnoException): Found<"missing"> => ({ value: "missing", ...(error.code ? { code: error.code } : {}) });
+
+function statOp(path: string): DiskOp<DiskEntry> {
+  return {
+    key: `s:${path}`,
+    path,
+    run: () => stat(path).then((info) => ({ value: info.isDirectory() ? ("directory" as const) : ("file" as const) }), failed),
+  };
+}
+
+/** A directory listing: the entries, then each file's size and mtime (one slot for all of it). */
+function listOp(path: string): DiskOp<DirListing | "missing"> {
+  return {
+    key: `l:${path}`,
+    path,
+    async run() {
+      try {
+        const entries = await readdir(path, { withFileTypes: true });
+        const folders: string[] = [];
+        const files: { name: string; size: number; mtimeMs: number }[] = [];
+        for (const entry of entries) {
+          if (entry.isDirectory()) folders.push(entry.name);
+          else if (entry.isFile() || entry.isSymbolicLink()) {
+            // A file gone between the listing and its stat is simply not there any more.
+            const info = await stat(`${path}/${entry.name}`).catch(() => undefined);
+            if (info?.isDirectory()) folders.push(entry.name);
+            else if (info) files.push({ name: entry.name, size: info.size, mtimeMs: Math.trunc(info.mtimeMs) });
+          }
+        }
+        return { value: { folders, files } };
+      } catch (error) {
+        return failed(error as NodeJS.ErrnoException);
+      }
     },
   };
 }
