@@ -148,7 +148,22 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       ? (await import("./wiring/arr-watch.ts")).arrWatchFromConfig({ config, clock, log, ...(notify ? { onDisconnected: notify.arrDisconnected } : {}) })
       : undefined;
   const ofInstance = instanceHealth({ database: database !== undefined, instance, drive, backfill });
-  const health = (): InstanceHealth => ({ ...ofInstance(), ...notify?.health() });
+  // WATCH (loaded only when a watcher is configured): library folders' changes, as manual requests of those files.
+  const watch =
+    Object.keys(config.WATCH).length > 0
+      ? await (await import("./wiring/watch.ts")).watchFromConfig({
+          config,
+          dataDir: settings.dataDir,
+          mapper,
+          sink: guard.sink,
+          probe: sharedDiskProbe(log),
+          clock,
+          log,
+          metrics,
+          inLibrary: libraryHolds(config, plex, others.targets.length > 0),
+        })
+      : undefined;
+  const health = (): InstanceHealth => ({ ...ofInstance(), ...notify?.health(), ...watch?.health() });
   const admin = backfill && backfillWiring ? backfillWiring.backfillAdmin(backfill, backfillApps) : undefined;
   // /health says 503 "starting" until the dispatcher runs.
   const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
@@ -202,6 +217,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       // First: nothing more is sent at a stop (unsent events are dropped, and said now, while the log still flushes).
       notify?.stop();
       arrWatch?.stop();
+      await watch?.stop();
       await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections, landed });
       others.close();
       anchorWatch.stop();
@@ -285,6 +301,16 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
 }
 
 /** `/health`'s word on the media disks, only while one does not answer (a detail: autoscan itself is fine). */
+/** Whether a server-form folder lies in a Plex library, for WATCH's check at start; `undefined` when it cannot be told
+ *  (no token, other targets whose libraries may hold it, Plex not answering within 5 s). */
+function libraryHolds(config: Config, plex: PlexWiring, otherTargets: boolean): ((serverPath: string) => Promise<boolean | undefined>) | undefined {
+  if (config.PLEX_TOKEN === "" || otherTargets) return undefined;
+  return async (serverPath) => {
+    const held = await plex.plex.sections.resolve(serverPath, AbortSignal.timeout(5_000)).catch(() => undefined);
+    return held === undefined ? undefined : held.length > 0;
+  };
+}
+
 function mediaHealth(notAnswering: readonly string[], foldersWaiting: number): { disks?: { notAnswering: readonly string[]; foldersWaiting: number } } {
   return notAnswering.length === 0 ? {} : { disks: { notAnswering, foldersWaiting } };
 }

@@ -74,6 +74,32 @@ function namedSection<K extends v.GenericSchema<string, string>, E extends v.Gen
   );
 }
 
+/** A watcher's name in `WATCH`: it names the source of its requests (`Watch (<name>)`). */
+export const WATCHER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
+
+/** new: one watcher of library folders (`WATCH`): files no *arr app announced. */
+const WatcherSchema = v.strictObject({
+  /** Folders as autoscan sees them (the local side of SERVER_FILE_EXIST_PATH_MAPPINGS, or the server's own paths). */
+  PATHS: v.pipe(
+    v.array(
+      v.pipe(v.string("expected a path string"), v.regex(/^\//, "expected an absolute path, e.g. \"/mnt/media/TV\"")),
+      'expected a list of folders, e.g. ["/mnt/media/TV"]',
+    ),
+    v.minLength(1, 'expected at least one folder, e.g. ["/mnt/media/TV"]'),
+  ),
+  /** `events`: the kernel's change notifications (local disks); `poll`: a walk every POLL_SECONDS (network shares, FUSE). */
+  MODE: oneOf(["events", "poll"], "events"),
+  POLL_SECONDS: int(300, 10, 86_400),
+  /** A file is reported once its size and mtime have not changed for this long (a copy in progress is not scanned). */
+  MIN_AGE_SECONDS: int(30, 0, 86_400),
+  /** Paths containing any of these (case-insensitive, as SERVER_IGNORE_LIST) are not reported. */
+  IGNORE: strList(),
+  /** Only files with these extensions ("mkv", ".srt"); empty: every file. */
+  EXTENSIONS: strList(),
+  /** The requests' priority (lower first); absent: SERVER_SCAN_PRIORITIES decides by the folder. */
+  PRIORITY: v.optional(v.pipe(v.number("expected a whole number (no quotes)"), v.integer("expected a whole number"), v.minValue(0, "expected a number of at least 0"))),
+});
+
 /** An *arr app's name in `ARR`: also the label of its webhook URL (`/<SERVER_PASS>/<name>`). */
 export const ARR_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$/;
 
@@ -369,6 +395,18 @@ export const ConfigSchema = v.strictObject({
     ),
     {},
   ),
+  /** new: watched library folders by name (files copied by hand, transcoders, subtitles: what no webhook announces). */
+  WATCH: v.optional(
+    namedSection(
+      v.pipe(
+        v.string(),
+        v.regex(WATCHER_NAME, 'expected a watcher name of letters, digits, ".", "_" or "-" (at most 40), e.g. "tv"'),
+      ),
+      WatcherSchema,
+      'expected an object of name → watcher, e.g. {"tv": {"PATHS": ["/mnt/media/TV"], "MODE": "poll"}}',
+    ),
+    {},
+  ),
   /** new: anchor files on autoscan's disk; each guards the folder it lies in, and everything below it. */
   SERVER_ANCHORS: v.optional(
     v.array(
@@ -388,3 +426,4 @@ export type CloudConfig = Config["CLOUD"];
 export type TargetConfig = Config["TARGETS"][string];
 export type ArrConfig = Config["ARR"][string];
 export type NotifierConfig = Config["NOTIFY"][string];
+export type WatcherConfig = Config["WATCH"][string];

@@ -24,6 +24,7 @@ const OPT_IN: ReadonlySet<string> = new Set([
   "ARR",
   "SERVER_BACKFILL_INTERVAL",
   "NOTIFY",
+  "WATCH",
   // Several instances on PostgreSQL: a file that works runs one instance on the embedded queue, and stays so.
   "SERVER_DATABASE_URL",
   "SERVER_LEASE_SECONDS",

@@ -60,7 +60,22 @@ export interface LandedMetrics {
   landed(target: string, outcome: "landed" | "not_visible" | "not_checked", afterSeconds?: number): void;
 }
 
-export type Metrics = RequestMetrics & DispatchMetrics & TargetCallMetrics & DriveMetrics & StoreMetrics & BackfillMetrics & LandedMetrics;
+/** The folder watchers (`WATCH`). */
+export interface WatchMetrics {
+  /** A settled change a watcher reported (one request): `Created`, `Modified`, `Deleted`. */
+  watchChange(watcher: string, event: "Created" | "Modified" | "Deleted"): void;
+  /** A walk of a watcher's folders ended (the first one, and each `poll`). */
+  watchWalk(watcher: string, seconds: number): void;
+}
+
+export type Metrics = RequestMetrics &
+  DispatchMetrics &
+  TargetCallMetrics &
+  DriveMetrics &
+  StoreMetrics &
+  BackfillMetrics &
+  LandedMetrics &
+  WatchMetrics;
 
 /** The scrape: the text Prometheus reads, with its content type (`GET /<SERVER_PASS>/metrics`). */
 export interface MetricsExposition {

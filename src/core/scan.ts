@@ -22,6 +22,8 @@ export interface ScanRequest {
   readonly deleted?: boolean;
   /** The path as it was received, before mapping (for logs and the manual page). */
   readonly receivedPath?: string;
+  /** The sender's own priority (a watcher's `PRIORITY`); absent: `SERVER_SCAN_PRIORITIES` decides by the folder. */
+  readonly priority?: number;
 }
 
 /** What the queue answers once a batch is durable. */

@@ -138,6 +138,19 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     buckets: WAIT_BUCKETS,
     registers,
   });
+  const watchChanges = new Counter({
+    name: "autoscan_watch_changes_total",
+    help: "Settled changes the folder watchers reported (each one a scan request), by watcher and event: Created, Modified, Deleted.",
+    labelNames: ["watcher", "event"] as const,
+    registers,
+  });
+  const watchWalks = new Histogram({
+    name: "autoscan_watch_walk_seconds",
+    help: "Duration of a walk of a watcher's folders (the first one at start, then each poll).",
+    labelNames: ["watcher"] as const,
+    buckets: CALL_BUCKETS,
+    registers,
+  });
 
   return {
     registry,
@@ -180,6 +193,13 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       // App names come from the config's ARR section: a fixed set.
       backfillReads.inc({ app: nameLabel(app), result });
       if (queued > 0) backfillQueued.inc({ app: nameLabel(app) }, queued);
+    },
+    watchChange(watcher, event) {
+      // Watcher names come from the config's WATCH section: a fixed set.
+      watchChanges.inc({ watcher: nameLabel(watcher), event });
+    },
+    watchWalk(watcher, seconds) {
+      watchWalks.observe({ watcher: nameLabel(watcher) }, seconds);
     },
     landed(target, outcome, afterSeconds) {
       landedOutcomes.inc({ target: nameLabel(target), outcome });

@@ -50,7 +50,7 @@ export async function enqueueRequests(tx: QueueTx, requests: readonly ScanReques
     if (existing) {
       const row = requestRow(existing.id, request, unit.path, now);
       const duplicate = await tx.hasRequest(row);
-      item = mergedItemRow(existing, row, duplicate, now, policy);
+      item = mergedItemRow(existing, row, duplicate, now, policy, request.priority);
       if (!duplicate) {
         await tx.addRequest(row);
         // Targets that already scanned the folder have not seen the new file: every target scans it again.
@@ -58,7 +58,7 @@ export async function enqueueRequests(tx: QueueTx, requests: readonly ScanReques
       }
       await tx.updateItem(item);
     } else {
-      item = await tx.insertItem(newItemRow(unit.folder, now, policy));
+      item = await tx.insertItem(newItemRow(unit.folder, now, policy, request.priority));
       await tx.addRequest(requestRow(item.id, request, unit.path, now));
     }
     items.push({ id: item.id, folder: unit.folder, merged: existing !== undefined });
@@ -154,11 +154,11 @@ export async function moveToFolder(
   return { id, merged: false, dueAt: became.due_at };
 }
 
-function newItemRow(folder: string, now: number, policy: MergePolicy): Omit<ItemRow, "id"> {
+function newItemRow(folder: string, now: number, policy: MergePolicy, priority?: number): Omit<ItemRow, "id"> {
   return {
     folder,
     state: "pending",
-    priority: resolvePriority(folder, policy.priorities),
+    priority: priority ?? resolvePriority(folder, policy.priorities),
     first_at: now,
     last_at: now,
     due_at: now + policy.delayMs,
@@ -181,10 +181,10 @@ function newItemRow(folder: string, now: number, policy: MergePolicy): Omit<Item
  * (unless it is the same request again) new work: a scan already running does not count for it, and its files are
  * checked again (a deletion needs no file, so it leaves the checks as they were).
  */
-function mergedItemRow(item: ItemRow, row: NewRequest, duplicate: boolean, now: number, policy: MergePolicy): ItemRow {
+function mergedItemRow(item: ItemRow, row: NewRequest, duplicate: boolean, now: number, policy: MergePolicy, priority?: number): ItemRow {
   return {
     ...item,
-    priority: Math.min(item.priority, resolvePriority(item.folder, policy.priorities)),
+    priority: Math.min(item.priority, priority ?? resolvePriority(item.folder, policy.priorities)),
     last_at: now,
     due_at: Math.max(item.due_at, Math.min(now + policy.delayMs, item.first_at + 3 * policy.delayMs)),
     ...(duplicate ? {} : { rev: item.rev + 1, scan_folder: null, files: null, checks: row.deleted ? item.checks : 0 }),

@@ -1,0 +1,338 @@
+import { join } from "node:path";
+import type { Clock } from "../core/clock.ts";
+import { describeError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { DirListing, DiskProbe } from "../paths/disk-probe.ts";
+import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf, type Listing } from "./listing.ts";
+import { createSettler, type SettledChange } from "./settler.ts";
+import { loadTreeState, saveTreeState } from "./tree-state.ts";
+
+/**
+ * One watcher of `WATCH`: its folders as the disk shows them (`listing.ts`, kept on disk by `tree-state.ts`), brought
+ * up to date by a trigger, and the files that changed, once settled (`settler.ts`), handed to `report`.
+ *
+ * - `poll`: a walk of every folder every `POLL_SECONDS`, never two at once.
+ * - `events`: one walk at start, then the kernel's change notifications (`kernelEvents`: one per folder, never per
+ *   file) say which folder to list again.
+ * Either way the first walk compares the disk with what was kept at the last stop, so what changed while autoscan was
+ * down is reported; a watcher's very first walk only records what is there (as the backfill starts from now).
+ *
+ * Every look at the disk goes through the disk probe, one folder at a time: a mount that hangs holds this watcher's
+ * walk (it says once what it waits for, and goes on when the mount answers), never the intake or the other watchers.
+ */
+export interface WatcherSettings {
+  readonly paths: readonly string[];
+  readonly mode: "events" | "poll";
+  readonly pollMs: number;
+  readonly minAgeMs: number;
+  /** Whether a file is reported at all (EXTENSIONS, IGNORE). */
+  readonly wanted: (path: string) => boolean;
+}
+
+/** The kernel's change notifications for one folder (`kernel-events.ts`); `close` stops them. */
+export type WatchFolder = (dir: string, changed: () => void, failed: (error: Error) => void) => { close(): void };
+
+export interface FolderWatcherOptions {
+  readonly name: string;
+  readonly settings: WatcherSettings;
+  /** Where the walk state is kept (`<data>/watch/<name>.state`). */
+  readonly stateFile: string;
+  readonly probe: Pick<DiskProbe, "list" | "mountOf">;
+  readonly clock: Clock;
+  /** The watcher's logger (component WATCH). */
+  readonly log: Logger;
+  /** Settled changes (local paths); must return at once. */
+  readonly report: (changes: readonly SettledChange[]) => void;
+  /** `events` mode's notifications (absent: `events` falls back to `poll`). */
+  readonly watchFolder?: WatchFolder;
+  /** A walk ended: how long it took. */
+  readonly walked?: (seconds: number) => void;
+}
+
+export interface WatcherStatus {
+  readonly name: string;
+  readonly mode: "events" | "poll";
+  readonly paths: readonly string[];
+  /** `starting` (the first walk), `watching`, `waiting` (a mount does not answer), `stopped` (with `problem`). */
+  readonly state: "starting" | "watching" | "waiting" | "stopped";
+  readonly waitingFor?: string;
+  readonly problem?: string;
+  readonly lastEventAt?: number;
+  readonly lastWalkAt?: number;
+  readonly lastWalkMs?: number;
+  readonly folders: number;
+  readonly files: number;
+  /** Files waiting to settle (MIN_AGE_SECONDS). */
+  readonly settling: number;
+}
+
+export interface FolderWatcher {
+  start(): void;
+  status(): WatcherStatus;
+  stop(): Promise<void>;
+}
+
+const UNANSWERED_RETRY_MS = 5_000;
+const SAVE_DELAY_MS = 60_000;
+
+export function createFolderWatcher(options: FolderWatcherOptions): FolderWatcher {
+  const { name, settings, clock, probe, log } = options;
+  const fields = { watcher: name };
+  const stop = new AbortController();
+  let dirs = new Map<string, Listing>();
+  let fileCount = 0;
+  let state: WatcherStatus["state"] = "starting";
+  let waitingFor: string | undefined;
+  let problem: string | undefined;
+  let lastEventAt: number | undefined;
+  let lastWalkAt: number | undefined;
+  let lastWalkMs: number | undefined;
+  let dirty = false;
+  let saving: Promise<void> | undefined;
+  let running: Promise<void> | undefined;
+  const kernel = new Map<string, { close(): void }>();
+  const relistQueue = new Set<string>();
+  let relisting: Promise<void> | undefined;
+  const mode = settings.mode === "events" && options.watchFolder ? "events" : "poll";
+
+  const settler = createSettler({
+    minAgeMs: settings.minAgeMs,
+    clock,
+    relist: async (dir) => {
+      const listing = await listOnce(dir);
+      if (listing === "unanswered") return undefined;
+      apply(dir, listing === "missing" ? undefined : listing, true);
+      return listing === "missing" ? [] : listing.files;
+    },
+    report: (changes) => {
+      lastEventAt = clock.now();
+      options.report(changes);
+    },
+  });
+
+  const listOnce = (dir: string): Promise<DirListing | "missing" | "unanswered"> => probe.list(dir);
+
+  /** Lists a folder, holding on while its mount does not answer (said once, and once when it answers again). */
+  async function list(dir: string): Promise<DirListing | "missing" | undefined> {
+    for (;;) {
+      if (stop.signal.aborted) return undefined;
+      const listing = await listOnce(dir);
+      if (listing !== "unanswered") {
+        if (state === "waiting") {
+          log.info({ ...fields, mount: waitingFor }, `Watcher '${name}' goes on: '${waitingFor ?? dir}' answers again.`);
+          state = "watching";
+          waitingFor = undefined;
+        }
+        return listing;
+      }
+      if (state !== "waiting") {
+        waitingFor = await probe.mountOf(dir);
+        state = "waiting";
+        log.warn(
+          { ...fields, mount: waitingFor, path: dir },
+          `Watcher '${name}' is waiting: '${waitingFor}' does not answer (a look at '${dir}' got no answer). It goes on when the mount answers; webhooks and other watchers are not held.`,
+        );
+      }
+      await clock.sleep(UNANSWERED_RETRY_MS, stop.signal);
+    }
+  }
+
+  /** A folder's listing now (undefined: it is gone): kept, and what changed in it handed to the settler. */
+  function apply(dir: string, listing: DirListing | undefined, report: boolean): string[] {
+    const before = dirs.get(dir);
+    if (listing === undefined) {
+      forget(dir, report);
+      return [];
+    }
+    const after = encodeListing(listing);
+    if (before === after) return foldersOf(after);
+    dirs.set(dir, after);
+    dirty = true;
+    const changes = diffListings(before, after);
+    fileCount += fileCountOf(after) - fileCountOf(before ?? "");
+    if (report) {
+      const known = new Set(before === undefined ? [] : filesOf(before).map((file) => file.name));
+      for (const file of changes.changed) if (settings.wanted(join(dir, file.name))) settler.saw(dir, file, !known.has(file.name));
+      for (const gone of changes.removed) if (settings.wanted(join(dir, gone))) settler.gone(dir, gone);
+    }
+    for (const gone of changes.goneFolders) forget(join(dir, gone), report);
+    return foldersOf(after);
+  }
+
+  /** A folder is gone: its files (and its subfolders') are reported gone, and it is watched no more. */
+  function forget(dir: string, report: boolean): void {
+    const prefix = `${dir}/`;
+    for (const [known, listing] of [...dirs]) {
+      if (known !== dir && !known.startsWith(prefix)) continue;
+      dirs.delete(known);
+      dirty = true;
+      kernel.get(known)?.close();
+      kernel.delete(known);
+      fileCount -= fileCountOf(listing);
+      if (report) for (const file of filesOf(listing)) if (settings.wanted(join(known, file.name))) settler.gone(known, file.name);
+    }
+  }
+
+  /** Walks `roots` and everything under them, one folder at a time. */
+  async function walk(roots: readonly string[], report: boolean): Promise<void> {
+    const started = clock.now();
+    const seen = new Set<string>();
+    const queue = [...roots];
+    while (queue.length > 0) {
+      const dir = queue.shift() as string;
+      const listing = await list(dir);
+      if (stop.signal.aborted) return;
+      if (listing === "missing" && roots.includes(dir) && settings.paths.includes(dir)) {
+        problemOnce(`'${dir}' does not exist (WATCH.${name}.PATHS)`);
+      }
+      const folders = apply(dir, listing === "missing" ? undefined : listing, report);
+      if (listing === "missing" || listing === undefined) continue;
+      seen.add(dir);
+      if (mode === "events") watchKernel(dir);
+      for (const folder of folders) queue.push(join(dir, folder));
+    }
+    // Folders kept from before that the walk did not reach any more (their parent went, or a root changed).
+    const prefixes = roots.map((root) => `${root}/`);
+    for (const dir of [...dirs.keys()]) {
+      if (!seen.has(dir) && (roots.includes(dir) || prefixes.some((prefix) => dir.startsWith(prefix)))) forget(dir, report);
+    }
+    const ms = clock.now() - started;
+    if (roots === settings.paths) {
+      lastWalkAt = clock.now();
+      lastWalkMs = ms;
+      options.walked?.(ms / 1000);
+    }
+  }
+
+  const problems = new Set<string>();
+  function problemOnce(text: string): void {
+    if (problems.has(text)) return;
+    problems.add(text);
+    log.warn(fields, `Watcher '${name}': ${text}.`);
+  }
+
+  function watchKernel(dir: string): void {
+    if (kernel.has(dir) || !options.watchFolder) return;
+    try {
+      kernel.set(
+        dir,
+        options.watchFolder(
+          dir,
+          () => queueRelist(dir),
+          (error) => kernelFailed(dir, error),
+        ),
+      );
+    } catch (error) {
+      kernelFailed(dir, error as Error);
+    }
+  }
+
+  function kernelFailed(dir: string, error: Error): void {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOSPC") {
+      problemOnce(
+        `the kernel's limit of watched folders (fs.inotify.max_user_watches) is reached at '${dir}': raise it on the host ` +
+          "(sysctl fs.inotify.max_user_watches=524288, and in /etc/sysctl.conf) or use MODE \"poll\"; folders past the limit are not watched",
+      );
+    } else if (code !== "ENOENT") {
+      problemOnce(`cannot watch '${dir}' (${describeError(error)})`);
+    }
+  }
+
+  function queueRelist(dir: string): void {
+    relistQueue.add(dir);
+    relisting ??= (async () => {
+      // Events come in bursts (a file written in many pieces): a short pause gathers them into one listing per folder.
+      await clock.sleep(200, stop.signal);
+      while (relistQueue.size > 0 && !stop.signal.aborted) {
+        const [next] = relistQueue;
+        relistQueue.delete(next as string);
+        const listing = await list(next as string);
+        if (listing === undefined) break;
+        const before = new Set(dirs.has(next as string) ? foldersOf(dirs.get(next as string) as string) : []);
+        const folders = apply(next as string, listing === "missing" ? undefined : listing, true);
+        // A folder moved in: everything in it is new.
+        const added = folders.filter((folder) => !before.has(folder)).map((folder) => join(next as string, folder));
+        if (added.length > 0) await walk(added, true);
+      }
+    })().finally(() => {
+      relisting = undefined;
+      scheduleSave();
+      if (relistQueue.size > 0) queueRelist([...relistQueue][0] as string);
+    });
+  }
+
+  function scheduleSave(): void {
+    if (!dirty || saving) return;
+    saving = clock.sleep(SAVE_DELAY_MS, stop.signal).then(() => save()).finally(() => (saving = undefined));
+  }
+
+  async function save(): Promise<void> {
+    if (!dirty) return;
+    dirty = false;
+    try {
+      await saveTreeState(options.stateFile, settings.paths, dirs);
+    } catch (error) {
+      dirty = true;
+      log.warn({ ...fields, err: error }, `Watcher '${name}' could not keep what it knows in '${options.stateFile}' (${describeError(error)}); it tries again later.`);
+    }
+  }
+
+  async function run(): Promise<void> {
+    const loaded = await loadTreeState(options.stateFile, settings.paths);
+    dirs = loaded.dirs;
+    for (const listing of dirs.values()) fileCount += fileCountOf(listing);
+    if (!loaded.known) log.info(fields, `Watcher '${name}' starts: recording what is in ${settings.paths.map((p) => `'${p}'`).join(", ")} (nothing there now is scanned).`);
+    await walk(settings.paths, loaded.known);
+    if (stop.signal.aborted) return;
+    await save();
+    state = "watching";
+    log.info(
+      { ...fields, folders: dirs.size, ms: lastWalkMs },
+      `Watcher '${name}' is watching ${String(dirs.size)} folder(s) (${mode === "events" ? "change notifications" : `a walk every ${String(settings.pollMs / 1000)} s`}; the first walk took ${String(Math.round((lastWalkMs ?? 0) / 100) / 10)} s).`,
+    );
+    if (mode === "events") return;
+    while (!stop.signal.aborted) {
+      await clock.sleep(settings.pollMs, stop.signal);
+      if (stop.signal.aborted) return;
+      await walk(settings.paths, true);
+      await save();
+    }
+  }
+
+  return {
+    start() {
+      running = run().catch((error: unknown) => {
+        if (stop.signal.aborted) return;
+        state = "stopped";
+        problem = describeError(error);
+        log.error({ ...fields, err: error }, `Watcher '${name}' stopped: ${problem}`);
+      });
+    },
+    status() {
+      return {
+        name,
+        mode,
+        paths: settings.paths,
+        state,
+        ...(waitingFor === undefined ? {} : { waitingFor }),
+        ...(problem === undefined ? {} : { problem }),
+        ...(lastEventAt === undefined ? {} : { lastEventAt }),
+        ...(lastWalkAt === undefined ? {} : { lastWalkAt }),
+        ...(lastWalkMs === undefined ? {} : { lastWalkMs }),
+        folders: dirs.size,
+        files: fileCount,
+        settling: settler.waiting(),
+      };
+    },
+    async stop() {
+      stop.abort();
+      settler.stop();
+      for (const handle of kernel.values()) handle.close();
+      kernel.clear();
+      await running;
+      await relisting?.catch(() => undefined);
+      await save();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { DirListing } from "../paths/disk-probe.ts";
+
+/**
+ * One directory as the watcher remembers it, kept as a single string per directory (a tree of 200,000 files in 20,000
+ * folders is about 10 MB this way; objects per file would be several times that): its subfolders (`name/`) and its
+ * files (`name`, size and mtime), one per line, sorted, so two walks of an unchanged folder give the same string.
+ */
+export type Listing = string;
+
+export interface FileEntry {
+  readonly name: string;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+/** What changed in one directory between two listings. */
+export interface ListingChanges {
+  /** Files that are new, or whose size or mtime changed. */
+  readonly changed: readonly FileEntry[];
+  /** Files that are gone. */
+  readonly removed: readonly string[];
+  readonly newFolders: readonly string[];
+  readonly goneFolders: readonly string[];
+}
+
+const SEP = "\u0000";
+
+/** Names with a line break, a tab or \u0001 (which the listing and its file use as separators) are left out. */
+export function encodeListing(listing: DirListing): Listing {
+  const lines = [
+    ...listing.folders.filter(plainName).map((name) => `${name}/`),
+    ...listing.files.filter((file) => plainName(file.name)).map((file) => `${file.name}${SEP}${String(file.size)}${SEP}${String(file.mtimeMs)}`),
+  ];
+  return lines.sort().join("\n");
+}
+
+/** The subfolders' names of a listing. */
+export function foldersOf(listing: Listing): string[] {
+  return lines(listing).filter((line) => line.endsWith("/") && !line.includes(SEP)).map((line) => line.slice(0, -1));
+}
+
+export function filesOf(listing: Listing): FileEntry[] {
+  return lines(listing).flatMap((line) => {
+    const [name, size, mtime] = line.split(SEP);
+    return name !== undefined && size !== undefined && mtime !== undefined ? [{ name, size: Number(size), mtimeMs: Number(mtime) }] : [];
+  });
+}
+
+/** How many files a listing holds (each file line has two separators). */
+export function fileCountOf(listing: Listing): number {
+  let count = 0;
+  for (let at = listing.indexOf(SEP); at >= 0; at = listing.indexOf(SEP, at + 1)) count++;
+  return count / 2;
+}
+
+export function diffListings(before: Listing | undefined, after: Listing): ListingChanges {
+  if (before === after) return { changed: [], removed: [], newFolders: [], goneFolders: [] };
+  const old = new Map(filesOf(before ?? "").map((file) => [file.name, file]));
+  const now = filesOf(after);
+  const nowNames = new Set(now.map((file) => file.name));
+  const oldFolders = new Set(foldersOf(before ?? ""));
+  const nowFolders = new Set(foldersOf(after));
+  return {
+    changed: now.filter((file) => {
+      const was = old.get(file.name);
+      return was === undefined || was.size !== file.size || was.mtimeMs !== file.mtimeMs;
+    }),
+    removed: [...old.keys()].filter((name) => !nowNames.has(name)),
+    newFolders: [...nowFolders].filter((name) => !oldFolders.has(name)),
+    goneFolders: [...oldFolders].filter((name) => !nowFolders.has(name)),
+  };
+}
+
+const lines = (listing: Listing): string[] => (listing === "" ? [] : listing.split("\n"));
+
+const plainName = (name: string): boolean => !/[\n\t\u0001]/.test(name);
