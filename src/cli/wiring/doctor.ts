@@ -15,6 +15,7 @@ import { databaseFamily } from "../../ops/doctor/database.ts";
 import { driveFamily, rcFamily } from "../../ops/doctor/drive.ts";
 import { mappingFamily } from "../../ops/doctor/mappings.ts";
 import { notifyFamily } from "../../ops/doctor/notify.ts";
+import { watchFamily } from "../../ops/doctor/watch.ts";
 import { plexFamily } from "../../ops/doctor/plex.ts";
 import { connectHost, portFamily } from "../../ops/doctor/port.ts";
 import { refusedFamily, type RefusedProbe } from "../../ops/doctor/refused.ts";
@@ -180,6 +181,8 @@ export async function buildFamilies(input: DoctorInput): Promise<CheckFamily[]> 
   if (!startup && config.SERVER_PASS !== "") families.push(refusedFamily(refusedProbe(config)));
   // NOTIFY: what each notifier is, and whether the running server can deliver to it (doctor itself sends nothing).
   if (!startup && Object.keys(config.NOTIFY).length > 0) families.push(notifyFamily(notifyProbe(config)));
+  // WATCH: each path there, its filesystem sending change notifications, the kernel's folder-watch limit.
+  if (!startup && Object.keys(config.WATCH).length > 0) families.push(watchFamily((await import("./doctor-watch.ts")).watchProbe(config, log)));
   return families;
 }
 

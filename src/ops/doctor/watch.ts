@@ -1,0 +1,103 @@
+import { ok, warn, fail, type CheckResult } from "./check.ts";
+import type { CheckFamily } from "./run-checks.ts";
+
+/**
+ * The folder watchers (`WATCH`), each path: that it is there, which filesystem it is on and whether that filesystem
+ * tells of changes (`events` mode on FUSE, NFS or SMB misses what other machines write: `poll` is the mode there), and in
+ * `events` mode whether the kernel lets autoscan watch that many folders (`fs.inotify.max_user_watches`, counted against
+ * the folders under the paths). From the running server's `/health`: a watcher that stopped or waits for a mount.
+ */
+export interface WatchPathFacts {
+  readonly path: string;
+  /** `missing`, `unanswered` (the mount hangs), or a folder. */
+  readonly entry: "directory" | "file" | "missing" | "unanswered";
+  readonly mount?: { readonly mountPoint: string; readonly type: string; readonly eventLess: boolean };
+}
+
+export interface WatcherFacts {
+  readonly name: string;
+  readonly mode: "events" | "poll";
+  readonly paths: readonly WatchPathFacts[];
+  /** Folders under the paths (counted up to `limit + 1`); `undefined` when not counted. */
+  readonly folders?: number;
+}
+
+export interface ServerWatcherTrouble {
+  readonly name: string;
+  readonly state: string;
+  readonly problem?: string;
+  readonly waitingFor?: string;
+}
+
+export interface WatchProbe {
+  watchers(): Promise<readonly WatcherFacts[]>;
+  /** `fs.inotify.max_user_watches`. */
+  inotifyLimit(): Promise<number | undefined>;
+  /** The running server's troubled watchers; undefined when no server answers here. */
+  troubled(): Promise<readonly ServerWatcherTrouble[] | undefined>;
+}
+
+export function watchFamily(probe: WatchProbe): CheckFamily {
+  return { name: "watch", run: async () => watchChecks(probe) };
+}
+
+async function watchChecks(probe: WatchProbe): Promise<CheckResult[]> {
+  const [watchers, limit, troubled] = await Promise.all([probe.watchers(), probe.inotifyLimit(), probe.troubled().catch(() => undefined)]);
+  const results: CheckResult[] = [];
+  for (const watcher of watchers) {
+    const key = `WATCH.${watcher.name}`;
+    for (const [index, path] of watcher.paths.entries()) {
+      const id = `watch.${watcher.name}.${String(index)}`;
+      const title = `Watch ${watcher.name}: ${path.path}`;
+      if (path.entry === "missing" || path.entry === "file") {
+        results.push(fail(id, title, `'${path.path}' is not a folder autoscan can see.`, `Set ${key}.PATHS[${String(index)}] to the folder as autoscan sees it (in Docker, under the media volume, e.g. /data/...).`));
+        continue;
+      }
+      if (path.entry === "unanswered") {
+        results.push(warn(id, title, `The mount holding '${path.path}' does not answer (a hung rclone, NFS or SMB mount).`, "Check the mount on the host; the watcher waits for it and goes on when it answers."));
+        continue;
+      }
+      const on = path.mount ? ` on ${path.mount.type} ('${path.mount.mountPoint}')` : "";
+      if (watcher.mode === "events" && path.mount?.eventLess) {
+        results.push(
+          warn(
+            id,
+            title,
+            `Watched with change notifications${on}, a filesystem that sends none for files written elsewhere (another machine, the cloud): those changes are missed.`,
+            `Set ${key}.MODE to "poll" (a walk every POLL_SECONDS).`,
+          ),
+        );
+        continue;
+      }
+      results.push(ok(id, title, `A folder${on}, watched by ${watcher.mode === "events" ? "change notifications" : "a walk every POLL_SECONDS"}.`));
+    }
+    if (watcher.mode === "events" && limit !== undefined && watcher.folders !== undefined) {
+      const id = `watch.${watcher.name}.inotify`;
+      const title = `Watch ${watcher.name}: folder watches`;
+      if (watcher.folders > limit) {
+        const needed = Math.ceil((watcher.folders * 2) / 65_536) * 65_536;
+        results.push(
+          warn(
+            id,
+            title,
+            `${watcher.folders > limit ? `More than ${String(limit)}` : String(watcher.folders)} folders to watch, and the kernel allows ${String(limit)} (fs.inotify.max_user_watches): folders past the limit are not watched.`,
+            `On the host: sysctl fs.inotify.max_user_watches=${String(needed)} (and the same line in /etc/sysctl.conf to keep it), or set ${key}.MODE to "poll".`,
+          ),
+        );
+      } else {
+        results.push(ok(id, title, `${String(watcher.folders)} folder(s) to watch; the kernel allows ${String(limit)}.`));
+      }
+    }
+    const trouble = troubled?.find((entry) => entry.name === watcher.name);
+    if (trouble) {
+      const id = `watch.${watcher.name}.server`;
+      const title = `Watch ${watcher.name}: running`;
+      results.push(
+        trouble.state === "waiting"
+          ? warn(id, title, `The running server's watcher waits: '${trouble.waitingFor ?? "a mount"}' does not answer.`, "Check that mount on the host; the watcher goes on when it answers.")
+          : fail(id, title, `The running server's watcher stopped: ${trouble.problem ?? "unknown reason"}.`, `Fix what it names in ${key}, then reload or restart autoscan.`),
+      );
+    }
+  }
+  return results;
+}
