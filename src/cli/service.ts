@@ -177,6 +177,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(drive ? { drive: () => drive.status() } : {}),
     refused: { recent: () => guard.recent(), dismiss: () => guard.dismiss() },
     ...(arrWatch ? { arrProblems: () => arrWatch.problems() } : {}),
+    ...(watch ? { watchers: () => watch.statuses() } : {}),
     closing: closing.signal,
   };
   const web = await startWeb(runtime, { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {

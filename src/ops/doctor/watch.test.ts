@@ -17,7 +17,7 @@ const probe = (overrides: Partial<WatchProbe> = {}): WatchProbe => ({
 
 describe("doctor's watch checks", () => {
   it("tells to poll a FUSE path and to raise the inotify limit, with the number needed", async () => {
-    const results = await watchFamily(probe()).run();
+    const results = await watchFamily(probe()).run({}, AbortSignal.timeout(5000));
     expect(results.find((r) => r.id === "watch.remote.0")).toMatchObject({
       status: "warn",
       detail: expect.stringContaining("on fuse.rclone ('/mnt/remote'), a filesystem that sends none for files written elsewhere"),
@@ -33,13 +33,13 @@ describe("doctor's watch checks", () => {
   it("reads the running server's waiting or stopped watchers", async () => {
     const results = await watchFamily(
       probe({ troubled: async () => [{ name: "local", state: "waiting", waitingFor: "/mnt/nas" }, { name: "remote", state: "stopped", problem: "boom" }] }),
-    ).run();
+    ).run({}, AbortSignal.timeout(5000));
     expect(results.find((r) => r.id === "watch.local.server")).toMatchObject({ status: "warn", detail: "The running server's watcher waits: '/mnt/nas' does not answer." });
     expect(results.find((r) => r.id === "watch.remote.server")).toMatchObject({ status: "error", detail: "The running server's watcher stopped: boom." });
   });
 
   it("names the key of a path that is not there", async () => {
-    const results = await watchFamily(probe({ watchers: async () => [{ name: "tv", mode: "poll", paths: [{ path: "/nope", entry: "missing" }] }] })).run();
+    const results = await watchFamily(probe({ watchers: async () => [{ name: "tv", mode: "poll", paths: [{ path: "/nope", entry: "missing" }] }] })).run({}, AbortSignal.timeout(5000));
     expect(results).toMatchObject([{ id: "watch.tv.0", status: "error", fix: expect.stringContaining("Set WATCH.tv.PATHS[0] to the folder as autoscan sees it") }]);
   });
 });

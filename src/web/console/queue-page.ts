@@ -5,7 +5,8 @@ import { pathHtml, plural, timeTag } from "./format.ts";
 import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";
 import { renderConsolePage, type ConsoleShell } from "./layout.ts";
 import { noticeHtml, type ActionAnswer } from "./notice.ts";
-import type { Activity, BackfillAppStatus, RefusedPaths } from "./sources.ts";
+import type { Activity, BackfillAppStatus, RefusedPaths, WatcherView } from "./sources.ts";
+import { watchPanel } from "./watch-panel.ts";
 import { csrfField } from "./layout.ts";
 import { backfillPanel } from "./backfill-panel.ts";
 
@@ -30,6 +31,8 @@ export interface QueuePageModel {
   readonly refused?: ReturnType<RefusedPaths["recent"]>;
   /** *arr apps that stopped sending to autoscan. */
   readonly arrProblems?: readonly { readonly app: string; readonly detail: string; readonly since: number }[];
+  /** `WATCH`: the folder watchers. */
+  readonly watchers?: readonly WatcherView[];
 }
 
 export function renderQueuePage(model: QueuePageModel): string {
@@ -48,6 +51,7 @@ ${list}
 ${pager(model.shell.base + "/queue", new URLSearchParams(), model.offset, model.pageSize, model.total, "folders")}
 </div>
 </section>
+${model.watchers && model.watchers.length > 0 ? watchPanel(model.watchers, model.now) : ""}
 ${model.backfill ? backfillPanel(model.backfill, model.now) : ""}`;
   return renderConsolePage({
     shell: model.shell,

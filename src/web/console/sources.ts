@@ -27,6 +27,24 @@ export interface ConsoleSources {
   readonly refused?: RefusedPaths;
   /** *arr apps that stopped sending to autoscan (`ARR`): the Queue page says so until they send again. */
   readonly arrProblems?: () => readonly { readonly app: string; readonly detail: string; readonly since: number }[];
+  /** `WATCH`: each folder watcher's state, for the Queue page's panel. */
+  readonly watchers?: () => readonly WatcherView[];
+}
+
+/** A folder watcher as the console shows it (`watch/folder-watcher.ts`'s status). */
+export interface WatcherView {
+  readonly name: string;
+  readonly mode: "events" | "poll";
+  readonly paths: readonly string[];
+  readonly state: "starting" | "watching" | "waiting" | "stopped";
+  readonly waitingFor?: string;
+  readonly problem?: string;
+  readonly lastEventAt?: number;
+  readonly lastWalkAt?: number;
+  readonly lastWalkMs?: number;
+  readonly folders: number;
+  readonly files: number;
+  readonly settling: number;
 }
 
 export interface RefusedPaths {
