@@ -106,6 +106,8 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     },
     report: (changes) => {
       lastEventAt = clock.now();
+      // What was saved while these waited says "not seen yet": the next save says they were reported.
+      dirty = true;
       options.report(changes);
     },
   });
@@ -188,7 +190,9 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       const folders = apply(dir, listing === "missing" ? undefined : listing, report);
       if (listing === "missing" || listing === undefined) continue;
       seen.add(dir);
-      if (mode === "events") watchKernel(dir);
+      // A folder that appeared while watching is listed once more once watched: what landed in it between its
+      // listing and the start of its notifications would raise no event, and be missed.
+      if (mode === "events" && watchKernel(dir) && roots !== settings.paths) relistQueue.add(dir);
       for (const folder of folders) queue.push(join(dir, folder));
     }
     // Folders kept from before that the walk did not reach any more (their parent went, or a root changed).
@@ -211,8 +215,9 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     log.warn(fields, `Watcher '${name}': ${text}.`);
   }
 
-  function watchKernel(dir: string): void {
-    if (kernel.has(dir) || !options.watchFolder) return;
+  /** Starts the notifications of a folder; true when they start now. */
+  function watchKernel(dir: string): boolean {
+    if (kernel.has(dir) || !options.watchFolder) return false;
     try {
       kernel.set(
         dir,
@@ -222,8 +227,10 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
           (error) => kernelFailed(dir, error),
         ),
       );
+      return true;
     } catch (error) {
       kernelFailed(dir, error as Error);
+      return false;
     }
   }
 
@@ -267,11 +274,32 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     saving = clock.sleep(SAVE_DELAY_MS, stop.signal).then(() => save()).finally(() => (saving = undefined));
   }
 
+  /**
+   * The folders as kept on disk: a change still waiting to settle is kept as not seen yet (a new file left out, a
+   * changed one with size -1, a deleted one still listed), so a start after a stop or a crash reports it again.
+   */
+  function asSaved(): ReadonlyMap<string, Listing> {
+    const unsettled = settler.pending();
+    if (unsettled.length === 0) return dirs;
+    const saved = new Map(dirs);
+    for (const dir of new Set(unsettled.map((change) => change.dir))) {
+      const listing = dirs.get(dir) ?? "";
+      const files = new Map(filesOf(listing).map((file) => [file.name, file]));
+      for (const change of unsettled) {
+        if (change.dir !== dir) continue;
+        if (change.event === "Created") files.delete(change.name);
+        else files.set(change.name, { name: change.name, size: -1, mtimeMs: -1 });
+      }
+      saved.set(dir, encodeListing({ folders: foldersOf(listing), files: [...files.values()] }));
+    }
+    return saved;
+  }
+
   async function save(): Promise<void> {
     if (!dirty) return;
     dirty = false;
     try {
-      await saveTreeState(options.stateFile, settings.paths, dirs);
+      await saveTreeState(options.stateFile, settings.paths, asSaved());
     } catch (error) {
       dirty = true;
       log.warn({ ...fields, err: error }, `Watcher '${name}' could not keep what it knows in '${options.stateFile}' (${describeError(error)}); it tries again later.`);
@@ -332,6 +360,8 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       kernel.clear();
       await running;
       await relisting?.catch(() => undefined);
+      // A save the delay had put off runs now (its sleep ends at the stop): the stop waits for it, then saves the rest.
+      await saving;
       await save();
     },
   };

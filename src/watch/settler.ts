@@ -31,6 +31,8 @@ export interface Settler {
   gone(dir: string, name: string): void;
   /** Files waiting to settle. */
   waiting(): number;
+  /** The changes still waiting to settle (a save keeps them as not seen yet, so the next start reports them). */
+  pending(): { readonly dir: string; readonly name: string; readonly event: SettledChange["event"] }[];
   stop(): void;
 }
 
@@ -130,9 +132,10 @@ export function createSettler(options: SettlerOptions): Settler {
       schedule();
     },
     waiting: () => waiting.size,
+    pending: () => [...waiting.values()].map((w) => ({ dir: w.dir, name: w.name, event: w.deleted ? "Deleted" : w.created ? "Created" : "Modified" })),
     stop() {
+      // What still waits stays listed (`pending`): the watcher keeps it as not seen yet for the next start.
       stop.abort();
-      waiting.clear();
     },
   };
 }

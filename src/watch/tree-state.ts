@@ -24,12 +24,17 @@ export async function loadTreeState(file: string, paths: readonly string[]): Pro
   } catch {
     return { dirs: new Map(), known: false };
   }
-  const lines = text.split("\n");
+  // A save always ends with a line break: a file cut short anywhere else is damaged (taken as partial, the folders cut
+  // off would be reported as new, everything in them scanned).
+  if (!text.endsWith("\n")) return { dirs: new Map(), known: false };
+  const lines = text.slice(0, -1).split("\n");
   if (lines[0] !== `${HEADER}\t${JSON.stringify([...paths].sort())}`) return { dirs: new Map(), known: false };
   const dirs = new Map<string, Listing>();
   for (const line of lines.slice(1)) {
     const tab = line.indexOf("\t");
-    if (tab > 0) dirs.set(line.slice(0, tab), line.slice(tab + 1).replaceAll("\u0001", "\n"));
+    const dir = line.slice(0, tab);
+    if (tab <= 0 || !paths.some((path) => dir === path || dir.startsWith(path.endsWith("/") ? path : `${path}/`))) return { dirs: new Map(), known: false };
+    dirs.set(dir, line.slice(tab + 1).replaceAll("\u0001", "\n"));
   }
   return { dirs, known: true };
 }
