@@ -2,11 +2,10 @@ import { opendir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
 import type { Logger } from "../../core/logger.ts";
-import { httpCall } from "../../http/http-call.ts";
-import { connectHost } from "../../ops/doctor/port.ts";
 import type { ServerWatcherTrouble, WatcherFacts, WatchProbe } from "../../ops/doctor/watch.ts";
 import { inotifyWatchLimit, mountTypeOf } from "../../watch/event-less-mounts.ts";
 import { sharedDiskProbe } from "./queue.ts";
+import { readServerHealth } from "./server-health.ts";
 
 /** `WATCH` → the doctor's watcher facts (each path looked at through the disk probe), and the server's troubled ones. */
 export function watchProbe(config: Config, log: Logger): WatchProbe {
@@ -32,16 +31,8 @@ export function watchProbe(config: Config, log: Logger): WatchProbe {
       );
     },
     async troubled() {
-      const host = connectHost(config.SERVER_IP);
-      const url = `http://${host.includes(":") ? `[${host}]` : host}:${String(config.SERVER_PORT)}/health`;
-      const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 1024 * 1024 }).catch(() => undefined);
-      if (answer === undefined || (answer.status !== 200 && answer.status !== 503)) return undefined;
-      try {
-        const body = JSON.parse(answer.body) as { status?: unknown; watchers?: ServerWatcherTrouble[] };
-        return typeof body.status === "string" ? (body.watchers ?? []) : undefined;
-      } catch {
-        return undefined;
-      }
+      const body = await readServerHealth(config);
+      return body === undefined ? undefined : ((body.watchers as ServerWatcherTrouble[] | undefined) ?? []);
     },
   };
 }

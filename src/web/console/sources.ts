@@ -1,5 +1,6 @@
 import type { QueueItemView } from "../../core/queue-view.ts";
 import type { PathPreview } from "../../paths/preview.ts";
+import type { WatcherStatus } from "../../watch/folder-watcher.ts";
 
 /**
  * What the console reads, besides the queue port (`QueueAdmin`) every route has. Each is a capability the composition
@@ -31,21 +32,8 @@ export interface ConsoleSources {
   readonly watchers?: () => readonly WatcherView[];
 }
 
-/** A folder watcher as the console shows it (`watch/folder-watcher.ts`'s status). */
-export interface WatcherView {
-  readonly name: string;
-  readonly mode: "events" | "poll";
-  readonly paths: readonly string[];
-  readonly state: "starting" | "watching" | "waiting" | "stopped";
-  readonly waitingFor?: string;
-  readonly problem?: string;
-  readonly lastEventAt?: number;
-  readonly lastWalkAt?: number;
-  readonly lastWalkMs?: number;
-  readonly folders: number;
-  readonly files: number;
-  readonly settling: number;
-}
+/** A folder watcher as the console shows it. */
+export type WatcherView = WatcherStatus;
 
 export interface RefusedPaths {
   /** Newest first. */
