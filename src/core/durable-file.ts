@@ -24,7 +24,8 @@ export interface DurableWriteOptions {
 
 export async function writeFileDurably(
   path: string,
-  data: string | Uint8Array,
+  /** The content, or its pieces in order (a large file written without one copy of it in memory). */
+  data: string | Uint8Array | Iterable<string>,
   options: DurableWriteOptions = {},
 ): Promise<void> {
   const dir = dirname(path);

@@ -6,8 +6,8 @@ import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
 import { systemClock } from "../core/clock.ts";
 import { within } from "../../test/support/run-cli.ts";
 import { createDiskProbe } from "../paths/disk-probe.ts";
-import { createFolderWatcher, type FolderWatcher, type WatchFolder } from "./folder-watcher.ts";
-import { watchFolderWithKernel } from "./kernel-events.ts";
+import { createFolderWatcher, type FolderWatcher } from "./folder-watcher.ts";
+import { watchFoldersWithKernel, type WatchFolders } from "./kernel-events.ts";
 import type { SettledChange } from "./settler.ts";
 
 /**
@@ -29,7 +29,7 @@ afterEach(async () => {
   await cleanup();
 });
 
-function watcher(options: { minAgeMs: number; watchFolder?: WatchFolder }): { watcher: FolderWatcher; reported: SettledChange[] } {
+function watcher(options: { minAgeMs: number; watchFolders?: WatchFolders }): { watcher: FolderWatcher; reported: SettledChange[] } {
   const reported: SettledChange[] = [];
   const created = createFolderWatcher({
     name: "tv",
@@ -39,7 +39,7 @@ function watcher(options: { minAgeMs: number; watchFolder?: WatchFolder }): { wa
     clock: systemClock,
     log: captureLog().log,
     report: (changes) => reported.push(...changes),
-    watchFolder: options.watchFolder ?? watchFolderWithKernel,
+    watchFolders: options.watchFolders ?? watchFoldersWithKernel,
   });
   created.start();
   watchers.push(created);
@@ -67,14 +67,20 @@ describe("a folder that appears while watching", () => {
     const late = join(tv, "Show", "Season 01", "late.mkv");
     let raced = false;
     // The real notifications, and a file that lands at the worst moment: the new folder was listed, not yet watched.
-    const racing: WatchFolder = (dir, changed, failed) => {
-      if (dir === join(tv, "Show", "Season 01") && !raced) {
-        raced = true;
-        writeFileSync(late, "landed between the listing and the watch");
-      }
-      return watchFolderWithKernel(dir, changed, failed);
+    const racing: WatchFolders = (changed, failed) => {
+      const real = watchFoldersWithKernel(changed, failed);
+      return {
+        ...real,
+        add(dir) {
+          if (dir === join(tv, "Show", "Season 01") && !raced) {
+            raced = true;
+            writeFileSync(late, "landed between the listing and the watch");
+          }
+          real.add(dir);
+        },
+      };
     };
-    const { watcher: w, reported } = watcher({ minAgeMs: 0, watchFolder: racing });
+    const { watcher: w, reported } = watcher({ minAgeMs: 0, watchFolders: racing });
     await watching(w);
     await mkdir(join(tv, "Show", "Season 01"), { recursive: true });
     await writeFile(join(tv, "Show", "Season 01", "first.mkv"), "x");

@@ -3,8 +3,9 @@ import type { Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { DirListing, DiskProbe } from "../paths/disk-probe.ts";
-import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf, type Listing } from "./listing.ts";
+import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf, keptFolders, type Listing } from "./listing.ts";
 import { createSettler, type SettledChange } from "./settler.ts";
+import type { WatchFolders } from "./kernel-events.ts";
 import { loadTreeState, saveTreeState } from "./tree-state.ts";
 
 /**
@@ -29,8 +30,6 @@ export interface WatcherSettings {
   readonly wanted: (path: string) => boolean;
 }
 
-/** The kernel's change notifications for one folder (`kernel-events.ts`); `close` stops them. */
-export type WatchFolder = (dir: string, changed: () => void, failed: (error: Error) => void) => { close(): void };
 
 export interface FolderWatcherOptions {
   readonly name: string;
@@ -44,7 +43,7 @@ export interface FolderWatcherOptions {
   /** Settled changes (local paths); must return at once. */
   readonly report: (changes: readonly SettledChange[]) => void;
   /** `events` mode's notifications (absent: `events` falls back to `poll`). */
-  readonly watchFolder?: WatchFolder;
+  readonly watchFolders?: WatchFolders;
   /** A walk ended: how long it took. */
   readonly walked?: (seconds: number) => void;
 }
@@ -90,10 +89,13 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
   let dirty = false;
   let saving: Promise<void> | undefined;
   let running: Promise<void> | undefined;
-  const kernel = new Map<string, { close(): void }>();
+  const kernel = options.watchFolders?.(
+    (dir) => queueRelist(dir),
+    (dir, error) => kernelFailed(dir, error),
+  );
   const relistQueue = new Set<string>();
   let relisting: Promise<void> | undefined;
-  const mode = settings.mode === "events" && options.watchFolder ? "events" : "poll";
+  const mode = settings.mode === "events" && kernel ? "events" : "poll";
 
   const settler = createSettler({
     minAgeMs: settings.minAgeMs,
@@ -147,18 +149,21 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       return [];
     }
     const after = encodeListing(listing);
-    if (before === after) return foldersOf(after);
+    const folders = keptFolders(listing);
+    if (before === after) return folders;
     dirs.set(dir, after);
     dirty = true;
-    const changes = diffListings(before, after);
     fileCount += fileCountOf(after) - fileCountOf(before ?? "");
+    // A folder seen for the first time on a walk that only records: nothing to compare (and no garbage made for it).
+    if (before === undefined && !report) return folders;
+    const changes = diffListings(before, after);
     if (report) {
       const known = new Set(before === undefined ? [] : filesOf(before).map((file) => file.name));
       for (const file of changes.changed) if (settings.wanted(join(dir, file.name))) settler.saw(dir, file, !known.has(file.name));
       for (const gone of changes.removed) if (settings.wanted(join(dir, gone))) settler.gone(dir, gone);
     }
     for (const gone of changes.goneFolders) forget(join(dir, gone), report);
-    return foldersOf(after);
+    return folders;
   }
 
   /** A folder is gone: its files (and its subfolders') are reported gone, and it is watched no more. */
@@ -168,8 +173,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       if (known !== dir && !known.startsWith(prefix)) continue;
       dirs.delete(known);
       dirty = true;
-      kernel.get(known)?.close();
-      kernel.delete(known);
+      kernel?.remove(known);
       fileCount -= fileCountOf(listing);
       if (report) for (const file of filesOf(listing)) if (settings.wanted(join(known, file.name))) settler.gone(known, file.name);
     }
@@ -217,16 +221,9 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
 
   /** Starts the notifications of a folder; true when they start now. */
   function watchKernel(dir: string): boolean {
-    if (kernel.has(dir) || !options.watchFolder) return false;
+    if (!kernel || kernel.has(dir)) return false;
     try {
-      kernel.set(
-        dir,
-        options.watchFolder(
-          dir,
-          () => queueRelist(dir),
-          (error) => kernelFailed(dir, error),
-        ),
-      );
+      kernel.add(dir);
       return true;
     } catch (error) {
       kernelFailed(dir, error as Error);
@@ -356,8 +353,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     async stop() {
       stop.abort();
       settler.stop();
-      for (const handle of kernel.values()) handle.close();
-      kernel.clear();
+      kernel?.closeAll();
       await running;
       await relisting?.catch(() => undefined);
       // A save the delay had put off runs now (its sleep ends at the stop): the stop waits for it, then saves the rest.

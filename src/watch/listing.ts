@@ -3,7 +3,7 @@ import type { DirListing } from "../paths/disk-probe.ts";
 /**
  * One directory as the watcher remembers it, kept as a single string per directory (a tree of 200,000 files in 20,000
  * folders is about 10 MB this way; objects per file would be several times that): its subfolders (`name/`) and its
- * files (`name`, size and mtime), one per line, sorted, so two walks of an unchanged folder give the same string.
+ * files (`name`, size and mtime), one entry each (separated by \u0001), sorted, so two walks of an unchanged folder give the same string.
  */
 export type Listing = string;
 
@@ -24,6 +24,8 @@ export interface ListingChanges {
 }
 
 const SEP = "\u0000";
+/** Between entries: a character no name kept here holds, and no line break, so the state file stores a listing as it is. */
+const LINE = "\u0001";
 
 /** Names with a line break, a tab or \u0001 (which the listing and its file use as separators) are left out. */
 export function encodeListing(listing: DirListing): Listing {
@@ -31,7 +33,12 @@ export function encodeListing(listing: DirListing): Listing {
     ...listing.folders.filter(plainName).map((name) => `${name}/`),
     ...listing.files.filter((file) => plainName(file.name)).map((file) => `${file.name}${SEP}${String(file.size)}${SEP}${String(file.mtimeMs)}`),
   ];
-  return lines.sort().join("\n");
+  return lines.sort().join(LINE);
+}
+
+/** The subfolders a listing keeps, from the disk's answer (names with a separator in them are left out). */
+export function keptFolders(listing: DirListing): string[] {
+  return listing.folders.filter(plainName);
 }
 
 /** The subfolders' names of a listing. */
@@ -71,6 +78,6 @@ export function diffListings(before: Listing | undefined, after: Listing): Listi
   };
 }
 
-const lines = (listing: Listing): string[] => (listing === "" ? [] : listing.split("\n"));
+const lines = (listing: Listing): string[] => (listing === "" ? [] : listing.split(LINE));
 
 const plainName = (name: string): boolean => !/[\n\t\u0001]/.test(name);

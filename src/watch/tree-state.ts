@@ -5,8 +5,7 @@ import type { Listing } from "./listing.ts";
 /**
  * What a watcher knows of its folders: each directory's listing (`listing.ts`), kept on disk after each walk and at
  * a stop, so a restart compares the disk with what was there before it stopped (a change made while autoscan was down
- * is seen; nothing else is rescanned). The file is text, one directory per line (`<path>\t<listing>`, the listing's
- * line breaks written as `\u0001`), under the data directory: `watch/<name>.state`. A file that is missing, damaged or
+ * is seen; nothing else is rescanned). The file is text, one directory per line (`<path>\t<listing>`), under the data directory: `watch/<name>.state`. A file that is missing, damaged or
  * written for other PATHS reads as "nothing known" (a first start: the walk records, and reports nothing).
  */
 export interface TreeState {
@@ -34,13 +33,24 @@ export async function loadTreeState(file: string, paths: readonly string[]): Pro
     const tab = line.indexOf("\t");
     const dir = line.slice(0, tab);
     if (tab <= 0 || !paths.some((path) => dir === path || dir.startsWith(path.endsWith("/") ? path : `${path}/`))) return { dirs: new Map(), known: false };
-    dirs.set(dir, line.slice(tab + 1).replaceAll("\u0001", "\n"));
+    dirs.set(dir, line.slice(tab + 1));
   }
   return { dirs, known: true };
 }
 
 export async function saveTreeState(file: string, paths: readonly string[], dirs: ReadonlyMap<string, Listing>): Promise<void> {
-  const lines = [`${HEADER}\t${JSON.stringify([...paths].sort())}`];
-  for (const [dir, listing] of dirs) lines.push(`${dir}\t${listing.replaceAll("\n", "\u0001")}`);
-  await writeFileDurably(file, `${lines.join("\n")}\n`);
+  // Written in pieces, never as one string: a tree of 200,000 files is a 9 MB file, and a copy of it in memory would
+  // grow the heap for good.
+  function* pieces(): Generator<string> {
+    let chunk = `${HEADER}\t${JSON.stringify([...paths].sort())}\n`;
+    for (const [dir, listing] of dirs) {
+      chunk += `${dir}\t${listing}\n`;
+      if (chunk.length >= 64 * 1024) {
+        yield chunk;
+        chunk = "";
+      }
+    }
+    yield chunk;
+  }
+  await writeFileDurably(file, pieces());
 }

@@ -12,7 +12,7 @@ import type { PathMapper } from "../../paths/mapping.ts";
 import { backoffDelay } from "../../queue/dispatch/backoff.ts";
 import { mountTypeOf } from "../../watch/event-less-mounts.ts";
 import { createFolderWatcher, type FolderWatcher, type WatcherStatus } from "../../watch/folder-watcher.ts";
-import { watchFolderWithKernel } from "../../watch/kernel-events.ts";
+import { watchFoldersWithKernel } from "../../watch/kernel-events.ts";
 import type { SettledChange } from "../../watch/settler.ts";
 
 /**
@@ -118,7 +118,7 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
       clock,
       log,
       report: reporter(name, watcher),
-      watchFolder: watchFolderWithKernel,
+      watchFolders: watchFoldersWithKernel,
       walked: (seconds) => input.metrics?.watchWalk(name, seconds),
     });
     created.start();

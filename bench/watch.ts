@@ -1,0 +1,468 @@
+/**
+ * The folder watchers (issue 27, `WATCH`), on a tree of 200,000 files in 20,000 folders generated on tmpfs (/dev/shm):
+ *  1. `events`: start-up walk (≤ 30 s), extra RSS of the watcher (≤ 40 MB), a new file noticed < 2 s after
+ *     MIN_AGE_SECONDS;
+ *  2. `poll`: one walk (≤ 20 s, ≤ 1 core while it runs; the first with nothing known, then one with the state known),
+ *     extra RSS (≤ 40 MB), the walk state on disk (≤ 20 MB);
+ *  3. a burst through the real service (`autoscan server`, .ts sources, a fake Plex, WATCH in `events` mode,
+ *     SERVER_SCAN_DELAY 5, MIN_AGE_SECONDS 1): 5,000 files renamed at once from a staging folder into 100 library
+ *     folders → scans (≤ 100), the last one within SERVER_SCAN_DELAY + 10 s of the move.
+ * 1 and 2 run the watcher alone in a child process (this file with `--child`, the image's Node options and allocator
+ * setting): `createFolderWatcher` with the real disk probe, the kernel's notifications (events) and a real state file;
+ * RSS is taken after the imports and after the first walk, each after a full GC, so the figure is the watcher's own.
+ *
+ *   node bench/watch.ts                 BENCH_ONLY=events,poll,burst node bench/watch.ts
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const SELF = fileURLToPath(import.meta.url);
+const SHOWS = 1_000;
+/** 1,000 shows × (1 + 19 seasons) = 20,000 folders; 19,000 seasons × 10 episodes + 1,000 shows × 10 extras = 200,000 files. */
+const SEASONS = 19;
+const EPISODES = 10;
+const EXTRAS = 10;
+const MIN_AGE_S = 1;
+/** The poll watcher's interval: long, and held by the bench (the second walk starts when the bench says). */
+const POLL_MS = 3_600_000;
+
+interface ChildResult {
+  readonly mode: "events" | "poll";
+  readonly rssBefore: number;
+  readonly rssAfter: number;
+  /** JS heap in use after the first walk less before (part of the extra RSS: what the watcher keeps). */
+  readonly heapKept: number;
+  readonly peakRss: number;
+  readonly walkS: number;
+  readonly walkCores: number;
+  readonly startupS: number;
+  readonly stateBytes: number;
+  readonly folders: number;
+  readonly files: number;
+  readonly noticeS?: readonly number[];
+  readonly secondWalkS?: number;
+  readonly secondWalkCores?: number;
+  readonly rssAfterSecond?: number;
+  readonly problem?: string;
+}
+
+// ——— the parent ———
+
+async function main(): Promise<void> {
+  const only = (process.env.BENCH_ONLY ?? "events,poll,burst").split(",");
+  const children = new Set<ChildProcess>();
+  const dirs: string[] = [];
+  let cleaned: Promise<void> | undefined;
+  const cleanup = (): Promise<void> =>
+    (cleaned ??= (async () => {
+      await Promise.all([...children].map((child) => stopChild(child)));
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    })());
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+  }
+
+  const shm = tmpfsRoot();
+  if (!shm.tmpfs) console.log(`(no tmpfs at /dev/shm: the tree is generated in ${shm.path} instead)`);
+  try {
+    if (only.includes("events") || only.includes("poll")) {
+      const base = await mkdtemp(join(shm.path, "autoscan-bench-watch-"));
+      dirs.push(base);
+      const states = await mkdtemp(join(tmpdir(), "autoscan-bench-watch-state-"));
+      dirs.push(states);
+      const tree = join(base, "TV");
+      const started = performance.now();
+      generateTree(tree);
+      console.log(
+        `tree: ${(SHOWS * (SEASONS * EPISODES + EXTRAS)).toLocaleString("en")} files in ${(SHOWS * (SEASONS + 1)).toLocaleString("en")} folders on ` +
+          `${shm.tmpfs ? "tmpfs" : "disk"}, written in ${seconds(performance.now() - started)}; MIN_AGE_SECONDS ${String(MIN_AGE_S)}`,
+      );
+      for (const mode of ["events", "poll"] as const) {
+        if (!only.includes(mode)) continue;
+        const result = await runWatcherChild(mode, tree, join(states, `${mode}.state`), children);
+        if (result.problem) console.log(`watch ${mode}: the watcher failed: ${result.problem}`);
+        printChild(result);
+      }
+    }
+    if (only.includes("burst")) await burst(shm.path, dirs, children);
+  } finally {
+    await cleanup();
+  }
+}
+
+function printChild(r: ChildResult): void {
+  const m = `watch ${r.mode}:`;
+  const extra = r.rssAfter - r.rssBefore;
+  const known = `${r.folders.toLocaleString("en")} folders, ${r.files.toLocaleString("en")} files known`;
+  if (r.mode === "events") {
+    console.log(`${m} start-up walk ${s(r.startupS)} (≤ 30 s)${over(r.startupS, 30)}; the walk itself ${s(r.walkS)} at ${r.walkCores.toFixed(2)} core; ${known}`);
+  } else {
+    console.log(`${m} first walk (nothing known) ${s(r.walkS)} (≤ 20 s)${over(r.walkS, 20)} at ${r.walkCores.toFixed(2)} core (≤ 1)${over(r.walkCores, 1)}; ${known}`);
+    if (r.secondWalkS !== undefined && r.secondWalkCores !== undefined) {
+      console.log(`${m} walk with the state known ${s(r.secondWalkS)} (≤ 20 s)${over(r.secondWalkS, 20)} at ${r.secondWalkCores.toFixed(2)} core (≤ 1)${over(r.secondWalkCores, 1)}`);
+    }
+  }
+  console.log(
+    `${m} extra RSS ${mb(extra)} (≤ 40 MB)${over(extra, 40 * 1024 * 1024)}: ${mb(r.rssBefore)} after the imports, ${mb(r.rssAfter)} after the first walk` +
+      `${r.rssAfterSecond === undefined ? "" : `, ${mb(r.rssAfterSecond)} after the second`} (each after a full GC); JS heap in use +${mb(r.heapKept)}; peak ${mb(r.peakRss)}`,
+  );
+  const stateLine = `${m} walk state on disk ${mb(r.stateBytes, 1)}`;
+  console.log(r.mode === "poll" ? `${stateLine} (≤ 20 MB)${over(r.stateBytes, 20 * 1024 * 1024)}` : stateLine);
+  if (r.noticeS) {
+    const worst = Math.max(...r.noticeS);
+    console.log(
+      `${m} a new file noticed ${s(worst)} after MIN_AGE_SECONDS (< 2 s)${worst >= 2 ? "  ← MISSED" : ""} ` +
+        `(worst of ${String(r.noticeS.length)}: ${r.noticeS.map((x) => x.toFixed(2)).join(", ")} s)`,
+    );
+  }
+}
+
+/** 1,000 shows, each with 19 season folders of 10 episodes and 10 files of its own. */
+function generateTree(tree: string): void {
+  for (let show = 0; show < SHOWS; show++) {
+    const showDir = join(tree, `Show ${String(show).padStart(4, "0")}`);
+    mkdirSync(showDir, { recursive: true });
+    for (let extra = 0; extra < EXTRAS; extra++) touch(join(showDir, `extra ${String(extra)}.nfo`));
+    for (let season = 1; season <= SEASONS; season++) {
+      const seasonDir = join(showDir, `Season ${String(season).padStart(2, "0")}`);
+      mkdirSync(seasonDir);
+      for (let episode = 1; episode <= EPISODES; episode++) touch(join(seasonDir, `Show ${String(show)} - S${pad(season)}E${pad(episode)}.mkv`));
+    }
+  }
+}
+
+function touch(path: string, content = "x"): void {
+  const fd = openSync(path, "w");
+  if (content) writeFileSync(fd, content);
+  closeSync(fd);
+}
+
+function runWatcherChild(mode: "events" | "poll", tree: string, stateFile: string, children: Set<ChildProcess>): Promise<ChildResult> {
+  return (async () => {
+    const { shippedEnv, shippedNodeOptions } = await import("./shipped.ts");
+    const child = spawn(process.execPath, [...shippedNodeOptions, "--expose-gc", SELF, "--child", mode, tree, stateFile], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...shippedEnv },
+    });
+    children.add(child);
+    try {
+      return await new Promise<ChildResult>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the ${mode} watcher gave no figures within 5 minutes`)), 300_000);
+        child.on("message", (message) => {
+          clearTimeout(timer);
+          resolve(message as ChildResult);
+        });
+        child.once("exit", (code, signal) => {
+          clearTimeout(timer);
+          reject(new Error(`the ${mode} watcher exited with ${String(code ?? signal)} before its figures`));
+        });
+      });
+    } finally {
+      await stopChild(child);
+      children.delete(child);
+    }
+  })();
+}
+
+/** 5,000 files renamed at once into 100 library folders, through the real service with WATCH in `events` mode. */
+async function burst(tmpfs: string, dirs: string[], children: Set<ChildProcess>): Promise<void> {
+  const [{ startFakePlex }, { freePort }, { childEnv, CLI_MAIN }] = await Promise.all([
+    import("../test/support/fake-plex.ts"),
+    import("../test/support/free-port.ts"),
+    import("../test/support/run-cli.ts"),
+  ]);
+  const PASS = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0";
+  const SCAN_DELAY_S = 5;
+  const FOLDERS = 100;
+  const FILES = 5_000;
+  const base = await mkdtemp(join(tmpfs, "autoscan-bench-watch-burst-"));
+  dirs.push(base);
+  const home = await mkdtemp(join(tmpdir(), "autoscan-bench-watch-burst-"));
+  dirs.push(home);
+  const library = join(base, "media", "TV");
+  const staging = join(base, "staging");
+  const moves: [string, string][] = [];
+  for (let folder = 0; folder < FOLDERS; folder++) {
+    const show = `Burst Show ${String(folder)}`;
+    const season = join(library, show, "Season 01");
+    mkdirSync(season, { recursive: true });
+    for (let old = 1; old <= 3; old++) touch(join(season, `${show} - S00E${pad(old)}.mkv`));
+    const stage = join(staging, show);
+    mkdirSync(stage, { recursive: true });
+    for (let episode = 1; episode <= FILES / FOLDERS; episode++) {
+      const name = `${show} - S01E${pad(episode)}.mkv`;
+      touch(join(stage, name), "0123456789");
+      moves.push([join(stage, name), join(season, name)]);
+    }
+  }
+  const plex = await startFakePlex({
+    sections: [{ key: "2", title: "TV Shows", type: "show", locations: ["/data/TV"] }],
+    toLocal: (path) => (path.startsWith("/data/TV") ? join(library, path.slice("/data/TV".length)) : undefined),
+  });
+  try {
+    const port = await freePort();
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({
+        SERVER_PASS: PASS,
+        SERVER_IP: "127.0.0.1",
+        SERVER_PORT: port,
+        PLEX_LOCAL_URL: plex.url,
+        PLEX_TOKEN: plex.token,
+        PLEX_ANALYZE_TYPE: "off",
+        SERVER_SCAN_DELAY: SCAN_DELAY_S,
+        SERVER_FILE_CHECK_DELAY: 1,
+        SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${library}/`]: ["/data/TV/"] },
+        WATCH: { burst: { PATHS: [library], MODE: "events", MIN_AGE_SECONDS: MIN_AGE_S } },
+      }),
+    );
+    const server = spawn(process.execPath, [CLI_MAIN, "server", "--config", join(home, "config.json"), "--data-dir", join(home, "data"), "--logfile", "none"], {
+      env: childEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.add(server);
+    let output = "";
+    server.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    server.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    const api = `http://127.0.0.1:${String(port)}`;
+    const ready = async (): Promise<boolean> =>
+      output.includes("is watching") && (await fetch(`${api}/health`).then((r) => r.ok, () => false));
+    for (let waited = 0; !(await ready()); waited += 100) {
+      if (server.exitCode !== null || waited > 60_000) throw new Error(`the service did not start watching:\n${output.slice(-3000)}`);
+      await sleep(100);
+    }
+    await sleep(500);
+    const scansBefore = plex.scans.length;
+
+    const movedAt = performance.now();
+    for (const [from, to] of moves) renameSync(from, to);
+    const moveMs = performance.now() - movedAt;
+    let lastScanAt = movedAt;
+    let seen = scansBefore;
+    const queueCount = async (): Promise<number> =>
+      ((await fetch(`${api}/api/${PASS}?cmd=queue_count`).then((r) => r.json(), () => ({}))) as { queue_count?: number }).queue_count ?? -1;
+    const floorMs = (SCAN_DELAY_S + 10) * 1000;
+    // Until the floor's time and 5 s more have passed, then until nothing is pending and no scan came for 3 s (at most 2 minutes).
+    for (let lastCheck = 0; ; ) {
+      await sleep(25);
+      const now = performance.now();
+      if (plex.scans.length !== seen) {
+        seen = plex.scans.length;
+        lastScanAt = now;
+      }
+      if (now - movedAt < floorMs + 5_000 || now - lastScanAt < 3_000) continue;
+      if (now - movedAt > 120_000) break;
+      if (now - lastCheck > 500) {
+        lastCheck = now;
+        if ((await queueCount()) === 0) break;
+      }
+    }
+    const scans = plex.scans.slice(scansBefore);
+    const folders = new Set(scans.map((scan) => scan.path));
+    const lastS = (lastScanAt - movedAt) / 1000;
+    console.log(
+      `watch burst: ${FILES.toLocaleString("en")} files renamed into ${String(FOLDERS)} folders (in ${seconds(moveMs)}) → ${String(scans.length)} scans (≤ ${String(FOLDERS)})` +
+        `${over(scans.length, FOLDERS)}, ${String(folders.size)} distinct folders${scans.some((scan) => !scan.inside) ? ", some outside the library" : ""}`,
+    );
+    console.log(
+      scans.length === 0
+        ? `watch burst: no scan at all  ← MISSED\n${output.slice(-3000)}`
+        : `watch burst: last scan ${s(lastS)} after the move (≤ SERVER_SCAN_DELAY ${String(SCAN_DELAY_S)} + 10 = ${String(SCAN_DELAY_S + 10)} s)${over(lastS, SCAN_DELAY_S + 10)}`,
+    );
+    const unscanned = FOLDERS - [...folders].filter((path) => path.includes("Burst Show")).length;
+    if (unscanned > 0) console.log(`watch burst: ${String(unscanned)} of the ${String(FOLDERS)} folders got no scan  ← MISSED`);
+    await stopChild(server);
+    children.delete(server);
+  } finally {
+    await plex.close();
+  }
+}
+
+function tmpfsRoot(): { path: string; tmpfs: boolean } {
+  try {
+    const tmpfs = readFileSync("/proc/self/mountinfo", "utf8")
+      .split("\n")
+      .some((line) => {
+        const [left, right] = line.split(" - ");
+        return left?.split(" ")[4] === "/dev/shm" && right?.split(" ")[0] === "tmpfs";
+      });
+    if (tmpfs) return { path: "/dev/shm", tmpfs: true };
+  } catch {
+    // not Linux
+  }
+  return { path: tmpdir(), tmpfs: false };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ——— the child: one watcher alone ———
+
+async function watcherChild(mode: "events" | "poll", tree: string, stateFile: string): Promise<void> {
+  const send = (result: ChildResult): Promise<void> => new Promise((resolve) => process.send?.(result, () => resolve()));
+  process.on("disconnect", () => process.exit(1));
+  const [{ default: pino }, { systemClock }, { createDiskProbe }, { createFolderWatcher }, { watchFoldersWithKernel }, queueWiring] = await Promise.all([
+    import("pino"),
+    import("../src/core/clock.ts"),
+    import("../src/paths/disk-probe.ts"),
+    import("../src/watch/folder-watcher.ts"),
+    import("../src/watch/kernel-events.ts"),
+    import("../src/cli/wiring/queue.ts"),
+  ]);
+  const log = pino({ level: "silent" });
+  // As the service makes it (sharedDiskProbe).
+  const probe = createDiskProbe({ log, timeoutMs: queueWiring.STAT_TIMEOUT_MS, maxInFlight: queueWiring.STATS_IN_FLIGHT });
+
+  // The poll interval's sleep is held until the bench opens it: the second walk starts at a known moment.
+  let pollGate: (() => void) | undefined;
+  let gateReached: (() => void) | undefined;
+  const atGate = new Promise<void>((resolve) => (gateReached = resolve));
+  const clock: typeof systemClock = {
+    now: () => systemClock.now(),
+    sleep: (ms, signal) =>
+      ms !== POLL_MS
+        ? systemClock.sleep(ms, signal)
+        : new Promise<void>((resolve) => {
+            pollGate = resolve;
+            signal?.addEventListener("abort", () => resolve(), { once: true });
+            gateReached?.();
+          }),
+  };
+  const walks: { at: number; cpu: NodeJS.CpuUsage; seconds: number }[] = [];
+  let walkWaiter: (() => void) | undefined;
+  const reported = new Map<string, number>();
+  let reportWaiter: (() => void) | undefined;
+
+  const watcher = createFolderWatcher({
+    name: `bench-${mode}`,
+    settings: { paths: [tree], mode, pollMs: POLL_MS, minAgeMs: MIN_AGE_S * 1000, wanted: () => true },
+    stateFile,
+    probe,
+    clock,
+    log,
+    report: (changes) => {
+      for (const change of changes) reported.set(change.path, performance.now());
+      reportWaiter?.();
+    },
+    ...(mode === "events" ? { watchFolders: watchFoldersWithKernel } : {}),
+    walked: (seconds) => {
+      walks.push({ at: performance.now(), cpu: process.cpuUsage(), seconds });
+      walkWaiter?.();
+    },
+  });
+  const walkNumber = async (n: number): Promise<(typeof walks)[number]> => {
+    while (walks.length < n) await new Promise<void>((resolve) => (walkWaiter = resolve));
+    return walks[n - 1] as (typeof walks)[number];
+  };
+
+  await settleMemory();
+  const { rss: rssBefore, heapUsed: heapBefore } = process.memoryUsage();
+  const startedAt = performance.now();
+  const cpuAtStart = process.cpuUsage();
+  watcher.start();
+  const first = await walkNumber(1);
+  while (watcher.status().state === "starting") {
+    if (watcher.status().state === "stopped") break;
+    await sleep(10);
+  }
+  const startupS = (performance.now() - startedAt) / 1000;
+  const status = watcher.status();
+  if (status.state === "stopped") {
+    await send({ mode, rssBefore, rssAfter: rssBefore, heapKept: 0, peakRss: 0, walkS: 0, walkCores: 0, startupS, stateBytes: 0, folders: 0, files: 0, problem: status.problem ?? "stopped" });
+    process.exit(0);
+  }
+  const stateBytes = await stat(stateFile).then((info) => info.size, () => 0);
+  await settleMemory();
+  const { rss: rssAfter, heapUsed: heapAfter } = process.memoryUsage();
+  const result: ChildResult = {
+    mode,
+    rssBefore,
+    rssAfter,
+    heapKept: heapAfter - heapBefore,
+    peakRss: 0,
+    walkS: first.seconds,
+    walkCores: cores(cpuAtStart, first.cpu, first.at - startedAt),
+    startupS,
+    stateBytes,
+    folders: status.folders,
+    files: status.files,
+  };
+
+  if (mode === "events") {
+    const noticeS: number[] = [];
+    const written: string[] = [];
+    for (const show of [7, 503, 998]) {
+      const path = join(tree, `Show ${String(show).padStart(4, "0")}`, "Season 07", `Show ${String(show)} - S07E99.mkv`);
+      const writtenAt = performance.now();
+      writeFileSync(path, "new episode");
+      written.push(path);
+      const until = writtenAt + 30_000;
+      while (!reported.has(path) && performance.now() < until) {
+        await Promise.race([new Promise<void>((resolve) => (reportWaiter = resolve)), sleep(1_000)]);
+      }
+      noticeS.push(reported.has(path) ? ((reported.get(path) as number) - writtenAt) / 1000 - MIN_AGE_S : Number.POSITIVE_INFINITY);
+      await sleep(300);
+    }
+    Object.assign(result, { noticeS });
+    await watcher.stop();
+    // The tree back as it was, for the poll watcher.
+    for (const path of written) unlinkSync(path);
+  } else {
+    await atGate;
+    await sleep(200);
+    const gateOpenedAt = performance.now();
+    const cpuAtGate = process.cpuUsage();
+    pollGate?.();
+    const second = await walkNumber(2);
+    await settleMemory();
+    Object.assign(result, {
+      secondWalkS: second.seconds,
+      secondWalkCores: cores(cpuAtGate, second.cpu, second.at - gateOpenedAt),
+      rssAfterSecond: process.memoryUsage().rss,
+    });
+  }
+  Object.assign(result, { peakRss: peakRss() });
+  if (mode === "poll") await watcher.stop();
+  await send(result);
+  process.exit(0);
+}
+
+async function settleMemory(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    await sleep(100);
+  }
+}
+
+function peakRss(): number {
+  const status = existsSync("/proc/self/status") ? readFileSync("/proc/self/status", "utf8") : "";
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+function cores(from: NodeJS.CpuUsage, to: NodeJS.CpuUsage, wallMs: number): number {
+  return (to.user - from.user + to.system - from.system) / 1000 / Math.max(1, wallMs);
+}
+
+// ——— formatting ———
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const pad = (n: number): string => String(n).padStart(2, "0");
+const s = (x: number): string => `${x.toFixed(x < 10 ? 2 : 1)} s`;
+const seconds = (ms: number): string => s(ms / 1000);
+const mb = (bytes: number, digits = 0): string => `${(bytes / 1024 / 1024).toFixed(digits)} MB`;
+const over = (value: number, floor: number): string => (value > floor ? "  ← MISSED" : "");
+
+// Last, so that every constant above is set before either side runs.
+if (process.argv[2] === "--child") await watcherChild(process.argv[3] as "events" | "poll", process.argv[4] as string, process.argv[5] as string);
+else await main();
