@@ -62,13 +62,13 @@ function landedHtml(result: TargetView, now: number): string {
         result.landedAfterMs === undefined ? "" : ` <span class="small">visible ${escapeHtml(duration(result.landedAfterMs))} after the request</span>`
       }`;
     case "pending":
-      return ` <span class="badge muted" title="The server's library is asked for the files after its scan">checking</span>${
+      return ` <span class="badge info" title="The server's library is asked for the files after its scan">checking</span>${
         result.landedCheckAt === undefined ? "" : ` <span class="small">next look ${timeTag(result.landedCheckAt, now)}</span>`
       }`;
     case "not_visible":
-      return ` <span class="badge err">not visible</span> <span class="small">${escapeHtml(result.landedReason ?? "")}</span>`;
+      return ` <span class="badge err">not visible</span> <span class="small why">${escapeHtml(result.landedReason ?? "")}</span>`;
     case "not_checked":
-      return ` <span class="badge muted" title="${escapeHtml(result.landedReason ?? "")}">not checked</span>`;
+      return ` <span class="badge muted">not checked</span>${result.landedReason ? ` <span class="small muted">${escapeHtml(result.landedReason)}</span>` : ""}`;
   }
 }
 

@@ -88,6 +88,7 @@ input.pathinput{display:block;width:100%;padding:12px 14px;font-family:ui-monosp
 .filters .grow{flex:1 1 16rem}
 .filters .grow input{width:100%}
 .filters label{font-size:.8rem;color:var(--muted)}
+@media (max-width:560px){.filters .field:not(.grow){flex:1 1 9rem}.filters select{width:100%}}
 .toolbar{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:center;justify-content:space-between;margin:0 0 8px}
 .pager{display:flex;flex-wrap:wrap;gap:8px;align-items:center;justify-content:space-between;margin-top:12px;padding-top:12px;border-top:1px solid var(--line)}
 .pager .btn[aria-disabled=true]{opacity:.45;pointer-events:none}
@@ -110,8 +111,9 @@ table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--mut
 .hint{margin:6px 0 14px;color:var(--muted);font-size:.875rem}
 .cmd{display:block;margin-top:4px;padding:8px 10px;white-space:pre-wrap}
 footer.foot{margin-top:24px;color:var(--muted);font-size:.85rem}
-.targets{list-style:none;display:flex;flex-wrap:wrap;gap:4px 16px;margin:8px 0 0;padding:0;font-size:.875rem}
-.targets li{display:flex;flex-wrap:wrap;align-items:center;gap:4px 6px}
+.targets{list-style:none;display:flex;flex-wrap:wrap;gap:4px 16px;margin:8px 0 0;padding:0;font-size:.875rem;overflow-wrap:anywhere}
+.targets li{display:flex;flex-wrap:wrap;align-items:center;gap:4px 6px;min-width:0}
+.targets .why{flex-basis:100%}
 @media (min-width:720px){.top .bar{padding:0 24px}}
 .sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 .problems{list-style:none;margin:6px 0 12px;padding:0}
