@@ -52,6 +52,8 @@ export interface WatcherStatus {
   readonly name: string;
   readonly mode: "events" | "poll";
   readonly paths: readonly string[];
+  /** `poll`: the time between two walks. */
+  readonly pollMs?: number;
   /** `starting` (the first walk), `watching`, `waiting` (a mount does not answer), `stopped` (with `problem`). */
   readonly state: "starting" | "watching" | "waiting" | "stopped";
   readonly waitingFor?: string;
@@ -339,6 +341,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
         name,
         mode,
         paths: settings.paths,
+        ...(mode === "poll" ? { pollMs: settings.pollMs } : {}),
         state,
         ...(waitingFor === undefined ? {} : { waitingFor }),
         ...(problem === undefined ? {} : { problem }),

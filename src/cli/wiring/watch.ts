@@ -100,7 +100,7 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
     const problem = await refusal(name, watcher);
     if (problem) {
       log.error({ watcher: name }, `${problem} Watcher '${name}' is not started.`);
-      refused.push({ name, mode: watcher.MODE, paths: watcher.PATHS, state: "stopped", problem, folders: 0, files: 0, settling: 0 });
+      refused.push({ name, mode: watcher.MODE, paths: watcher.PATHS, ...(watcher.MODE === "poll" ? { pollMs: watcher.POLL_SECONDS * 1000 } : {}), state: "stopped", problem, folders: 0, files: 0, settling: 0 });
       continue;
     }
     await warnEventLess(name, watcher);

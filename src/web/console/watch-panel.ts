@@ -17,7 +17,7 @@ export function watchPanel(watchers: readonly WatcherView[], now: number): strin
   const rows = watchers
     .map((w) => {
       const state = STATES[w.state];
-      const how = w.mode === "events" ? "change notifications" : "a walk every poll";
+      const how = w.mode === "events" ? "change notifications" : `a walk every ${duration(w.pollMs ?? 0, true)}`;
       const facts = [
         `${plural(w.files, "file")} in ${plural(w.folders, "folder")}`,
         w.settling > 0 ? `${plural(w.settling, "file")} settling` : "",
