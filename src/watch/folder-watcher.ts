@@ -13,8 +13,8 @@ import { loadTreeState, saveTreeState } from "./tree-state.ts";
  * up to date by a trigger, and the files that changed, once settled (`settler.ts`), handed to `report`.
  *
  * - `poll`: a walk of every folder every `POLL_SECONDS`, never two at once.
- * - `events`: one walk at start, then the kernel's change notifications (`kernelEvents`: one per folder, never per
- *   file) say which folder to list again.
+ * - `events`: one walk at start, then the kernel's change notifications (`kernel-events.ts`: one per folder, never
+ *   per file) say which folder to list again; a walk every 6 hours finds what no notification said.
  * Either way the first walk compares the disk with what was kept at the last stop, so what changed while autoscan was
  * down is reported; a watcher's very first walk only records what is there (as the backfill starts from now).
  *
@@ -75,6 +75,8 @@ export interface FolderWatcher {
 
 const UNANSWERED_RETRY_MS = 5_000;
 const SAVE_DELAY_MS = 60_000;
+/** `events` mode's own walk, for what no notification said. */
+const EVENTS_WALK_MS = 6 * 60 * 60_000;
 
 export function createFolderWatcher(options: FolderWatcherOptions): FolderWatcher {
   const { name, settings, clock, probe, log } = options;
@@ -97,6 +99,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
   );
   const relistQueue = new Set<string>();
   let relisting: Promise<void> | undefined;
+  let lane: Promise<unknown> = Promise.resolve();
   const mode = settings.mode === "events" && kernel ? "events" : "poll";
 
   const settler = createSettler({
@@ -247,7 +250,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
 
   function queueRelist(dir: string): void {
     relistQueue.add(dir);
-    relisting ??= (async () => {
+    relisting ??= inLane(async () => {
       // Events come in bursts (a file written in many pieces): a short pause gathers them into one listing per folder.
       await clock.sleep(200, stop.signal);
       while (relistQueue.size > 0 && !stop.signal.aborted) {
@@ -261,7 +264,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
         const added = folders.filter((folder) => !before.has(folder)).map((folder) => join(next as string, folder));
         if (added.length > 0) await walk(added, true);
       }
-    })().finally(() => {
+    }).finally(() => {
       relisting = undefined;
       scheduleSave();
       if (relistQueue.size > 0) queueRelist([...relistQueue][0] as string);
@@ -310,7 +313,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     dirs = loaded.dirs;
     for (const listing of dirs.values()) fileCount += fileCountOf(listing);
     if (!loaded.known) log.info(fields, `Watcher '${name}' starts: recording what is in ${settings.paths.map((p) => `'${p}'`).join(", ")} (nothing there now is scanned).`);
-    await walk(settings.paths, loaded.known);
+    await inLane(() => walk(settings.paths, loaded.known));
     if (stop.signal.aborted) return;
     await save();
     state = "watching";
@@ -318,13 +321,22 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       { ...fields, folders: dirs.size, ms: lastWalkMs },
       `Watcher '${name}' is watching ${String(dirs.size)} folder(s) (${mode === "events" ? "change notifications" : `a walk every ${String(settings.pollMs / 1000)} s`}; the first walk took ${String(Math.round((lastWalkMs ?? 0) / 100) / 10)} s).`,
     );
-    if (mode === "events") return;
+    // `events` walks too, rarely: what a notification never said (the kernel's queue overflowed, a change in the
+    // instant between a folder's listing and the start of its notifications) is found within hours, not never.
+    const every = mode === "events" ? EVENTS_WALK_MS : settings.pollMs;
     while (!stop.signal.aborted) {
-      await clock.sleep(settings.pollMs, stop.signal);
+      await clock.sleep(every, stop.signal);
       if (stop.signal.aborted) return;
-      await walk(settings.paths, true);
+      await inLane(() => walk(settings.paths, true));
       await save();
     }
+  }
+
+  /** Walks and event listings take turns: two at once would each keep what the other had just replaced. */
+  function inLane<T>(work: () => Promise<T>): Promise<T> {
+    const next = lane.then(work, work);
+    lane = next.catch(() => undefined);
+    return next;
   }
 
   return {
