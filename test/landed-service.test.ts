@@ -132,7 +132,7 @@ describe("the landed check in the running service", () => {
     s.plex.library.setImportDelay(8_000);
     await putOnDisk(s, "Slow");
     expect((await post(s, download("Slow"))).status).toBe(200);
-    await waitFor(async () => (await historyTarget(s, "Slow"))?.landed === "pending" && s.child.stdout().includes("Not visible in 'plex' yet"), "the first look missed it");
+    await waitFor(async () => (await historyTarget(s, "Slow"))?.landedReason?.includes("Slow - S01E01.mkv") === true, "the first look missed it");
     await waitFor(async () => (await historyTarget(s, "Slow"))?.landed === "landed", `Slow landed (log: ${s.child.stdout()})`);
     expect(s.plex.scans.filter((scan) => scan.path.includes("Slow"))).toHaveLength(1);
 

@@ -137,7 +137,8 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
     }
     const what = missing.map((file) => `'${file.path}'${file.deleted ? " (deleted, still listed)" : ""}`).join(", ");
     if (claimed.looks === 0) {
-      log.info({ ...fields, missing: missing.map((f) => f.path) }, `Not visible in '${look.target}' yet: ${what}; looking again in ${duration(settings.recheckMs)}.`);
+      // Usual (a server that imports slowly): said at DEBUG; the outcome is the line people read.
+      log.debug({ ...fields, missing: missing.map((f) => f.path) }, `Not visible in '${look.target}' yet: ${what}; looking again in ${duration(settings.recheckMs)}.`);
       return void (await record(look, { kind: "again", inMs: settings.recheckMs, missing: what, looked: true }));
     }
     if (claimed.looks === 1) {
