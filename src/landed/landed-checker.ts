@@ -115,6 +115,8 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
       const reason = target ? `'${look.target}' cannot be asked which files its library holds` : `'${look.target}' is no longer a target`;
       return void (await record(look, { kind: "not_checked", reason }));
     }
+    // A folder keeps its first requests only: when those named no file, there is nothing to look for.
+    if (look.files.length === 0) return void (await record(look, { kind: "not_checked", reason: "the requests kept name no file" }));
     let found: ReadonlyMap<string, boolean>;
     try {
       found = await withTimeout(timeoutMs, (signal) => target.lookup!.find(look.files.map((file) => file.path), signal));
