@@ -9,11 +9,14 @@
  *     folders → scans (≤ 100), the last one within SERVER_SCAN_DELAY + 10 s of the move.
  * 1 and 2 run the watcher alone in a child process (this file with `--child`, the image's Node options and allocator
  * setting): `createFolderWatcher` with the real disk probe, the kernel's notifications (events) and a real state file;
- * RSS is taken after the imports and after the first walk, each after a full GC, so the figure is the watcher's own.
+ * RSS is taken after the imports and after the first walk, each after the collection the shipped service makes once it
+ * is idle (`core/memory-trim.ts`: a major, last-resort GC, which also gives back the young generation a walk grew), so
+ * the figure is what the watcher keeps;
+ *  4. the `events` watcher in the real service as shipped (`dist/`): RSS idle without WATCH and with it, same tree.
  *
- *   node bench/watch.ts                 BENCH_ONLY=events,poll,burst node bench/watch.ts
+ *   node bench/watch.ts                 BENCH_ONLY=events,poll,service,burst node bench/watch.ts
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -53,7 +56,7 @@ interface ChildResult {
 // ——— the parent ———
 
 async function main(): Promise<void> {
-  const only = (process.env.BENCH_ONLY ?? "events,poll,burst").split(",");
+  const only = (process.env.BENCH_ONLY ?? "events,poll,service,burst").split(",");
   const children = new Set<ChildProcess>();
   const dirs: string[] = [];
   let cleaned: Promise<void> | undefined;
@@ -69,7 +72,7 @@ async function main(): Promise<void> {
   const shm = tmpfsRoot();
   if (!shm.tmpfs) console.log(`(no tmpfs at /dev/shm: the tree is generated in ${shm.path} instead)`);
   try {
-    if (only.includes("events") || only.includes("poll")) {
+    if (only.includes("events") || only.includes("poll") || only.includes("service")) {
       const base = await mkdtemp(join(shm.path, "autoscan-bench-watch-"));
       dirs.push(base);
       const states = await mkdtemp(join(tmpdir(), "autoscan-bench-watch-state-"));
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
         if (result.problem) console.log(`watch ${mode}: the watcher failed: ${result.problem}`);
         printChild(result);
       }
+      if (only.includes("service")) await inService(tree, dirs, children);
     }
     if (only.includes("burst")) await burst(shm.path, dirs, children);
   } finally {
@@ -108,7 +112,7 @@ function printChild(r: ChildResult): void {
   }
   console.log(
     `${m} extra RSS ${mb(extra)} (≤ 40 MB)${over(extra, 40 * 1024 * 1024)}: ${mb(r.rssBefore)} after the imports, ${mb(r.rssAfter)} after the first walk` +
-      `${r.rssAfterSecond === undefined ? "" : `, ${mb(r.rssAfterSecond)} after the second`} (each after a full GC); JS heap in use +${mb(r.heapKept)}; peak ${mb(r.peakRss)}`,
+      `${r.rssAfterSecond === undefined ? "" : `, ${mb(r.rssAfterSecond)} after the second`} (each after the idle collection); JS heap in use +${mb(r.heapKept)}; peak ${mb(r.peakRss)}`,
   );
   const stateLine = `${m} walk state on disk ${mb(r.stateBytes, 1)}`;
   console.log(r.mode === "poll" ? `${stateLine} (≤ 20 MB)${over(r.stateBytes, 20 * 1024 * 1024)}` : stateLine);
@@ -166,6 +170,76 @@ function runWatcherChild(mode: "events" | "poll", tree: string, stateFile: strin
       children.delete(child);
     }
   })();
+}
+
+/**
+ * The `events` watcher inside the real service as shipped (the build in `dist/`, the image's Node options and allocator
+ * setting, the default config plus a fake Plex): RSS once idle, started without WATCH and then with WATCH over the same
+ * tree. Idle means 25 s after the start (or after the watcher's first walk): the service's own idle collection
+ * (`core/memory-trim.ts`, every 10 s) has run, as it does for any user.
+ */
+async function inService(tree: string, dirs: string[], children: Set<ChildProcess>): Promise<void> {
+  const [{ startFakePlex }, { freePort }, { shippedEnv, shippedNodeOptions }] = await Promise.all([
+    import("../test/support/fake-plex.ts"),
+    import("../test/support/free-port.ts"),
+    import("./shipped.ts"),
+  ]);
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const built = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+  if (built.status !== 0) throw new Error("the build failed");
+  const IDLE_MS = 25_000;
+  const PASS = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0";
+  const plex = await startFakePlex({ sections: [{ key: "2", title: "TV Shows", type: "show", locations: ["/data/TV"] }] });
+  try {
+    const rss: number[] = [];
+    let walkS = 0;
+    for (const watching of [false, true]) {
+      const home = await mkdtemp(join(tmpdir(), "autoscan-bench-watch-service-"));
+      dirs.push(home);
+      const port = await freePort();
+      writeFileSync(
+        join(home, "config.json"),
+        JSON.stringify({
+          SERVER_PASS: PASS,
+          SERVER_IP: "127.0.0.1",
+          SERVER_PORT: port,
+          PLEX_LOCAL_URL: plex.url,
+          PLEX_TOKEN: plex.token,
+          SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${tree}/`]: ["/data/TV/"] },
+          ...(watching ? { WATCH: { library: { PATHS: [tree], MODE: "events" } } } : {}),
+        }),
+      );
+      const server = spawn(
+        process.execPath,
+        [...shippedNodeOptions, join(root, "dist/cli/main.js"), "server", "--config", join(home, "config.json"), "--data-dir", join(home, "data"), "--logfile", "none"],
+        { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...shippedEnv } },
+      );
+      children.add(server);
+      let output = "";
+      server.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+      server.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+      const startedAt = performance.now();
+      const ready = async (): Promise<boolean> =>
+        (!watching || output.includes("is watching")) && (await fetch(`http://127.0.0.1:${String(port)}/health`).then((r) => r.ok, () => false));
+      for (let waited = 0; !(await ready()); waited += 100) {
+        if (server.exitCode !== null || waited > 120_000) throw new Error(`the service did not start${watching ? " watching" : ""}:\n${output.slice(-3000)}`);
+        await sleep(100);
+      }
+      if (watching) walkS = (performance.now() - startedAt) / 1000;
+      await sleep(IDLE_MS);
+      rss.push(Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(server.pid)}/status`, "utf8"))?.[1] ?? 0) * 1024);
+      await stopChild(server);
+      children.delete(server);
+    }
+    const [without = 0, withWatch = 0] = rss;
+    const extra = withWatch - without;
+    console.log(
+      `watch events, in the service as shipped: extra RSS ${mb(extra)} (≤ 40 MB)${over(extra, 40 * 1024 * 1024)}: ${mb(without)} without WATCH, ` +
+        `${mb(withWatch)} watching the tree (each ${String(IDLE_MS / 1000)} s after the start${walkS ? `, the start-up walk done in ${s(walkS)}` : ""})`,
+    );
+  } finally {
+    await plex.close();
+  }
 }
 
 /** 5,000 files renamed at once into 100 library folders, through the real service with WATCH in `events` mode. */
@@ -438,9 +512,9 @@ async function watcherChild(mode: "events" | "poll", tree: string, stateFile: st
 }
 
 async function settleMemory(): Promise<void> {
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = (globalThis as { gc?: (o: object) => void }).gc;
   for (let i = 0; i < 3; i++) {
-    gc?.();
+    gc?.({ type: "major", execution: "sync", flavor: "last-resort" });
     await sleep(100);
   }
 }
