@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 
 /**
- * How autoscan runs as shipped: the Node options and the allocator setting that the Docker image gives it (the systemd
- * unit and `npm start` use the same), read from the Dockerfile so the benches measure what users run.
+ * How autoscan runs as shipped: the Node options (NODE_OPTIONS and the V8 options `/usr/local/bin/autoscan` puts on
+ * node's command line, AUTOSCAN_NODE_FLAGS) and the allocator setting that the Docker image gives it (the systemd unit
+ * and `npm start` use the same), read from the Dockerfile so the benches measure what users run.
  * BENCH_NODE_OPTIONS replaces the Node options (e.g. empty, to compare); MALLOC_TRIM_THRESHOLD_ from the bench's
  * environment replaces the image's.
  */
@@ -10,7 +11,9 @@ const dockerfile = readFileSync(new URL("../Dockerfile", import.meta.url), "utf8
 const envValue = (name: string): string | undefined =>
   new RegExp(`${name}=("[^"]*"|\\S+)`).exec(dockerfile)?.[1]?.replace(/"/g, "");
 
-export const shippedNodeOptions: readonly string[] = (process.env.BENCH_NODE_OPTIONS ?? envValue("NODE_OPTIONS") ?? "")
+export const shippedNodeOptions: readonly string[] = (
+  process.env.BENCH_NODE_OPTIONS ?? `${envValue("NODE_OPTIONS") ?? ""} ${envValue("AUTOSCAN_NODE_FLAGS") ?? ""}`
+)
   .split(/\s+/)
   .filter(Boolean);
 

@@ -4,11 +4,14 @@
 # belongs to that user; started as any other user (`docker run --user`, `docker exec -u`) it runs as that user.
 set -eu
 main=/app/dist/cli/main.js
+# The image's V8 options that NODE_OPTIONS does not take (see the Dockerfile); split into words on purpose.
+# shellcheck disable=SC2086
+set -- ${AUTOSCAN_NODE_FLAGS-} "$main" "$@"
 if [ "$(id -u)" != 0 ] || [ "${PUID:-1000}" = 0 ]; then
-  exec node "$main" "$@"
+  exec node "$@"
 fi
 # Supplementary groups are kept (docker-compose.scanner.yml adds the Docker socket's group with group_add), except
 # root's own group 0. setpriv leaves no capability behind once the uid is not 0.
 groups=$(id -G | tr ' ' '\n' | grep -vx 0 | paste -sd, -) || true
-if [ -n "$groups" ]; then set -- --groups "$groups" -- node "$main" "$@"; else set -- --clear-groups -- node "$main" "$@"; fi
+if [ -n "$groups" ]; then set -- --groups "$groups" -- node "$@"; else set -- --clear-groups -- node "$@"; fi
 exec setpriv --reuid="${PUID:-1000}" --regid="${PGID:-1000}" "$@"
