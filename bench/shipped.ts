@@ -18,7 +18,7 @@ export const shippedNodeOptions: readonly string[] = (
   .filter(Boolean);
 
 /** The C library's allocator settings the image sets (`MALLOC_*`); the bench's own environment replaces each. */
-const allocatorNames = ["MALLOC_TRIM_THRESHOLD_", "MALLOC_ARENA_MAX"] as const;
+const allocatorNames = ["MALLOC_TRIM_THRESHOLD_", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_"] as const;
 /** Only what is set: an empty MALLOC_TRIM_THRESHOLD_ would mean 0 to the C library. */
 export const shippedEnv: Readonly<Record<string, string>> = Object.fromEntries(
   allocatorNames.flatMap((name) => {

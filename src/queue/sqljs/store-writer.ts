@@ -232,6 +232,10 @@ export function createLiveStore(parts: LiveStoreParts): QueueStore {
     } catch (error) {
       if (fresh) freshChain = true;
       throw error;
+    } finally {
+      // The exported copy (the whole database) is given back now, not at V8's next collection: a big queue otherwise
+      // holds two or three such copies at once while it grows.
+      if (data.buffer instanceof ArrayBuffer) data.buffer.transfer(0);
     }
     keepFrom = fresh ? base : snapshotBase;
     snapshotBase = base;
