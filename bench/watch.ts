@@ -197,18 +197,10 @@ async function inService(tree: string, dirs: string[], children: Set<ChildProces
       const home = await mkdtemp(join(tmpdir(), "autoscan-bench-watch-service-"));
       dirs.push(home);
       const port = await freePort();
-      writeFileSync(
-        join(home, "config.json"),
-        JSON.stringify({
-          SERVER_PASS: PASS,
-          SERVER_IP: "127.0.0.1",
-          SERVER_PORT: port,
-          PLEX_LOCAL_URL: plex.url,
-          PLEX_TOKEN: plex.token,
-          SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${tree}/`]: ["/data/TV/"] },
-          ...(watching ? { WATCH: { library: { PATHS: [tree], MODE: "events" } } } : {}),
-        }),
-      );
+      writeConfig(home, PASS, port, plex, {
+        SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${tree}/`]: ["/data/TV/"] },
+        ...(watching ? { WATCH: { library: { PATHS: [tree], MODE: "events" } } } : {}),
+      });
       const server = spawn(
         process.execPath,
         [...shippedNodeOptions, join(root, "dist/cli/main.js"), "server", "--config", join(home, "config.json"), "--data-dir", join(home, "data"), "--logfile", "none"],
@@ -279,21 +271,13 @@ async function burst(tmpfs: string, dirs: string[], children: Set<ChildProcess>)
   });
   try {
     const port = await freePort();
-    writeFileSync(
-      join(home, "config.json"),
-      JSON.stringify({
-        SERVER_PASS: PASS,
-        SERVER_IP: "127.0.0.1",
-        SERVER_PORT: port,
-        PLEX_LOCAL_URL: plex.url,
-        PLEX_TOKEN: plex.token,
-        PLEX_ANALYZE_TYPE: "off",
-        SERVER_SCAN_DELAY: SCAN_DELAY_S,
-        SERVER_FILE_CHECK_DELAY: 1,
-        SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${library}/`]: ["/data/TV/"] },
-        WATCH: { burst: { PATHS: [library], MODE: "events", MIN_AGE_SECONDS: MIN_AGE_S } },
-      }),
-    );
+    writeConfig(home, PASS, port, plex, {
+      PLEX_ANALYZE_TYPE: "off",
+      SERVER_SCAN_DELAY: SCAN_DELAY_S,
+      SERVER_FILE_CHECK_DELAY: 1,
+      SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${library}/`]: ["/data/TV/"] },
+      WATCH: { burst: { PATHS: [library], MODE: "events", MIN_AGE_SECONDS: MIN_AGE_S } },
+    });
     const server = spawn(process.execPath, [CLI_MAIN, "server", "--config", join(home, "config.json"), "--data-dir", join(home, "data"), "--logfile", "none"], {
       env: childEnv(),
       stdio: ["ignore", "pipe", "pipe"],
@@ -354,6 +338,12 @@ async function burst(tmpfs: string, dirs: string[], children: Set<ChildProcess>)
   } finally {
     await plex.close();
   }
+}
+
+/** The service's config in `home`: on 127.0.0.1:`port`, the fake Plex, and `extra`. */
+function writeConfig(home: string, pass: string, port: number, plex: { url: string; token: string }, extra: Record<string, unknown>): void {
+  const config = { SERVER_PASS: pass, SERVER_IP: "127.0.0.1", SERVER_PORT: port, PLEX_LOCAL_URL: plex.url, PLEX_TOKEN: plex.token, ...extra };
+  writeFileSync(join(home, "config.json"), JSON.stringify(config));
 }
 
 function tmpfsRoot(): { path: string; tmpfs: boolean } {
