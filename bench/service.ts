@@ -13,6 +13,7 @@
  *
  *   node bench/service.ts                 BENCH_SECONDS=20 node bench/service.ts
  *   BENCH_AFTER_MS=200000 node bench/service.ts     (4.'s last figure taken 200 s after the queue drained)
+ *   BENCH_NO_LANDED=1 node bench/service.ts         (SERVER_CONFIRM_LANDED off, to compare)
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -120,6 +121,7 @@ async function startServer(name: string, scanDelay: number): Promise<Server> {
     PLEX_ANALYZE_TYPE: "off",
     SERVER_SCAN_DELAY: scanDelay,
     SERVER_FILE_CHECK_DELAY: 1,
+    ...(process.env.BENCH_NO_LANDED ? { SERVER_CONFIRM_LANDED: false } : {}),
     SERVER_PATH_MAPPINGS: { "/data/TV/": ["/tv/"] },
     SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${join(dir, "media")}/`]: ["/data/TV/"] },
   };

@@ -82,6 +82,14 @@ describe("the Plex library lookup", () => {
     expect(found).toEqual(new Map([[episode(2), true], [episode(3), false]]));
   });
 
+  it("asks once per season: Plex's answer for one episode confirms the others it lists, and a missing one is asked for itself", async () => {
+    for (let n = 1; n <= 6; n++) put(episode(n));
+    await client.refreshSection("2", season);
+    const found = await lookup().find([1, 2, 3, 4, 5, 6, 7].map(episode), signal());
+    expect([...found.values()]).toEqual([true, true, true, true, true, true, false]);
+    expect(lookupRequests()).toHaveLength(2);
+  });
+
   it("answers false for a file deleted from disk once its folder was scanned again", async () => {
     put(episode(1));
     put(episode(2));

@@ -71,11 +71,18 @@ export function createPlexLibraryLookup(options: PlexLibraryLookupOptions): Libr
       if (signal.aborted) throw new TargetUnavailableError("Shutting down before the files were looked up in Plex");
 
       const found = new Map<string, boolean>();
+      // Every file Plex listed during this look, per section. Its answer for one file is that file's neighbourhood
+      // (a whole season on a show section), so one answer confirms the other episodes of a season pack exactly,
+      // without asking again for each: one call per folder instead of one per file (a 250-file folder made 250
+      // calls of 250 items each). A file not listed yet is always asked for itself.
+      const listed = new Map<string, Set<string>>();
       for (const [file, holders] of asked) {
         let there = false;
         for (const { section, type } of holders) {
-          const parts = await client.filesInSection(section.id, type, file, signal);
-          if (parts.includes(file)) {
+          let seen = listed.get(section.id);
+          if (!seen) listed.set(section.id, (seen = new Set()));
+          if (!seen.has(file)) for (const part of await client.filesInSection(section.id, type, file, signal)) seen.add(part);
+          if (seen.has(file)) {
             there = true;
             break;
           }
