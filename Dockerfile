@@ -20,7 +20,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/@types node_modules/typescript
 
 FROM ${NODE_IMAGE}
-# Memory (bench/service.ts runs the server with these settings too): a young generation of at most 8 MB per half
+# Memory (bench/service.ts runs the server with these settings too): a young generation of at most 4 MB per half
 # lets a webhook's short-lived objects die young without holding 64 MB as the larger one did; the C library hands
 # freed memory back instead of keeping what V8's compiler threads used at start (16 MB), and takes blocks of 32 KB and
 # more straight from the system, so a burst's buffers cannot leave its heap fragmented (~15 MB); --expose-gc lets autoscan
@@ -30,7 +30,7 @@ FROM ${NODE_IMAGE}
 # on node's command line (set it to "" for the full compiler). The figures: the README's table under "Install without
 # Docker".
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--max-semi-space-size=8 --expose-gc" \
+    NODE_OPTIONS="--max-semi-space-size=4 --expose-gc" \
     AUTOSCAN_NODE_FLAGS="--max-opt=2 --no-wasm-tier-up --no-wasm-dynamic-tiering" \
     MALLOC_TRIM_THRESHOLD_=131072 \
     MALLOC_MMAP_THRESHOLD_=32768 \
