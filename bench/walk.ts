@@ -4,8 +4,9 @@
  * preload (bench/support/coverage-preload.mjs), a fake Plex and the episode on disk. One webhook first warms
  * everything up (the section list is read, the timers have run); the coverage is then reset, a second webhook for
  * another show is sent and followed until Plex is asked to scan its season; what ran in between is listed, by
- * folder, with how many of each file's functions ran. Timers that run anyway (the dispatch loop's wake-ups) are in
- * the list too: they are part of the way.
+ * folder, with how many of each file's functions ran. Every file that ran counts; the list marks those shared by every
+ * request (logging, metrics, the clock, the app's middleware) and those that also ran in a 2-s window without any
+ * request before it (timers), so the request's own path can be read apart.
  *
  *   node bench/walk.ts
  */
@@ -22,6 +23,8 @@ const PASS = "wa1kwa1kwa1kwa1kwa1kwa1kwa1kwa1k";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const preload = join(root, "bench/support/coverage-preload.mjs");
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Files every request runs through whatever its route: the logger, metrics, the clock, the app's middleware. */
+const SHARED = ["logging/", "core/log-context.ts", "core/metrics.ts", "core/clock.ts", "web/app.ts", "web/cross-site.ts", "web/request-count.ts", "web/client-address.ts"];
 
 const home = await mkdtemp(join(tmpdir(), "autoscan-walk-"));
 const media = join(home, "media");
@@ -49,6 +52,16 @@ const child = spawn(process.execPath, ["--import", preload, CLI_MAIN, "server", 
   env: childEnv({ AUTOSCAN_WALK_OUT: out }),
   stdio: ["ignore", "ignore", "pipe"],
 });
+
+/** The files of the `n`th window the preload wrote: path → the functions that ran (their start offsets). */
+async function coverage(n: number): Promise<Map<string, Set<string>>> {
+  for (let waited = 0; ; waited += 20) {
+    const text = await readFile(`${out}.${String(n)}`, "utf8").catch(() => "");
+    if (text) return new Map(text.trim().split("\n").map((line) => line.split("\t")).map(([path = "", ...fns]) => [path, new Set(fns)]));
+    if (waited > 10_000) throw new Error(`no coverage written for window ${String(n)}`);
+    await sleep(20);
+  }
+}
 let stderr = "";
 child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
 
@@ -78,23 +91,40 @@ try {
   }
   await webhook(shows[0] as string);
   await sleep(1_500);
+  // A window with no request: what runs anyway (timers). Then the webhook, followed to the Plex call.
+  child.kill("SIGUSR2");
+  await sleep(2_000);
   child.kill("SIGUSR2");
   await sleep(200);
-  await webhook(shows[1] as string);
   child.kill("SIGUSR2");
-  for (let waited = 0; ; waited += 20) {
-    const text = await readFile(out, "utf8").catch(() => "");
-    if (text) {
-      const files = text.trim().split("\n").map((line) => line.split("\t") as [string, string]);
-      const ours = files.filter(([path]) => path.startsWith(join(root, "src"))).map(([path, ran]) => [relative(join(root, "src"), path), ran] as const);
-      const others = files.filter(([path]) => !path.startsWith(join(root, "src"))).length;
-      ours.sort(([a], [b]) => a.localeCompare(b));
-      console.log(`One Sonarr webhook, route to Plex call: ${String(ours.length)} of autoscan's files ran (and ${String(others)} files of libraries)`);
-      for (const [path, ran] of ours) console.log(`  ${path.padEnd(44)} ${ran} function(s)`);
-      break;
-    }
-    if (waited > 10_000) throw new Error("no coverage written");
-    await sleep(20);
+  await sleep(200);
+  const started = performance.now();
+  await webhook(shows[1] as string);
+  const tookMs = performance.now() - started;
+  child.kill("SIGUSR2");
+  const idle = await coverage(1);
+  const ran = await coverage(2);
+  const src = join(root, "src");
+  const ours = [...ran].filter(([path]) => path.startsWith(src)).map(([path, fns]) => [relative(src, path), fns] as const);
+  const others = ran.size - ours.length;
+  ours.sort(([x], [y]) => x.localeCompare(y));
+  // A file runs anyway when every function of it that ran for the webhook also ran in the window without a request.
+  const kindOf = (path: string, fns: ReadonlySet<string>): string => {
+    const before = idle.get(join(src, path));
+    if (before && [...fns].every((fn) => before.has(fn))) return "runs anyway";
+    return SHARED.some((prefix) => path.startsWith(prefix)) ? "shared" : "path";
+  };
+  const counts = new Map<string, number>();
+  for (const [path, fns] of ours) counts.set(kindOf(path, fns), (counts.get(kindOf(path, fns)) ?? 0) + 1);
+  console.log(
+    `One Sonarr webhook, route to Plex call (${tookMs.toFixed(0)} ms): ${String(ours.length)} of autoscan's files ran ` +
+      `(and ${String(others)} files of libraries): ${String(counts.get("path") ?? 0)} on the request's own path, ` +
+      `${String(counts.get("shared") ?? 0)} shared by every request (logging, metrics, clock, the app's middleware), ` +
+      `${String(counts.get("runs anyway") ?? 0)} whose functions all ran in 2 s without a request too (timers)`,
+  );
+  for (const [path, fns] of ours) {
+    const kind = kindOf(path, fns);
+    console.log(`  ${path.padEnd(44)} ${String(fns.size).padStart(3)} function(s)  ${kind === "path" ? "" : kind}`);
   }
 } finally {
   const exited = new Promise((resolve) => child.once("exit", resolve));

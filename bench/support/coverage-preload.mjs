@@ -1,6 +1,7 @@
 // Loaded with `--import` into a server the walk bench starts: V8's precise coverage (call counts) for the whole
-// process. SIGUSR2 the first time: forget what ran so far (start, warm-up). The second time: write the files whose
-// functions ran since then to AUTOSCAN_WALK_OUT, one `path<TAB>functions run` per line.
+// process. Each odd SIGUSR2 forgets what ran so far (start, warm-up, the window before); each even one writes the files
+// whose functions ran since the odd one to AUTOSCAN_WALK_OUT.<n> (n = 1, 2, …), one line per file: its path, then the
+// start offsets of the functions that ran, tab-separated.
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 
@@ -14,12 +15,12 @@ let marks = 0;
 process.on("SIGUSR2", () => {
   void post("Profiler.takePreciseCoverage").then(({ result }) => {
     marks += 1;
-    if (marks === 1) return;
+    if (marks % 2 === 1) return;
     const lines = [];
     for (const script of result) {
-      const ran = script.functions.filter((fn) => fn.ranges[0].count > 0).length;
-      if (ran > 0 && script.url.startsWith("file://")) lines.push(`${script.url.slice(7)}\t${String(ran)}`);
+      const ran = script.functions.filter((fn) => fn.ranges[0].count > 0).map((fn) => fn.ranges[0].startOffset);
+      if (ran.length > 0 && script.url.startsWith("file://")) lines.push([script.url.slice(7), ...ran].join("\t"));
     }
-    writeFileSync(process.env.AUTOSCAN_WALK_OUT, lines.join("\n") + "\n");
+    writeFileSync(`${process.env.AUTOSCAN_WALK_OUT}.${String(marks / 2)}`, lines.join("\n") + "\n");
   });
 });
