@@ -146,12 +146,26 @@ async function historyItems(env: Env, folder: string): Promise<HistoryItem[]> {
   return body.history.filter((item) => item.folder === folder);
 }
 
+/**
+ * A folder's History items once there is one. Plex gets the scan call before the queue records the item as finished,
+ * so a test that saw the call waits (briefly) for the History rather than reading it in that gap.
+ */
+async function finishedItems(env: Env, folder: string): Promise<HistoryItem[]> {
+  let items: HistoryItem[] = [];
+  await until(
+    async () => (items = await historyItems(env, folder)).length > 0,
+    () => `'${folder}' in the History (${log(env)})`,
+    10_000,
+  );
+  return items;
+}
+
 /** The History's requests for one folder (server form), all items. */
-const historyRequests = async (env: Env, folder: string): Promise<HistoryRequest[]> => (await historyItems(env, folder)).flatMap((item) => item.requests);
+const historyRequests = async (env: Env, folder: string): Promise<HistoryRequest[]> => (await finishedItems(env, folder)).flatMap((item) => item.requests);
 
 /** The one History item of a folder. */
 async function historyItem(env: Env, folder: string): Promise<HistoryItem> {
-  const items = await historyItems(env, folder);
+  const items = await finishedItems(env, folder);
   expect(items, folder).toHaveLength(1);
   return items[0] as HistoryItem;
 }
