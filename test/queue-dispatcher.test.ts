@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { readFile } from "node:fs/promises";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
 import { TargetAuthError, TargetUnavailableError } from "../src/core/errors.ts";
@@ -147,6 +147,8 @@ describe("delay and merging", () => {
 
   it("picks up pending work restored from the file after a restart", async () => {
     const first = await createQueueHarness(await placed({ targets: [] }));
+    // The restarted harness reuses the folder and does not own it: it goes once the test is over.
+    onTestFinished(() => rm(first.dir, { recursive: true, force: true }));
     await first.touch(episode(1));
     await first.enqueue(fileRequest(episode(1)));
     await first.dispatcher.stop();
@@ -339,6 +341,7 @@ describe("failures and retries", () => {
     });
     const steady = createFakeTarget("steady");
     const first = await createQueueHarness(await placed({ targets: [flaky, steady] }));
+    onTestFinished(() => rm(first.dir, { recursive: true, force: true }));
     await first.touch(episode(1));
     await first.enqueue(fileRequest(episode(1)));
     await first.advance(SCAN_DELAY_MS);
