@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FatalError } from "../../core/errors.ts";
 import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
+import { pathKey } from "./path-key.ts";
 import { loadSqlJs } from "./sql-js.ts";
 
 describe("migrateDatabase", () => {
@@ -15,11 +16,26 @@ describe("migrateDatabase", () => {
     expect(migrateDatabase(db, migrations, "/x/queue.db")).toEqual({ from: migrations.length, to: migrations.length });
   });
 
-  it("looks up a folder's request by path through an index, not by reading all of the folder's requests", async () => {
+  it("looks up a folder's request by a key of its path, not by reading all of the folder's requests", async () => {
     const db = new (await loadSqlJs()).Database();
     migrateDatabase(db, migrations, "/x/queue.db");
-    const plan = db.exec("EXPLAIN QUERY PLAN SELECT id FROM requests WHERE item_id = 1 AND path = '/a'")[0]?.values.flat();
-    expect(plan?.join(" ")).toMatch(/requests_item_path \(item_id=\? AND path=\?\)/);
+    const plan = db.exec("EXPLAIN QUERY PLAN SELECT id FROM requests WHERE item_id = 1 AND path_key = 7 AND path = '/a'")[0]?.values.flat();
+    expect(plan?.join(" ")).toMatch(/requests_item_key \(item_id=\? AND path_key=\?\)/);
+  });
+
+  it("keys the requests a file already holds when it takes step 7", async () => {
+    const db = new (await loadSqlJs()).Database();
+    migrateDatabase(db, migrations.filter((step) => step.version < 7), "/x/queue.db");
+    const paths = ["/tv/Show/Season 01/Show - S01E01.mkv", "/música/Ünïcode – 𝄞.flac"];
+    paths.forEach((path, i) => {
+      db.run("INSERT INTO requests (id, item_id, path, kind, source, event, at) VALUES (?, 1, ?, 'file', 'Sonarr', 'Download', 0)", [i + 1, path]);
+    });
+    migrateDatabase(db, migrations, "/x/queue.db");
+    const keys = db.exec("SELECT path, path_key FROM requests ORDER BY id")[0]?.values;
+    expect(keys).toEqual(paths.map((path) => [path, pathKey(path)]));
+    expect(new Set(keys?.map(([, key]) => key)).size).toBe(2);
+    const indexes = db.exec("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'requests'")[0]?.values.flat();
+    expect(indexes).toEqual(["requests_item_key"]);
   });
 
   it("applies steps in version order, each once", async () => {

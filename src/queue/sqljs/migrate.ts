@@ -28,6 +28,7 @@ export function migrateDatabase(db: Database, steps: readonly Migration[], file:
   }
   for (const step of [...steps].sort((a, b) => a.version - b.version)) {
     if (step.version <= from) continue;
+    for (const [name, fn] of Object.entries(step.functions ?? {})) db.create_function(name, fn);
     db.exec("BEGIN");
     try {
       db.exec(step.sql);

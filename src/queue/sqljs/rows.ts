@@ -1,5 +1,6 @@
 import type { Database, Statement, SqlValue } from "sql.js";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
+import { pathKey } from "./path-key.ts";
 
 /**
  * The embedded store's rows (the types are the queue's, `rules/rows.ts`), and `applyChange`, the only code that
@@ -32,7 +33,7 @@ const ITEM_COLUMNS = [
   "id", "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
   "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
 ] as const;
-const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at"] as const;
+const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at", "path_key"] as const;
 const TARGET_COLUMNS = [
   "item_id", "target", "status", "detail", "at", "landed", "landed_detail", "landed_after_ms", "landed_check_at", "landed_looks",
 ] as const;
@@ -119,7 +120,7 @@ export function applyChange(rows: RowAccess, change: RowChange): void {
       return rows.run(replaceSql("items", ITEM_COLUMNS), values(ITEM_COLUMNS, filled));
     }
     case "req":
-      return rows.run(replaceSql("requests", REQUEST_COLUMNS), values(REQUEST_COLUMNS, change.r));
+      return rows.run(replaceSql("requests", REQUEST_COLUMNS), values(REQUEST_COLUMNS, { ...change.r, path_key: pathKey(change.r.path) }));
     case "tgt":
       return rows.run(replaceSql("item_targets", TARGET_COLUMNS), values(TARGET_COLUMNS, change.r));
     case "dlv":

@@ -1,6 +1,7 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
 import type { StoreTransaction } from "./open-store.ts";
+import { pathKey } from "./path-key.ts";
 import { PRUNED_IDS } from "./rows.ts";
 
 /**
@@ -32,8 +33,8 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     deleteItem: async (id) => tx.apply({ k: "del", id }),
     hasRequest: async (row: NewRequest) =>
       rows.get<{ id: number }>(
-        "SELECT id FROM requests WHERE item_id = ? AND path = ? AND kind = ? AND deleted = ? AND source = ? AND event = ?",
-        [row.item_id, row.path, row.kind, row.deleted, row.source, row.event],
+        "SELECT id FROM requests WHERE item_id = ? AND path_key = ? AND path = ? AND kind = ? AND deleted = ? AND source = ? AND event = ?",
+        [row.item_id, pathKey(row.path), row.path, row.kind, row.deleted, row.source, row.event],
       ) !== undefined,
     addRequest: async (row) => tx.apply({ k: "req", r: { ...row, id: tx.newRequestId() } }),
     onlyUnknownRequests: async (itemId) =>

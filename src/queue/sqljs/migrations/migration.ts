@@ -3,4 +3,6 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /** SQL functions the step calls (registered on the database before its SQL runs). */
+  readonly functions?: Readonly<Record<string, (value: string) => number>>;
 }
