@@ -8,6 +8,11 @@
  * request (logging, metrics, the clock, the app's middleware) and those that also ran in a 2-s window without any
  * request before it (timers), so the request's own path can be read apart.
  *
+ * Then the order: a third webhook with a non-pausing breakpoint on each function that ran for the second (its
+ * condition records the call stack). Each hit adds the file that called the function, then the function's own file;
+ * a return is entering a file the walk has already left. This counts every call, helpers included (a path normalised
+ * in `paths/normalize.ts` and back is a return), so it is finer than a reader's count. WALK_ORDER=1 prints the order.
+ *
  *   node bench/walk.ts
  */
 import { spawn } from "node:child_process";
@@ -28,7 +33,7 @@ const SHARED = ["logging/", "core/log-context.ts", "core/metrics.ts", "core/cloc
 
 const home = await mkdtemp(join(tmpdir(), "autoscan-walk-"));
 const media = join(home, "media");
-const shows = ["First Show", "Second Show"];
+const shows = ["First Show", "Second Show", "Third Show"];
 for (const show of shows) {
   await mkdir(join(media, "TV", show, "Season 01"), { recursive: true });
   await writeFile(join(media, "TV", show, "Season 01", `${show} - S01E01.mkv`), "x");
@@ -74,7 +79,13 @@ async function webhook(show: string): Promise<void> {
     episodeFile: { id: 1, relativePath: `Season 01/${show} - S01E01.mkv` },
     isUpgrade: false,
   };
-  const answer = await fetch(`http://127.0.0.1:${String(port)}/${PASS}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const answer = await fetch(`http://127.0.0.1:${String(port)}/${PASS}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  }).catch((error: unknown) => {
+    throw new Error(`the webhook got no answer (${String(error)}); the server said:\n${stderr}`);
+  });
   if (!answer.ok) throw new Error(`webhook answered ${String(answer.status)}`);
   for (let waited = 0; plex.scans.length === before; waited += 10) {
     if (waited > 20_000) throw new Error(`no scan after 20 s:\n${stderr}`);
@@ -126,10 +137,72 @@ try {
     const kind = kindOf(path, fns);
     console.log(`  ${path.padEnd(44)} ${String(fns.size).padStart(3)} function(s)  ${kind === "path" ? "" : kind}`);
   }
+
+  // The order: a breakpoint on each of those functions, and a third webhook for another show. Each hit gives the
+  // function's file and the file that called it; the files entered, in order, are the walk a reader follows.
+  child.kill("SIGUSR2");
+  await waitForFile(`${out}.ready`);
+  await webhook(shows[2] as string);
+  child.kill("SIGUSR2");
+  const hits = (await waitForFile(`${out}.trace`)).trim().split("\n").map((line) => line.split("\t"));
+  const kinds = new Map(ours.map(([path, fns]) => [path, kindOf(path, fns)]));
+  const order = walkOrder(hits, src, kinds);
+  for (const [label, files] of [["every file", order], ["without the shared ones", order.filter((f) => kinds.get(f) === "path")]] as const) {
+    const { distinct, returns } = countReturns(files);
+    console.log(`Order of the files entered (${label}): ${String(distinct)} files, ${String(returns)} returns to a file already left`);
+  }
+  const own = collapse(order.filter((f) => kinds.get(f) === "path"));
+  const entered = new Map<string, number>();
+  for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
+  const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 12);
+  console.log(`  entered most often: ${most.map(([file, n]) => `${file} ${String(n)}×`).join(", ")}`);
+  if (process.env.WALK_ORDER) console.log(`  ${own.join(" → ")}`);
 } finally {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   await exited;
   await plex.close();
   await rm(home, { recursive: true, force: true });
+}
+
+async function waitForFile(path: string): Promise<string> {
+  for (let waited = 0; ; waited += 20) {
+    const text = await readFile(path, "utf8").catch(() => undefined);
+    if (text !== undefined) return text;
+    if (waited > 20_000) throw new Error(`${path} was not written`);
+    await sleep(20);
+  }
+}
+
+/**
+ * The files a reader passes through, in order: for each function hit, the file that called it (a return to it when
+ * the call comes from a file left earlier), then the function's own file. Library and Node frames are skipped; hits
+ * of timers (files that run anyway) are left out.
+ */
+function walkOrder(hits: readonly string[][], src: string, kinds: ReadonlyMap<string, string>): string[] {
+  const order: string[] = [];
+  for (const frames of hits) {
+    const ours = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
+    const [top, ...below] = ours;
+    if (top === undefined || kinds.get(top) === "runs anyway" || !kinds.has(top)) continue;
+    const caller = below[0];
+    if (caller !== undefined && caller !== top) order.push(caller);
+    order.push(top);
+  }
+  return collapse(order);
+}
+
+function collapse(files: readonly string[]): string[] {
+  return files.filter((file, i) => i === 0 || files[i - 1] !== file);
+}
+
+/** Distinct files, and how often the walk enters a file it has already left. */
+function countReturns(files: readonly string[]): { distinct: number; returns: number } {
+  const seen = new Set<string>();
+  let returns = 0;
+  for (const file of collapse(files)) {
+    if (seen.has(file)) returns += 1;
+    seen.add(file);
+  }
+  return { distinct: seen.size, returns };
 }
