@@ -170,6 +170,32 @@ describe("a damaged queue file", () => {
     await restored.close();
   });
 
+  it("takes a file written before the path key (schema 6): its waiting requests are found again by the new index", async () => {
+    const dir = join(temp.dir, "live");
+    const first = await open(dir);
+    await first.enqueue([request(1), request(2)]);
+    await first.close();
+    // The file as autoscan wrote it at schema 6: requests indexed by (item_id, path), no key column.
+    const sql = await loadSqlJs();
+    const db = new sql.Database(await readFile(join(dir, "queue.db")));
+    db.exec(`
+      DROP INDEX requests_item_key;
+      ALTER TABLE requests DROP COLUMN path_key;
+      CREATE INDEX requests_item_path ON requests (item_id, path);
+      PRAGMA user_version = 6;
+    `);
+    await writeFile(join(dir, "queue.db"), db.export());
+
+    const reopened = await open(dir);
+    await reopened.enqueue([request(1), request(2), request(3)]);
+    const pending = await reopened.listPending();
+    expect(pending.map((item) => item.requests.length)).toEqual([1, 1, 1]);
+    await reopened.close();
+    const after = new sql.Database(await readFile(join(dir, "queue.db")));
+    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(7);
+    expect(after.exec("SELECT COUNT(*) FROM requests WHERE path_key = 0")[0]?.values[0]?.[0]).toBe(0);
+  });
+
   it("refuses a file from a newer autoscan and leaves it untouched", async () => {
     const dir = join(temp.dir, "live");
     await open(dir).then((q) => q.close());
