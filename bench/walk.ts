@@ -147,11 +147,18 @@ try {
   const hits = (await waitForFile(`${out}.trace`)).trim().split("\n").map((line) => line.split("\t"));
   const kinds = new Map(ours.map(([path, fns]) => [path, kindOf(path, fns)]));
   const order = walkOrder(hits, src, kinds);
-  for (const [label, files] of [["every file", order], ["without the shared ones", order.filter((f) => kinds.get(f) === "path")]] as const) {
+  const own = collapse(order.filter((f) => kinds.get(f) === "path"));
+  // Helpers that call none of our files (a path normalised, a heap's sift) are read where they are called.
+  const leaves = new Set(own.filter((file) => !hits.some((frames) => callsFrom(frames, src, file))));
+  const walks = [
+    ["every file", order],
+    ["without the shared ones", own],
+    [`without the shared ones, ${String(leaves.size)} helpers that call none of ours read in place`, own.filter((f) => !leaves.has(f))],
+  ] as const;
+  for (const [label, files] of walks) {
     const { distinct, returns } = countReturns(files);
     console.log(`Order of the files entered (${label}): ${String(distinct)} files, ${String(returns)} returns to a file already left`);
   }
-  const own = collapse(order.filter((f) => kinds.get(f) === "path"));
   const entered = new Map<string, number>();
   for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
   const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 12);
@@ -190,6 +197,12 @@ function walkOrder(hits: readonly string[][], src: string, kinds: ReadonlyMap<st
     order.push(top);
   }
   return collapse(order);
+}
+
+/** Whether a hit shows `file` calling another of our files (a frame of it right below another file's). */
+function callsFrom(frames: readonly string[], src: string, file: string): boolean {
+  const ours = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
+  return ours.some((frame, i) => i > 0 && frame === file && ours[i - 1] !== file);
 }
 
 function collapse(files: readonly string[]): string[] {
