@@ -42,7 +42,8 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     countRequests: async (itemId) => rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = ?", [itemId])?.n ?? 0,
     keepFirstRequests: async (itemId, keep) => tx.apply({ k: "trim", id: itemId, keep }),
     async moveRequests(fromItem, toItem) {
-      for (const request of rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [fromItem])) {
+      const columns = "id, item_id, path, kind, deleted, source, event, received_path, at"; // the row image, without the key
+      for (const request of rows.all<RequestRow>(`SELECT ${columns} FROM requests WHERE item_id = ? ORDER BY id`, [fromItem])) {
         tx.apply({ k: "req", r: { ...request, item_id: toItem } });
       }
     },
