@@ -39,6 +39,19 @@ async function crashCopy(dir: string): Promise<string> {
   return copy;
 }
 
+/** A queue file holding two waiting requests, then changed by `sql` into what an older autoscan wrote; its folder. */
+async function fileAsOlderAutoscanWroteIt(sql: string): Promise<string> {
+  const dir = join(temp.dir, "live");
+  const queue = await open(dir);
+  await queue.enqueue([request(1), request(2)]);
+  await queue.close();
+  const db = new (await loadSqlJs()).Database(await readFile(join(dir, "queue.db")));
+  db.exec(sql);
+  await writeFile(join(dir, "queue.db"), db.export());
+  db.close();
+  return dir;
+}
+
 beforeEach(async () => {
   temp = await makeTempDir();
   logs.records.length = 0;
@@ -104,15 +117,10 @@ describe("durability", () => {
   });
 
   it("switches a file written without incremental vacuum over at open, keeping every row", async () => {
-    const dir = join(temp.dir, "live");
-    const queue = await open(dir);
-    await queue.enqueue([request(1), request(2)]);
-    await queue.close();
+    const dir = await fileAsOlderAutoscanWroteIt("PRAGMA auto_vacuum = NONE; VACUUM");
     const sql = await loadSqlJs();
     const old = new sql.Database(await readFile(join(dir, "queue.db")));
-    old.exec("PRAGMA auto_vacuum = NONE; VACUUM");
     expect(old.exec("PRAGMA auto_vacuum")[0]?.values[0]?.[0]).toBe(0);
-    await writeFile(join(dir, "queue.db"), old.export());
     old.close();
     const again = await open(dir);
     expect(await again.pendingCount()).toBe(2);
@@ -171,21 +179,14 @@ describe("a damaged queue file", () => {
   });
 
   it("takes a file written before the path key (schema 6): its waiting requests are found again by the new index", async () => {
-    const dir = join(temp.dir, "live");
-    const first = await open(dir);
-    await first.enqueue([request(1), request(2)]);
-    await first.close();
-    // The file as autoscan wrote it at schema 6: requests indexed by (item_id, path), no key column.
-    const sql = await loadSqlJs();
-    const db = new sql.Database(await readFile(join(dir, "queue.db")));
-    db.exec(`
+    // As autoscan wrote it at schema 6: requests indexed by (item_id, path), no key column.
+    const dir = await fileAsOlderAutoscanWroteIt(`
       DROP INDEX requests_item_key;
       ALTER TABLE requests DROP COLUMN path_key;
       CREATE INDEX requests_item_path ON requests (item_id, path);
       PRAGMA user_version = 6;
     `);
-    await writeFile(join(dir, "queue.db"), db.export());
-
+    const sql = await loadSqlJs();
     const reopened = await open(dir);
     await reopened.enqueue([request(1), request(2), request(3)]);
     const pending = await reopened.listPending();
