@@ -24,7 +24,7 @@ import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
 import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
 import { migrations } from "../src/queue/sqljs/migrations/index.ts";
 import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
-import { pathKey } from "../src/queue/sqljs/path-key.ts";
+import { pathKey } from "../src/queue/sqljs/rows.ts";
 import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";
 import { createManualClock } from "../test/support/manual-clock.ts";

@@ -144,16 +144,37 @@ try {
   await waitForFile(`${out}.ready`);
   await webhook(shows[2] as string);
   child.kill("SIGUSR2");
-  const hits = (await waitForFile(`${out}.trace`)).trim().split("\n").map((line) => line.split("\t"));
+  const stacks = requestWindow((await waitForFile(`${out}.trace`)).trim().split("\n").map((line) => line.split("\t")), src);
+  // The top frame carries the hit function's position (its first statement); the other frames are files.
+  const hits = stacks.map(([top = "", ...below]) => [top.replace(/:\d+:\d+$/, ""), ...below]);
+  // A reader reads each function once: only the first call of each counts.
+  const firstReads = stacks.filter(([top = ""], i) => stacks.findIndex(([other]) => other === top) === i);
+  const reads = firstReads.map(([top = "", ...below]) => [top.replace(/:\d+:\d+$/, ""), ...below]);
   const kinds = new Map(ours.map(([path, fns]) => [path, kindOf(path, fns)]));
   const order = walkOrder(hits, src, kinds);
   const own = collapse(order.filter((f) => kinds.get(f) === "path"));
   // Helpers that call none of our files (a path normalised, a heap's sift) are read where they are called.
   const leaves = new Set(own.filter((file) => !hits.some((frames) => callsFrom(frames, src, file))));
+  const read = collapse(walkOrder(reads, src, kinds).filter((f) => kinds.get(f) === "path"));
+  // A reader follows a call from one file into another once: the first call along each such edge counts.
+  const edges = new Set<string>();
+  const edgeReads = hits.filter((frames) => {
+    const [top, caller] = frames.filter((frame) => frame.startsWith(src));
+    if (top === undefined || caller === undefined || top === caller) return false;
+    const edge = `${caller}>${top}`;
+    if (edges.has(edge)) return false;
+    edges.add(edge);
+    return true;
+  });
+  const byEdge = collapse(walkOrder(edgeReads, src, kinds).filter((f) => kinds.get(f) === "path"));
   const walks = [
     ["every file", order],
     ["without the shared ones", own],
     [`without the shared ones, ${String(leaves.size)} helpers that call none of ours read in place`, own.filter((f) => !leaves.has(f))],
+    ["as a reader follows it: each function read once, at its first call, without the shared ones", read],
+    ["the same, the helpers read in place", read.filter((f) => !leaves.has(f))],
+    ["each call from one file into another followed once, without the shared ones", byEdge],
+    ["the same, the helpers read in place", byEdge.filter((f) => !leaves.has(f))],
   ] as const;
   for (const [label, files] of walks) {
     const { distinct, returns } = countReturns(files);
@@ -163,7 +184,7 @@ try {
   for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
   const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 12);
   console.log(`  entered most often: ${most.map(([file, n]) => `${file} ${String(n)}×`).join(", ")}`);
-  if (process.env.WALK_ORDER) console.log(`  ${own.join(" → ")}`);
+  if (process.env.WALK_ORDER) console.log(`  every call: ${own.join(" → ")}\n  as read: ${read.join(" → ")}\n  by edge: ${byEdge.join(" → ")}\n  by edge, helpers in place: ${collapse(byEdge.filter((f) => !leaves.has(f))).join(" → ")}\n  helpers: ${[...leaves].join(", ")}`);
 } finally {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
@@ -197,6 +218,18 @@ function walkOrder(hits: readonly string[][], src: string, kinds: ReadonlyMap<st
     order.push(top);
   }
   return collapse(order);
+}
+
+/**
+ * The request's own hits, as the issue draws the walk: from the first one under the webhook's route to the target
+ * call (what follows Plex's answer, `after-scan.ts`, is left out), in the order they ran. The dispatcher wakes as
+ * soon as the request is stored, while the route still finishes its answer: that part of the walk interleaves.
+ */
+function requestWindow(stacks: readonly string[][], src: string): string[][] {
+  const under = (frames: readonly string[], file: string): boolean => frames.some((frame) => frame.startsWith(join(src, file)));
+  const from = stacks.findIndex((frames) => under(frames, "web/routes/webhook.ts"));
+  const to = stacks.findIndex((frames) => frames.some((frame) => frame.replace(/:\d+:\d+$/, "").endsWith("/after-scan.ts")));
+  return stacks.slice(Math.max(0, from), to < 0 ? undefined : to);
 }
 
 /** Whether a hit shows `file` calling another of our files (a frame of it right below another file's). */

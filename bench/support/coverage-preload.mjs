@@ -88,7 +88,11 @@ async function stopTrace() {
       .split("\n")
       .slice(1)
       .filter((line) => !line.includes("(eval at "))
-      .map((line) => /file:\/\/([^:)]+):\d+:\d+\)?$/.exec(line)?.[1] ?? "")
+      .map((line, i) => {
+        const [, file = "", at = ""] = /file:\/\/([^:)]+)(:\d+:\d+)\)?$/.exec(line) ?? [];
+        // The function hit (the top frame) keeps its position: the walk reads each function once.
+        return i === 0 ? file + at : file;
+      })
       .join("\t"),
   );
   writeFileSync(`${out}.trace`, stacks.join("\n") + "\n");

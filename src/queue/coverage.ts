@@ -1,6 +1,6 @@
 import type { ScanRequest } from "../core/scan.ts";
 import type { AsyncRows } from "./rows-async.ts";
-import { resolveWorkUnit } from "./rules/request-folder.ts";
+import { requestFolder } from "./rules/request-folder.ts";
 
 /**
  * Whether the queue already has what a request would bring: a request for the same folder, received at or after
@@ -10,7 +10,7 @@ import { resolveWorkUnit } from "./rules/request-folder.ts";
  */
 export async function isCovered(rows: AsyncRows, request: ScanRequest, since: number): Promise<boolean> {
   // The folder as the queue keys it (NFC), so two spellings of one folder are one.
-  const { folder } = resolveWorkUnit(request);
+  const { folder } = requestFolder(request);
   // Waiting: through the one-pending-item-per-folder index.
   const pending = await rows.get<{ id: number }>(
     "SELECT id FROM items WHERE state = 'pending' AND folder = ? AND last_at >= ?",

@@ -6,7 +6,7 @@ import type { ScanRequest } from "../core/scan.ts";
 import { createDiskProbe, type DiskEntry } from "../paths/disk-probe.ts";
 import { createPathMapper } from "../paths/mapping.ts";
 import { createKindResolver } from "./resolve-kind.ts";
-import { resolveWorkUnit } from "./rules/request-folder.ts";
+import { requestFolder } from "./rules/request-folder.ts";
 
 const manual = (path: string): ScanRequest => ({ path, kind: "unknown", source: "Manual", event: "Manual" });
 
@@ -36,7 +36,7 @@ describe("createKindResolver", () => {
     const { resolve } = resolver();
     const resolved = await resolve(manual("/movies/The.Matrix.1999.1080p"));
     expect(resolved).toEqual({ ...manual("/movies/The.Matrix.1999.1080p"), kind: "folder" });
-    expect(resolveWorkUnit(resolved).folder).toBe("/movies/The.Matrix.1999.1080p");
+    expect(requestFolder(resolved).folder).toBe("/movies/The.Matrix.1999.1080p");
   });
 
   it("finds a file through a SERVER_PATH_MAPPINGS form, so its folder is scanned", async () => {
@@ -45,7 +45,7 @@ describe("createKindResolver", () => {
     const { resolve } = resolver();
     const resolved = await resolve(manual("/movies/Heat (1995)/Heat"));
     expect(resolved.kind).toBe("file");
-    expect(resolveWorkUnit(resolved).folder).toBe("/movies/Heat (1995)");
+    expect(requestFolder(resolved).folder).toBe("/movies/Heat (1995)");
   });
 
   it("finds a name written in the other Unicode spelling, and keeps the received bytes", async () => {
@@ -59,7 +59,7 @@ describe("createKindResolver", () => {
     const { resolve } = resolver();
     const resolved = await resolve(manual("/movies/Show.S01"));
     expect(resolved.kind).toBe("unknown");
-    expect(resolveWorkUnit(resolved).folder).toBe("/movies/Show.S01");
+    expect(requestFolder(resolved).folder).toBe("/movies/Show.S01");
   });
 
   it("answers within its timeout when the disk does not, and leaves the path unknown", async () => {

@@ -14,7 +14,7 @@ import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts"
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
 import { beginAttempt, failWaitingFor, recordCheck, recordFailure, recordInterrupted, recordScan } from "./rules/dispatch-records.ts";
 import { enqueueRequests, moveToFolder, recordRefused, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
-import { resolveWorkUnit } from "./rules/request-folder.ts";
+import { requestFolder } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-adapter.ts";
 
@@ -166,7 +166,7 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       void resolveKind(event.request)
         .then(async (resolved) => {
           if (resolved.kind !== "file") return;
-          const folder = resolveWorkUnit(resolved).folder;
+          const folder = requestFolder(resolved).folder;
           const moved = await write(
             (tx) => moveToFolder(tx, event.itemId, folder, outcome.at, policy),
             (out) => (out ? { kind: "work", inMs: Math.max(0, out.dueAt - outcome.at) } : change()),

@@ -3,10 +3,10 @@ import type { QueueTx } from "./rules/queue-tx.ts";
 import type { AsyncRows } from "./rows-async.ts";
 
 /**
- * What one storage engine gives the queue (`compose-queue.ts` puts the rules over it): writes in transactions through
+ * What one storage engine gives the queue (`scan-queue.ts` puts the rules over it): writes in transactions through
  * the `QueueTx` port, reads in SQL both engines read alike, and what differs in how due work is found and claimed
  * (the embedded store's in-memory schedule; PostgreSQL's leases on the database's clock). The sql.js adapter is
- * `sqljs/sqljs-adapter.ts`, PostgreSQL's `postgres/pg-adapter.ts`; nothing above them knows which one it has.
+ * `sqljs/sqljs-adapter.ts`, PostgreSQL's `postgres/pg-scan-queue.ts`; nothing above them knows which one it has.
  */
 export interface StoreAdapter {
   /** Where the queue lives, for logs and messages: the file, or the database URL with its password masked. */

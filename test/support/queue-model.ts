@@ -7,7 +7,7 @@ import type { QueueItemView } from "../../src/queue/queue-views.ts";
  * The scan queue as a plain in-memory model: the spec `test/queue-model.test.ts` holds the real queue (sql.js, log,
  * snapshots, the due index) to. Everything here is a list walked in full; nothing is indexed, cached or batched.
  *
- * The rules, in words (`src/queue/enqueue-requests.ts`, `queue-work.ts`, `queue-admin.ts` say why):
+ * The rules, in words (`src/queue/rules/enqueue.ts`, `dispatch-records.ts`, `admin.ts` say why):
  * - A request names a folder: a `file` request its parent, a `folder` or `unknown` one itself; a trailing `/` is
  *   dropped; the folder is compared in NFC. The request keeps its path as received.
  * - One pending item per folder. A new folder's item is due `delay` after its request. A request for a pending

@@ -7,7 +7,7 @@ import type { Logger } from "../../core/logger.ts";
  * again), sleep on the clock until then, a task ends, or `wake` is called; count the tasks so that `stop` can wait
  * for them and `whenIdle` can tell a test that a step of a manual clock has played out.
  */
-export interface WorkLoop {
+export interface DispatchLoop {
   start(): void;
   /** Look again now. */
   wake(): void;
@@ -28,7 +28,7 @@ const RETRY_AFTER_ERROR_MS = 5_000;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-export function createWorkLoop(options: { clock: Clock; log: Logger; pass: () => Promise<number> }): WorkLoop {
+export function createDispatchLoop(options: { clock: Clock; log: Logger; pass: () => Promise<number> }): DispatchLoop {
   const { clock, log } = options;
   let running = 0;
   let outside = 0;

@@ -9,11 +9,11 @@ import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
 import { createMountHold, type DispatchDisk } from "./mount-hold.ts";
-import { createRoundHooks, type CommandHooks } from "./scan-round-commands.ts";
-import { createScanTasks } from "./target-delivery.ts";
+import { createScanRoundCommands, type CommandHooks } from "./scan-round-commands.ts";
+import { createTargetDelivery } from "./target-delivery.ts";
 import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
 import { createTargetHealth, type TargetChange, type TargetHealth } from "./target-health.ts";
-import { createWorkLoop } from "./dispatch-loop.ts";
+import { createDispatchLoop } from "./dispatch-loop.ts";
 
 /**
  * Takes due folders off the queue and hands them to the targets. Each target has its own slots (`concurrency`, 1 by
@@ -127,20 +127,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...(options.beforeFileCheck ? { beforeFileCheck: options.beforeFileCheck } : {}),
   };
 
-  const engine = createWorkLoop({ clock, log, pass: schedule });
-  const { track } = engine;
+  const loop = createDispatchLoop({ clock, log, pass: schedule });
+  const { track } = loop;
   let unsubscribe: (() => void) | undefined;
 
-  const hooks = createRoundHooks({ commands: options.commands, log, signal: abort.signal });
-  const tasks = createScanTasks({
+  const rounds = createScanRoundCommands({ commands: options.commands, log, signal: abort.signal });
+  const delivery = createTargetDelivery({
     queue,
     clock,
     log,
-    hooks,
+    rounds,
     signal: abort.signal,
     targetNames: options.targets.map((t) => t.name),
     retryMaxMs: options.retryMaxMs ?? 24 * 60 * 60_000,
-    waitOutside: (answer) => engine.waitOutside(answer),
+    waitOutside: (answer) => loop.waitOutside(answer),
     ...(options.random ? { random: options.random } : {}),
     ...(metrics ? { metrics } : {}),
     ...(options.onTargetChange ? { onTargetChange: options.onTargetChange } : {}),
@@ -187,7 +187,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function dueScans(health: TargetHealth, now: number): Promise<WorkItem[]> {
     if (health.downUntil > now || health.probing) return [];
     if (health.needsProbe) {
-      track(() => tasks.probe(health));
+      track(() => delivery.probe(health));
       return [];
     }
     const free = concurrency - health.inFlight.size;
@@ -199,7 +199,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function launchScans(health: TargetHealth, items: readonly WorkItem[]): void {
     for (const item of items) {
       health.inFlight.add(item.id);
-      track(() => withLogId(item.id, () => tasks.scan(health, item)));
+      track(() => withLogId(item.id, () => delivery.scan(health, item)));
     }
   }
 
@@ -223,25 +223,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     start() {
       if (unsubscribe) return;
       if (healths.length === 0) log.warn("No scan targets are configured: scan requests are queued but not sent.");
-      unsubscribe = queue.onWork((earliest) => engine.wakeBy(earliest));
-      anchorHold.start(() => engine.wake());
-      mountHold?.start(() => engine.wake());
-      engine.start();
+      unsubscribe = queue.onWork((earliest) => loop.wakeBy(earliest));
+      anchorHold.start(() => loop.wake());
+      mountHold?.start(() => loop.wake());
+      loop.start();
     },
     async stop(stopOptions = {}) {
       unsubscribe?.();
       anchorHold.stop();
       mountHold?.stop();
       const timeoutMs = stopOptions.timeoutMs ?? 30_000;
-      const waiting = engine.running;
+      const waiting = loop.running;
       if (waiting > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${waiting} scan task(s)...`);
-      if (await engine.stop(timeoutMs)) return { drained: true, abandoned: 0 };
-      const abandoned = engine.running;
+      if (await loop.stop(timeoutMs)) return { drained: true, abandoned: 0 };
+      const abandoned = loop.running;
       abort.abort();
-      await engine.stop(5_000);
+      await loop.stop(5_000);
       return { drained: false, abandoned };
     },
-    whenIdle: () => engine.whenIdle(),
+    whenIdle: () => loop.whenIdle(),
     activity: () => ({
       checking: [...checking],
       scanning: healths.flatMap((health) => [...health.inFlight].map((id) => ({ id, target: health.target.name }))),
@@ -255,7 +255,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         delayMs: next.fileCheckDelayMs,
         folderOnExhaustion: next.scanFolderOnFileExistsExhaustion ?? false,
       };
-      hooks.setCommands(next.commands);
+      rounds.setCommands(next.commands);
     },
   };
 }

@@ -17,7 +17,7 @@ export interface CommandHooks {
   readonly baseEnv?: Readonly<Record<string, string | undefined>>;
 }
 
-export interface RoundHooks {
+export interface ScanRoundCommands {
   enter(item: WorkItem): Promise<void>;
   leave(item: WorkItem): Promise<void>;
   /** New commands (a config reload), for the rounds that start from now on. */
@@ -29,11 +29,11 @@ interface Round {
   readonly before: Promise<void>;
 }
 
-export function createRoundHooks(options: {
+export function createScanRoundCommands(options: {
   readonly commands: CommandHooks | undefined;
   readonly log: Logger;
   readonly signal: AbortSignal;
-}): RoundHooks {
+}): ScanRoundCommands {
   const rounds = new Map<number, Round>();
   let { commands } = options;
   const run = async (command: string | undefined, stage: "before" | "after", item: WorkItem): Promise<void> => {

@@ -6,7 +6,7 @@ import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { LandedStart } from "../rules/landed.ts";
 import { backoffDelay } from "./backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
-import type { RoundHooks } from "./scan-round-commands.ts";
+import type { ScanRoundCommands } from "./scan-round-commands.ts";
 import { isTargetWideError, markDown, markUp, type TargetChange, type TargetHealth } from "./target-health.ts";
 import { untilStored } from "./until-stored.ts";
 
@@ -15,11 +15,11 @@ import { untilStored } from "./until-stored.ts";
  * recorded in the queue here; errors are classified once (see `Target`): a target-wide error holds the target back,
  * any other error retries this folder later. A folder failing for longer than `retryMaxMs` becomes `failed`.
  */
-export interface ScanTaskOptions {
+export interface TargetDeliveryOptions {
   readonly queue: DispatchQueue;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly hooks: RoundHooks;
+  readonly rounds: ScanRoundCommands;
   readonly signal: AbortSignal;
   readonly targetNames: readonly string[];
   readonly retryMaxMs: number;
@@ -33,8 +33,8 @@ export interface ScanTaskOptions {
   readonly landed?: (target: Target, item: WorkItem) => LandedStart;
 }
 
-export function createScanTasks(options: ScanTaskOptions) {
-  const { queue, clock, log, hooks, signal, metrics } = options;
+export function createTargetDelivery(options: TargetDeliveryOptions) {
+  const { queue, clock, log, rounds, signal, metrics } = options;
   const jitter = options.random ? { random: options.random } : {};
   const seconds = (ms: number): number => Math.round(ms / 1000);
   const hours = (ms: number): string => `${Math.round((ms / 3_600_000) * 10) / 10} hour(s)`;
@@ -100,7 +100,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         if (start === undefined) return;
         if (!start.go) return void log.error({ id: item.id, folder: item.folder }, `Giving up on '${item.folder}': ${start.reason}`);
         attempt = start.attempt;
-        await hooks.enter(item);
+        await rounds.enter(item);
         if (signal.aborted) return void (await queue.recordInterrupted(item.id));
         const folder = item.scanFolder ?? item.folder;
         log.debug({ id: item.id, folder, target: health.target.name }, "Scan request is now being processed...");
@@ -121,7 +121,7 @@ export function createScanTasks(options: ScanTaskOptions) {
         }
       } finally {
         health.inFlight.delete(item.id);
-        if (attempt !== undefined) await hooks.leave(item);
+        if (attempt !== undefined) await rounds.leave(item);
       }
     },
 

@@ -1,6 +1,6 @@
 import type { ScanOutcome } from "../../core/target.ts";
 import type { AttemptStart, CheckResult, FailureRecord } from "../dispatch/dispatch-port.ts";
-import { resolveWorkUnit } from "./request-folder.ts";
+import { requestFolder } from "./request-folder.ts";
 import { moveToFolder, type MergePolicy } from "./enqueue.ts";
 import { landedColumns, type LandedStart } from "./landed.ts";
 import type { QueueTx } from "./queue-tx.ts";
@@ -53,7 +53,7 @@ export async function recordCheck(
   const item = await current(tx, id, rev);
   if (!item) return undefined;
   if (result.kind === "ready") {
-    const folder = resolveWorkUnit({ path: result.scanFolder, kind: "folder" }).folder;
+    const folder = requestFolder({ path: result.scanFolder, kind: "folder" }).folder;
     const moved = folder === item.folder ? undefined : await moveToFolder(tx, id, folder, tx.now, policy);
     if (moved) {
       await tx.releaseClaim(moved.id);

@@ -1,6 +1,6 @@
 import type { EnqueuedItem, ScanRequest } from "../../core/scan.ts";
 import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
-import { resolveWorkUnit } from "./request-folder.ts";
+import { requestFolder } from "./request-folder.ts";
 import type { NewRequest, QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
 
@@ -39,7 +39,7 @@ export interface EnqueueOutcome {
 
 export async function enqueueRequests(tx: QueueTx, requests: readonly ScanRequest[], policy: MergePolicy): Promise<EnqueueOutcome> {
   const now = tx.now;
-  const units = requests.map((request) => ({ request, unit: resolveWorkUnit(request) }));
+  const units = requests.map((request) => ({ request, unit: requestFolder(request) }));
   await tx.lockFolders([...new Set(units.map((u) => u.unit.folder))].sort());
   const items: EnqueuedItem[] = [];
   const events: EnqueueEvent[] = [];
@@ -82,7 +82,7 @@ export async function recordRefused(
   const now = tx.now;
   const byFolder = new Map<string, { request: ScanRequest; path: string }[]>();
   for (const request of requests) {
-    const unit = resolveWorkUnit(request);
+    const unit = requestFolder(request);
     byFolder.set(unit.folder, [...(byFolder.get(unit.folder) ?? []), { request, path: unit.path }]);
   }
   const ids = new Map<string, number>();
@@ -93,7 +93,7 @@ export async function recordRefused(
   }
   // One entry per request, in order, as `enqueue` answers.
   const items = requests.map((request): EnqueuedItem => {
-    const folder = resolveWorkUnit(request).folder;
+    const folder = requestFolder(request).folder;
     return { id: ids.get(folder), folder, merged: false };
   });
   return { at: now, items };

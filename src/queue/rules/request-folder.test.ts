@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { resolveWorkUnit } from "./request-folder.ts";
+import { requestFolder } from "./request-folder.ts";
 
-describe("resolveWorkUnit", () => {
+describe("requestFolder", () => {
   it.each([
     ["file", "/tv/Show/Season 01/Show - S01E01.mkv", "/tv/Show/Season 01", "file"],
     ["folder", "/tv/Show/Season 01/", "/tv/Show/Season 01", "folder"],
@@ -10,7 +10,7 @@ describe("resolveWorkUnit", () => {
     ["file", "/movie.mkv", "/", "file"],
     ["folder", "/", "/", "folder"],
   ] as const)("%s %s → folder %s (%s)", (kind, path, folder, treatedAs) => {
-    const unit = resolveWorkUnit({ kind, path });
+    const unit = requestFolder({ kind, path });
     expect(unit.folder).toBe(folder);
     expect(unit.treatedAs).toBe(treatedAs);
   });
@@ -26,21 +26,21 @@ describe("resolveWorkUnit", () => {
     "/tv/Show/.plexignore",
     "/movies/Film (2020)",
   ])("an unknown path is scanned as given, never its parent: %s", (path) => {
-    const unit = resolveWorkUnit({ kind: "unknown", path });
+    const unit = requestFolder({ kind: "unknown", path });
     expect(unit.folder).toBe(path);
     expect(unit.treatedAs).toBe("folder");
   });
 
   it("drops a trailing slash of an unknown path", () => {
-    expect(resolveWorkUnit({ kind: "unknown", path: "/movies/Film (2020)/" }).folder).toBe("/movies/Film (2020)");
+    expect(requestFolder({ kind: "unknown", path: "/movies/Film (2020)/" }).folder).toBe("/movies/Film (2020)");
   });
 
   it("keys the folder in NFC so two spellings merge, and keeps the received bytes of the path and folder", () => {
     const nfd = "/tv//Poke\u0301mon/S01E01.mkv";
-    const unit = resolveWorkUnit({ kind: "file", path: nfd });
+    const unit = requestFolder({ kind: "file", path: nfd });
     expect(unit.folder).toBe("/tv/Pok\u00e9mon");
     expect(unit.receivedFolder).toBe("/tv/Poke\u0301mon");
     expect(unit.path).toBe("/tv/Poke\u0301mon/S01E01.mkv");
-    expect(resolveWorkUnit({ kind: "file", path: "/tv/Pok\u00e9mon/S01E02.mkv" }).folder).toBe(unit.folder);
+    expect(requestFolder({ kind: "file", path: "/tv/Pok\u00e9mon/S01E02.mkv" }).folder).toBe(unit.folder);
   });
 });

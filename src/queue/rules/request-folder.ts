@@ -12,7 +12,7 @@ import { normalizeSeparators, parentFolder, toNfc, withoutTrailingSlash } from "
  * Linux, NFD from a Mac) wait as one item. The key is never sent anywhere; what is scanned is spelled as found on disk,
  * or as first received (`file-check.ts`). `path` keeps the received bytes.
  */
-export interface WorkUnit {
+export interface RequestFolder {
   /** The merge key: the folder to scan, NFC. */
   readonly folder: string;
   /** The folder to scan in the received bytes. */
@@ -22,7 +22,7 @@ export interface WorkUnit {
   readonly treatedAs: "file" | "folder";
 }
 
-export function resolveWorkUnit(request: Pick<ScanRequest, "path" | "kind">): WorkUnit {
+export function requestFolder(request: Pick<ScanRequest, "path" | "kind">): RequestFolder {
   const path = withoutTrailingSlash(normalizeSeparators(request.path));
   const treatedAs = request.kind === "file" ? "file" : "folder";
   const receivedFolder = treatedAs === "file" ? parentFolder(path) : path;

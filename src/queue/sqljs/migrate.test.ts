@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FatalError } from "../../core/errors.ts";
 import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
-import { pathKey } from "./path-key.ts";
+import { pathKey } from "./rows.ts";
 import { loadSqlJs } from "./sql-js.ts";
 
 describe("migrateDatabase", () => {

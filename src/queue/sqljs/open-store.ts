@@ -4,7 +4,7 @@ import { removeStaleTempFiles } from "../../core/durable-file.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import { createDueIndex, type DueIndex } from "./due-index.ts";
-import { createLiveStore } from "./store-writer.ts";
+import { createStoreWriter } from "./store-writer.ts";
 import { replayLogs } from "./log-replay.ts";
 import { migrateDatabase } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
@@ -111,7 +111,7 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   const replay = await replayLogs(rows, file, readLogPosition(rows), log);
 
   const due = createDueIndex(loadPending(rows));
-  const store = createLiveStore({ db, rows, due, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1 });
+  const store = createStoreWriter({ db, rows, due, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1 });
   await store.checkpoint();
   return store;
 }

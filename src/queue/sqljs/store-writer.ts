@@ -16,7 +16,7 @@ import { createWriteQueue, type Waiting } from "./write-queue.ts";
  * The open store (see `open-store.ts` for what it promises): the one write path, checkpoints with their rotation of
  * the log, the failed state with its probe, the health it reports, and the look at its files.
  */
-export interface LiveStoreParts {
+export interface StoreWriterParts {
   readonly db: Database;
   readonly rows: RowAccess;
   /** The pending items' schedule, built from the rows as loaded. */
@@ -32,7 +32,7 @@ interface Failure {
   refused: number;
 }
 
-export function createLiveStore(parts: LiveStoreParts): QueueStore {
+export function createStoreWriter(parts: StoreWriterParts): QueueStore {
   const { db, rows, options, due } = parts;
   const { file, log } = options;
   const dir = dirname(file);
