@@ -9,9 +9,12 @@
  * request before it (timers), so the request's own path can be read apart.
  *
  * Then the order: a third webhook with a non-pausing breakpoint on each function that ran for the second (its
- * condition records the call stack). Each hit adds the file that called the function, then the function's own file;
- * a return is entering a file the walk has already left. This counts every call, helpers included (a path normalised
- * in `paths/normalize.ts` and back is a return), so it is finer than a reader's count. WALK_ORDER=1 prints the order.
+ * condition records the call stack), from the route to the target call. Each hit adds the file that called the
+ * function, then the function's own file; a return is entering a file the walk has already left. Counted three ways:
+ * every call (a path normalised in `paths/normalize.ts` and back is a return); each function read once, at its first
+ * call; and, the headline, each call from one file into another followed once, as a reader who has seen where a file
+ * calls another does not follow that call again. Helpers that call none of our files are read in place. WALK_ORDER=1
+ * prints the reader's order.
  *
  *   node bench/walk.ts
  */
@@ -167,24 +170,30 @@ try {
     return true;
   });
   const byEdge = collapse(walkOrder(edgeReads, src, kinds).filter((f) => kinds.get(f) === "path"));
-  const walks = [
-    ["every file", order],
-    ["without the shared ones", own],
-    [`without the shared ones, ${String(leaves.size)} helpers that call none of ours read in place`, own.filter((f) => !leaves.has(f))],
-    ["as a reader follows it: each function read once, at its first call, without the shared ones", read],
-    ["the same, the helpers read in place", read.filter((f) => !leaves.has(f))],
-    ["each call from one file into another followed once, without the shared ones", byEdge],
-    ["the same, the helpers read in place", byEdge.filter((f) => !leaves.has(f))],
-  ] as const;
-  for (const [label, files] of walks) {
+  const count = (files: readonly string[]): string => {
     const { distinct, returns } = countReturns(files);
-    console.log(`Order of the files entered (${label}): ${String(distinct)} files, ${String(returns)} returns to a file already left`);
-  }
+    return `${String(distinct)} files, ${String(returns)} returns`;
+  };
+  const inPlace = (files: readonly string[]): string[] => files.filter((f) => !leaves.has(f));
+  // The headline is the count closest to a reader's: on the code the issue was filed against it gives 34 files and
+  // 49 returns, where the reviewer counted about 33 and 42.
+  console.log(
+    `The walk as a reader follows it (each call from one file into another followed once; the ${String(leaves.size)} ` +
+      `helpers that call none of ours read in place; shared files left out): ${count(inPlace(byEdge))}` +
+      ` (the issue's floor: 15 files, 3 returns)`,
+  );
+  console.log(
+    `  finer: each function read once ${count(inPlace(read))} (${count(read)} with the helpers); every call ` +
+      `${count(inPlace(own))} (${count(own)} with the helpers, ${count(order)} with the shared files too)`,
+  );
   const entered = new Map<string, number>();
   for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
-  const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 12);
-  console.log(`  entered most often: ${most.map(([file, n]) => `${file} ${String(n)}×`).join(", ")}`);
-  if (process.env.WALK_ORDER) console.log(`  every call: ${own.join(" → ")}\n  as read: ${read.join(" → ")}\n  by edge: ${byEdge.join(" → ")}\n  by edge, helpers in place: ${collapse(byEdge.filter((f) => !leaves.has(f))).join(" → ")}\n  helpers: ${[...leaves].join(", ")}`);
+  const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 8);
+  console.log(`  entered most often (every call): ${most.map(([file, n]) => `${file} ${String(n)}×`).join(", ")}`);
+  if (process.env.WALK_ORDER) {
+    console.log(`  as a reader follows it: ${collapse(inPlace(byEdge)).join(" → ")}`);
+    console.log(`  helpers read in place: ${[...leaves].join(", ")}`);
+  }
 } finally {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
