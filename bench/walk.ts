@@ -13,8 +13,10 @@
  * function, then the function's own file; a return is entering a file the walk has already left. Counted three ways:
  * every call (a path normalised in `paths/normalize.ts` and back is a return); each function read once, at its first
  * call; and, the headline, each call from one file into another followed once, as a reader who has seen where a file
- * calls another does not follow that call again. Helpers that call none of our files are read in place. WALK_ORDER=1
- * prints the reader's order.
+ * calls another does not follow that call again. Helpers that call none of our files are read in place. A fourth
+ * count leaves out going back to a caller: only calls that enter a file already entered, and how many of them go
+ * through a function the caller was given (a capability passed in) rather than one it imports. WALK_ORDER=1 prints
+ * the reader's order and those calls.
  *
  *   node bench/walk.ts
  */
@@ -186,6 +188,13 @@ try {
     `  finer: each function read once ${count(inPlace(read))} (${count(read)} with the helpers); every call ` +
       `${count(inPlace(own))} (${count(own)} with the helpers, ${count(order)} with the shared files too)`,
   );
+  // Without going back to a caller: how often a call enters a file already entered, and how many of those calls go
+  // through a function passed in (the caller does not import the callee's file: a capability, a callback).
+  const reentries = await reentriesByCall(edgeReads, src, (file) => kinds.get(file) === "path" && !leaves.has(file));
+  console.log(
+    `  by calls only (a return to the caller not counted): ${String(reentries.files)} files, ${String(reentries.calls.length)} ` +
+      `re-entries, ${String(reentries.calls.filter((c) => c.passedIn).length)} of them through a function passed in`,
+  );
   const entered = new Map<string, number>();
   for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
   const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 8);
@@ -193,6 +202,7 @@ try {
   if (process.env.WALK_ORDER) {
     console.log(`  as a reader follows it: ${collapse(inPlace(byEdge)).join(" → ")}`);
     console.log(`  helpers read in place: ${[...leaves].join(", ")}`);
+    console.log(`  re-entries by call: ${reentries.calls.map((c) => `${c.edge}${c.passedIn ? " (passed in)" : ""}`).join(", ")}`);
   }
 } finally {
   const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -245,6 +255,33 @@ function requestWindow(stacks: readonly string[][], src: string): string[][] {
 function callsFrom(frames: readonly string[], src: string, file: string): boolean {
   const ours = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
   return ours.some((frame, i) => i > 0 && frame === file && ours[i - 1] !== file);
+}
+
+/**
+ * Each call from one file into another (first along its edge), in order: the calls that enter a file the walk has
+ * already entered, and whether the caller imports the callee's file (a direct call) or got the function passed in.
+ */
+async function reentriesByCall(
+  edgeHits: readonly string[][],
+  src: string,
+  counted: (file: string) => boolean,
+): Promise<{ files: number; calls: { edge: string; passedIn: boolean }[] }> {
+  const seen = new Set<string>();
+  const calls: { edge: string; passedIn: boolean }[] = [];
+  for (const frames of edgeHits) {
+    const [top, caller] = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
+    if (top === undefined || caller === undefined || !counted(top) || !counted(caller)) continue;
+    if (seen.size === 0) seen.add(caller);
+    if (seen.has(top)) calls.push({ edge: `${caller} → ${top}`, passedIn: !(await imports(join(src, caller), join(src, top))) });
+    seen.add(caller);
+    seen.add(top);
+  }
+  return { files: seen.size, calls };
+}
+
+async function imports(file: string, target: string): Promise<boolean> {
+  const text = await readFile(file, "utf8");
+  return [...text.matchAll(/from "(\.{1,2}\/[^"]+)"/g)].some(([, spec = ""]) => join(file, "..", spec) === target);
 }
 
 function collapse(files: readonly string[]): string[] {
