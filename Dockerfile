@@ -20,21 +20,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && rm -rf node_modules/@types node_modules/typescript
 
 FROM ${NODE_IMAGE}
-# Memory (bench/service.ts runs the server with these settings too): a young generation of at most 4 MB per half
-# lets a webhook's short-lived objects die young without holding 64 MB as the larger one did; the C library hands
-# freed memory back instead of keeping what V8's compiler threads used at start (16 MB), and takes blocks of 32 KB and
-# more straight from the system, so a burst's buffers cannot leave its heap fragmented (~15 MB); --expose-gc lets autoscan
-# give back, once idle, the heap a burst left behind. AUTOSCAN_NODE_FLAGS leaves V8's optimising compiler (TurboFan)
-# out: JavaScript stops at Maglev and sql.js's WebAssembly at Liftoff, 9 MB less at idle (84 → 75 MB) for ~20 % of
-# peak throughput (still 3× the floor); --optimize-for-size keeps V8's heap close to what is live (~10 MB less under a
-# burst, ~15 % of webhooks/s). Node does not take these in NODE_OPTIONS, so /usr/local/bin/autoscan puts them on node's
-# command line (set it to "" for the full compiler and V8's default heap sizing). The figures: the README's table
-# under "Install without Docker".
+# Node runs with its own defaults (no V8 or allocator tuning), as in the systemd unit and `npm start`; NODE_OPTIONS is
+# left to the user.
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--max-semi-space-size=4 --expose-gc" \
-    AUTOSCAN_NODE_FLAGS="--max-opt=2 --no-wasm-tier-up --no-wasm-dynamic-tiering --optimize-for-size" \
-    MALLOC_TRIM_THRESHOLD_=131072 \
-    MALLOC_MMAP_THRESHOLD_=32768 \
     AUTOSCAN_CONFIG=/config/config.json \
     AUTOSCAN_DATA_DIR=/config
 WORKDIR /app

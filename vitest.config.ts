@@ -6,8 +6,6 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // As the service is shipped (Dockerfile, systemd unit, npm start): the idle-time collection needs V8's `gc`.
-    execArgv: ["--expose-gc"],
     // One throwaway PostgreSQL for the run (test/support/postgres.ts); absent PostgreSQL skips those suites loudly.
     globalSetup: ["test/support/postgres-global-setup.ts"],
   },

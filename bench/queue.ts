@@ -141,8 +141,8 @@ async function ingest(dir: string): Promise<void> {
   started = performance.now();
   await reopened.close();
   console.log(`close after ingest (checkpoint of ${mb((await stat(file)).size)}): ${ms(performance.now() - started)}`);
-  // Read after a full collection when there is one to call (`npm run bench` gives --expose-gc): otherwise the figure
-  // says more about when V8 last collected than about what the queue holds.
+  // Read after a full collection when there is one to call (`node --expose-gc bench/queue.ts`); `npm run bench` runs
+  // with Node's defaults, as the service does, so the figure includes garbage V8 has not collected yet.
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const memory = process.memoryUsage();

@@ -14,7 +14,7 @@ for (const script of scripts) {
   const path = join(here, script);
   if (!existsSync(path)) continue;
   console.log(`\n=== bench/${script}`);
-  const result = spawnSync(process.execPath, ["--expose-gc", path], { stdio: "inherit" });
+  const result = spawnSync(process.execPath, [path], { stdio: "inherit" });
   if (result.status !== 0) {
     failed += 1;
     console.log(`bench/${script} exited with ${result.status ?? result.signal}`);

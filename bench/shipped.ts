@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 
 /**
- * How autoscan runs as shipped: the Node options (NODE_OPTIONS and the V8 options `/usr/local/bin/autoscan` puts on
- * node's command line, AUTOSCAN_NODE_FLAGS) and the allocator setting that the Docker image gives it (the systemd unit
- * and `npm start` use the same), read from the Dockerfile so the benches measure what users run.
- * BENCH_NODE_OPTIONS replaces the Node options (e.g. empty, to compare); MALLOC_TRIM_THRESHOLD_ from the bench's
- * environment replaces the image's.
+ * How autoscan runs as shipped, read from the Dockerfile so the benches measure what users run: today Node's own
+ * defaults (the image, the systemd unit and `npm start` set no Node option and no allocator variable), so both lists
+ * below are empty unless the Dockerfile sets something again. BENCH_NODE_OPTIONS replaces the Node options (e.g.
+ * "--max-semi-space-size=4", to compare); a MALLOC_* variable in the bench's environment is passed on.
  */
 const dockerfile = readFileSync(new URL("../Dockerfile", import.meta.url), "utf8");
 const envValue = (name: string): string | undefined =>

@@ -4,9 +4,7 @@
 # belongs to that user; started as any other user (`docker run --user`, `docker exec -u`) it runs as that user.
 set -eu
 main=/app/dist/cli/main.js
-# The image's V8 options that NODE_OPTIONS does not take (see the Dockerfile); split into words on purpose.
-# shellcheck disable=SC2086
-set -- ${AUTOSCAN_NODE_FLAGS-} "$main" "$@"
+set -- "$main" "$@"
 if [ "$(id -u)" != 0 ] || [ "${PUID:-1000}" = 0 ]; then
   exec node "$@"
 fi

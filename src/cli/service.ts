@@ -1,6 +1,5 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
-import { startMemoryTrim, type MemoryTrim } from "../core/memory-trim.ts";
 import type { Hono } from "hono";
 import { effectiveLogLevel } from "../config/reload.ts";
 import type { Config } from "../config/schema.ts";
@@ -194,7 +193,6 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   backfill?.start();
   arrWatch?.start();
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
-  const memory = startMemoryTrim({ log: log.child({ component: "AUTOSCAN" }) });
   return {
     url: web.url,
     reload(next) {
@@ -218,7 +216,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       notify?.stop();
       arrWatch?.stop();
       await watch?.stop();
-      await stopAll({ web, dispatcher, drive, backfill, queue, plex, memory, budgetMs, runtime, rejections, landed });
+      await stopAll({ web, dispatcher, drive, backfill, queue, plex, budgetMs, runtime, rejections, landed });
       others.close();
       anchorWatch.stop();
     },
@@ -356,7 +354,6 @@ interface Parts {
   readonly drive: DriveMonitor | undefined;
   readonly queue: ScanQueue;
   readonly plex: PlexWiring;
-  readonly memory: MemoryTrim;
   readonly budgetMs: number;
   readonly runtime: Runtime;
   readonly rejections: RejectionLog;
@@ -367,7 +364,6 @@ async function stopAll(parts: Parts): Promise<void> {
   const log = parts.runtime.log.child({ component: "AUTOSCAN" });
   const started = Date.now();
   const left = (): number => Math.max(0, parts.budgetMs - (Date.now() - started));
-  parts.memory.stop();
   await Promise.all([parts.web.close(), parts.drive?.stop(), parts.backfill?.stop(), parts.landed.stop()]);
   const result = await parts.dispatcher.stop({ timeoutMs: Math.max(0, left() - 500) });
   if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
