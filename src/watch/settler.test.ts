@@ -152,6 +152,28 @@ describe("a download client's temporary file", () => {
 });
 
 describe("a deletion", () => {
+  it("a known file changed, then deleted before it settled: its deletion is reported (and kept pending until then)", async () => {
+    const path = join(dir, "Known - S01E01.mkv");
+    await writeFile(path, "a better version");
+    settler.saw(dir, await entry(dir, "Known - S01E01.mkv"), false);
+    await advance(5_000);
+    await unlink(path);
+    settler.gone(dir, "Known - S01E01.mkv");
+    expect(settler.pending()).toEqual([{ dir, name: "Known - S01E01.mkv", event: "Deleted" }]);
+    await advance(MIN_AGE_MS);
+    expect(reports).toEqual([[{ path, event: "Deleted" }]]);
+  });
+
+  it("a known file changed, then found gone at the second look (its deletion unheard): Deleted", async () => {
+    const path = join(dir, "Known - S01E02.mkv");
+    await writeFile(path, "changed");
+    settler.saw(dir, await entry(dir, "Known - S01E02.mkv"), false);
+    await unlink(path);
+    await advance(MIN_AGE_MS);
+    await advance(MIN_AGE_MS);
+    expect(reports).toEqual([[{ path, event: "Deleted" }]]);
+  });
+
   it("is reported after MIN_AGE when the file is still gone", async () => {
     const path = join(dir, "Old - S01E01.mkv");
     await writeFile(path, "x");

@@ -5,8 +5,9 @@ import type { FileEntry } from "./listing.ts";
  * `MIN_AGE_SECONDS`: a file is reported once its size and mtime have stayed the same for that long, so a copy in
  * progress is not scanned half-written. Each file seen new or changed waits here; when its time is up, its folder is
  * listed again (`relist`, which also brings the watcher's picture of the folder up to date) and the file is reported
- * only if it has not changed since — else it waits again. A file that goes away while it waits was never reported
- * (a download client's temporary file renamed to its final name): its deletion is not reported either. A deletion
+ * only if it has not changed since — else it waits again. A new file that goes away while it waits was never reported
+ * (a download client's temporary file renamed to its final name): its deletion is not reported either. A known file
+ * (changed, then deleted while it waited) was in the library: its deletion always goes out. A deletion
  * waits as long, and is reported if the file is still gone, with whatever settled meanwhile: a rename (the old name
  * gone, the new one there) goes out as one batch, one scan of the folder.
  */
@@ -93,6 +94,7 @@ export function createSettler(options: SettlerOptions): Settler {
           Object.assign(w, { deleted: false, created: false, size: now.size, mtimeMs: now.mtimeMs, since: clock.now() });
         } else if (minAgeMs !== 0 && now === undefined) {
           waiting.delete(path);
+          if (!w.created) settled.push({ path, event: "Deleted" });
         } else if (minAgeMs === 0 || (now && now.size === w.size && now.mtimeMs === w.mtimeMs)) {
           waiting.delete(path);
           settled.push({ path, event: w.created ? "Created" : "Modified" });
@@ -125,9 +127,9 @@ export function createSettler(options: SettlerOptions): Settler {
     gone(dir, name) {
       const path = `${dir}/${name}`;
       const was = waiting.get(path);
-      // Never reported (it did not settle): its going needs no scan.
-      if (was && !was.deleted) return void waiting.delete(path);
-      if (was) return;
+      if (was?.deleted) return;
+      // A new file never reported (it did not settle): its going needs no scan.
+      if (was?.created) return void waiting.delete(path);
       waiting.set(path, { dir, name, size: 0, mtimeMs: 0, since: clock.now(), created: false, deleted: true });
       schedule();
     },
