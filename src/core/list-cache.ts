@@ -6,6 +6,10 @@ import type { Logger } from "./logger.ts";
  * than `refreshMs`, and on a miss (a library added after start-up must not need a restart) unless younger than
  * `missRefreshMs`, so a stream of unmapped paths does not become a stream of listings. Concurrent callers share one
  * request; while the server is briefly away, the list from before is used.
+ *
+ * The shared request is the cache's own, bounded by `loadTimeoutMs` (and the client's own timeout), never by a
+ * caller's signal: each caller waits under its own signal, and one that gives up (its budget spent) leaves the request
+ * running for the others.
  */
 export interface ListCacheOptions<T> {
   readonly load: (signal?: AbortSignal) => Promise<T[]>;
@@ -19,6 +23,8 @@ export interface ListCacheOptions<T> {
   readonly summary: (entry: T) => string;
   readonly refreshMs: number;
   readonly missRefreshMs: number;
+  /** The shared request's own limit (default 2 min). */
+  readonly loadTimeoutMs?: number;
 }
 
 export interface ListCache<T> {
@@ -30,6 +36,8 @@ export interface ListCache<T> {
   find<R>(match: (list: readonly T[]) => R[], signal?: AbortSignal, key?: string): Promise<R[]>;
 }
 
+const DEFAULT_LOAD_TIMEOUT_MS = 2 * 60_000;
+
 export function createListCache<T>(options: ListCacheOptions<T>): ListCache<T> {
   const { clock, log, what } = options;
   const fields = options.fields ?? {};
@@ -39,7 +47,7 @@ export function createListCache<T>(options: ListCacheOptions<T>): ListCache<T> {
 
   function refresh(signal?: AbortSignal): Promise<T[]> {
     inFlight ??= options
-      .load(signal)
+      .load(AbortSignal.timeout(options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS))
       .then((entries) => {
         const changed = !cache || describe(cache.entries) !== describe(entries);
         cache = { entries, fetchedAt: clock.now() };
@@ -49,7 +57,7 @@ export function createListCache<T>(options: ListCacheOptions<T>): ListCache<T> {
       .finally(() => {
         inFlight = undefined;
       });
-    return inFlight;
+    return waitUnder(inFlight, signal);
   }
 
   async function list(signal?: AbortSignal): Promise<T[]> {
@@ -73,4 +81,15 @@ export function createListCache<T>(options: ListCacheOptions<T>): ListCache<T> {
       return match(await refresh(signal));
     },
   };
+}
+
+/** `shared`, or the caller's own `signal.reason` as soon as it aborts (the shared work goes on). */
+function waitUnder<T>(shared: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return shared;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    shared.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
