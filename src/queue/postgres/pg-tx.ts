@@ -30,6 +30,7 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
     },
     pendingItem: async (folder) => (await rows<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = $1 FOR UPDATE", [folder]))[0],
     item: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1 FOR UPDATE", [id]))[0],
+    peekItem: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1", [id]))[0],
     deliveriesFailingSince: (target, since) =>
       rows<DeliveryRow>(
         `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id

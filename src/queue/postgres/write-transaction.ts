@@ -5,7 +5,7 @@ import { inTransaction } from "./transaction.ts";
 
 /**
  * One write, one short transaction. Each write locks only its own rows (a request: its folders' advisory locks in
- * sorted order, then their items; a dispatcher record: one item), so two instances writing overlapping folders in
+ * sorted order, then their items; a retry or a file check's move: the same, `rules/lock-item.ts`; a dispatcher record: one item), so two instances writing overlapping folders in
  * different orders cannot wait on each other in a circle; a transaction PostgreSQL still picks as a deadlock victim
  * runs again (`inTransaction`). A write is answered only after its COMMIT; when it rejects, nothing was stored.
  * PostgreSQL flushes the commits of concurrent transactions together, so a burst of webhooks needs no batching here.

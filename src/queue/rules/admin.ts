@@ -1,3 +1,4 @@
+import { lockItemWithFolders } from "./lock-item.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
 
@@ -17,11 +18,8 @@ const recheck = (item: ItemRow): Partial<ItemRow> => ({ rev: item.rev + 1, check
 
 export async function retryItem(tx: QueueTx, id: number): Promise<boolean> {
   const now = tx.now;
-  const peek = await tx.item(id);
-  if (!peek) return false;
   // The folder's lock, as for a request: a retry that joins a waiting item must not race a request creating one.
-  await tx.lockFolders([peek.folder]);
-  const item = await tx.item(id);
+  const item = await lockItemWithFolders(tx, id);
   if (!item) return false;
   if (item.state === "pending") {
     // Every target's wait starts afresh too.

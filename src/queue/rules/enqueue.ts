@@ -1,5 +1,6 @@
 import type { EnqueuedItem, ScanRequest } from "../../core/scan.ts";
 import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
+import { lockItemWithFolders } from "./lock-item.ts";
 import { requestFolder } from "./request-folder.ts";
 import type { NewRequest, QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
@@ -116,10 +117,7 @@ export async function moveToFolder(
   arrivedAt: number,
   policy: MergePolicy,
 ): Promise<{ readonly id: number; readonly merged: boolean; readonly dueAt: number } | undefined> {
-  const peek = await tx.item(id);
-  if (peek?.state !== "pending" || peek.folder === folder) return undefined;
-  await tx.lockFolders([peek.folder, folder]);
-  const item = await tx.item(id);
+  const item = await lockItemWithFolders(tx, id, [folder]);
   if (item?.state !== "pending" || item.folder === folder || !(await tx.onlyUnknownRequests(id))) return undefined;
   const waiting = await tx.pendingItem(folder);
   if (waiting) {

@@ -15,6 +15,8 @@ export interface QueueTx {
   /** The folder's waiting item, if any (at most one per folder). */
   pendingItem(folder: string): Promise<ItemRow | undefined>;
   item(id: number): Promise<ItemRow | undefined>;
+  /** The item as stored, read without locking it: only to learn which folder's lock to take first (`lock-item.ts`). */
+  peekItem(id: number): Promise<ItemRow | undefined>;
   /** `target`'s failed deliveries of waiting items, not given up, that first failed at or before `since`. */
   deliveriesFailingSince(target: string, since: number): Promise<DeliveryRow[]>;
   failedItemIds(): Promise<number[]>;

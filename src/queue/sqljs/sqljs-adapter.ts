@@ -128,6 +128,7 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     lockFolders: () => resolved,
     pendingItem: async (folder) => rows.get<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [folder]),
     item: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
+    peekItem: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
     deliveriesFailingSince: async (target, since) =>
       rows.all<DeliveryRow>(
         `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id
