@@ -8,7 +8,7 @@ import { request as httpsRequest } from "node:https";
  * body is read as text up to `maxBytes`, and the whole call ends within `timeoutMs` or when `signal` aborts. What
  * went wrong is told by the error's class, for each client to put in its own words:
  * - `HttpTimeoutError`: no complete answer within `timeoutMs`;
- * - `HttpTooLargeError`: the body is over `maxBytes`;
+ * - `HttpTooLargeError`: the body is over `maxBytes` (unless `overCap` is `"cut"`: then the answer is what was read);
  * - `signal.reason` when the caller's signal aborted;
  * - else the socket's own error (`code`: ECONNREFUSED, ENOTFOUND …), as `httpReason` words it.
  */
@@ -20,6 +20,13 @@ export interface HttpCallOptions {
   readonly timeoutMs: number;
   readonly maxBytes: number;
   readonly signal?: AbortSignal;
+  /**
+   * Whether an answer of this status needs its body (default: all do). When not, the call ends at the status line with
+   * an empty body: the status is the whole answer (a notifier's 2xx), and a large or slow body cannot undo it.
+   */
+  readonly readsBody?: (status: number) => boolean;
+  /** Over `maxBytes`: `"fail"` (default, `HttpTooLargeError`) or `"cut"` (the first `maxBytes`, the rest unread). */
+  readonly overCap?: "fail" | "cut";
 }
 
 export interface HttpAnswer {
@@ -49,30 +56,34 @@ export function httpCall(options: HttpCallOptions): Promise<HttpAnswer> {
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
+      // The connection is ours alone: closing it also stops a body that was left unread (or is still coming).
+      req.destroy();
       if (answer) resolve(answer);
-      else {
-        req.destroy();
-        reject(error);
-      }
+      else reject(error);
     };
     // A connection of its own (no keep-alive pool): these calls are few, and a pooled socket the server has closed
     // meanwhile (a restart) would fail the next call with "socket hang up".
     const req = send(url, { method: options.method, headers, agent: false }, (response: IncomingMessage) => {
-      const declared = Number(response.headers["content-length"] ?? "0");
+      const status = response.statusCode ?? 0;
       // (`finish` ends the connection, after it has settled: ending it first would report the close instead.)
-      if (declared > options.maxBytes) {
+      if (options.readsBody?.(status) === false) return finish(undefined, { status, body: "" });
+      const cut = options.overCap === "cut";
+      const declared = Number(response.headers["content-length"] ?? "0");
+      if (declared > options.maxBytes && !cut) {
         return finish(new HttpTooLargeError(`response of ${String(declared)} bytes is over the ${String(options.maxBytes)}-byte cap`));
       }
       const chunks: Buffer[] = [];
       let size = 0;
+      const answer = (): HttpAnswer => ({ status, body: Buffer.concat(chunks).toString("utf8") });
       response.on("data", (chunk: Buffer) => {
+        const room = options.maxBytes - size;
         size += chunk.byteLength;
-        if (size > options.maxBytes) {
-          return finish(new HttpTooLargeError(`response is over the ${String(options.maxBytes)}-byte cap`));
-        }
-        chunks.push(chunk);
+        if (size <= options.maxBytes) return void chunks.push(chunk);
+        if (!cut) return finish(new HttpTooLargeError(`response is over the ${String(options.maxBytes)}-byte cap`));
+        chunks.push(chunk.subarray(0, room));
+        finish(undefined, answer());
       });
-      response.on("end", () => finish(undefined, { status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      response.on("end", () => finish(undefined, answer()));
       response.on("error", (error) => finish(error));
       response.on("aborted", () => finish(new Error("the connection closed before the answer was complete")));
     });
@@ -105,13 +116,17 @@ export function headersAreValid(headers: Readonly<Record<string, string>>): bool
   return Object.entries(headers).every(([name, value]) => /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name) && !/[\r\n\0]/.test(value));
 }
 
-/** A short, single-line excerpt of a body for an error message (HTML tags stripped). */
-export function excerpt(body: string): string {
-  const text = body
+/**
+ * A short, single-line excerpt of a body for an error message (HTML tags stripped). `hide` (a scrubber) runs on the
+ * whole text before it is cut: a secret the cut went through would no longer be found, and its first part would show.
+ */
+export function excerpt(body: string, hide: (text: string) => string = (text) => text): string {
+  const plain = body
     .replace(/<script[\s\S]*?<\/script>/gi, " ")
     .replace(/<[^>]+>/g, " ")
     .replace(/\s+/g, " ")
     .trim();
+  const text = hide(plain);
   if (!text) return "(empty body)";
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }

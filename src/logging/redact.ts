@@ -79,7 +79,9 @@ export function createScrubber(initial: readonly (string | undefined)[] = []): S
   const add = (secret: string | undefined): void => {
     if (!secret || secrets.has(secret)) return;
     const pattern = anySpelling(secret);
-    secrets.set(secret, secret.length >= SHORT_SECRET ? pattern : new RegExp(`(?<![A-Za-z0-9])(?:${pattern.source})(?![A-Za-z0-9])`, "g"));
+    // Standing alone: no letter or digit touches it, except the two of a percent-escape before it (`%2Fabc`).
+    const alone = new RegExp(`(?:(?<![A-Za-z0-9])|(?<=%[0-9A-Fa-f]{2}))(?:${pattern.source})(?![A-Za-z0-9])`, "g");
+    secrets.set(secret, secret.length >= SHORT_SECRET ? pattern : alone);
   };
   initial.forEach(add);
   return {

@@ -12,10 +12,17 @@ export interface NotifierUrl {
   /** Scheme, host and port: all that logs, doctor, `/health` and error messages say of it. */
   readonly shown: string;
   /**
-   * What log redaction hides: the whole URL as written, its path and query, the userinfo's password, and each path
-   * segment long enough to be a token (20+ characters: a Discord token is ~68) in case one appears on its own.
+   * What log redaction hides everywhere: the whole URL as written, its path and query, the userinfo's password, and
+   * each path segment or query value long enough to be a token (20+ characters: a Discord token is ~68).
    */
   readonly secrets: readonly string[];
+  /**
+   * What is hidden in the receiver's own answers, which may quote any part of the URL on its own (ntfy: "topic … is
+   * reserved"): `secrets` and every path segment and query value however short (an ntfy topic, an apprise key, a
+   * `?token=` value). Short ones are matched as whole words (logging/redact.ts), and only in this receiver's answer:
+   * hiding a 4-letter topic in every log line would also hide that word wherever else it is written.
+   */
+  readonly answerSecrets: readonly string[];
 }
 
 const TOKEN_LIKE = 20;
@@ -28,14 +35,19 @@ export function parseNotifierUrl(text: string): NotifierUrl {
   url.username = "";
   url.password = "";
   const rest = `${url.pathname}${url.search}`;
-  const segments = url.pathname.split("/").map(safeDecode).filter((segment) => segment.length >= TOKEN_LIKE);
-  const secrets = [text, url.href, rest.length > 1 ? rest : "", password, ...segments].filter((secret) => secret.length > 0);
+  const parts = [...url.pathname.split("/").map(safeDecode), ...[...url.searchParams.values()]].filter((part) => part.length > 0);
+  const secrets = unique([text, url.href, rest.length > 1 ? rest : "", password, ...parts.filter((part) => part.length >= TOKEN_LIKE)]);
   return {
     sendUrl: url.href,
     ...(userinfo ? { authorization: `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}` } : {}),
     shown: url.origin,
-    secrets: [...new Set(secrets)],
+    secrets,
+    answerSecrets: unique([...secrets, ...parts]),
   };
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values.filter((value) => value.length > 0))];
 }
 
 /** What may be shown of a notifier URL (`https://discord.com`), or a placeholder when it is not a URL at all. */

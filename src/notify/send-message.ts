@@ -26,7 +26,11 @@ export interface SendTarget {
   readonly scrub: (text: string) => string;
 }
 
-/** An answer is read up to this size: receivers answer a few bytes; a larger page is only quoted. */
+/**
+ * A 2xx is delivered at its status line: its body is not read, so neither its size nor its pace can turn a delivered
+ * message into one sent again. Another answer's body is read up to this size (it is quoted, and a 429 says when to
+ * come back); the rest is left unread.
+ */
 const ANSWER_MAX_BYTES = 256 * 1024;
 /** A receiver's `retry_after` is followed up to an hour. */
 const RETRY_AFTER_MAX_MS = 3_600_000;
@@ -36,15 +40,15 @@ export async function sendMessage(target: SendTarget, message: OutgoingMessage, 
   if (target.authorization) headers.Authorization = target.authorization;
   let answer: { status: number; body: string };
   try {
-    answer = await httpCall({ method: "POST", url: target.url, headers, body: message.body, timeoutMs: target.timeoutMs, maxBytes: ANSWER_MAX_BYTES, ...(signal ? { signal } : {}) });
+    answer = await httpCall({ method: "POST", url: target.url, headers, body: message.body, timeoutMs: target.timeoutMs, maxBytes: ANSWER_MAX_BYTES, overCap: "cut", readsBody: (status) => !isDelivered(status), ...(signal ? { signal } : {}) });
   } catch (error) {
     if (signal?.aborted) return { kind: "retry", problem: "stopped" };
     const why = error instanceof HttpTimeoutError ? `no answer within ${String(target.timeoutMs / 1000)} s` : target.scrub(httpReason(error));
     return { kind: "retry", problem: `${target.shown}: ${why}` };
   }
   const { status } = answer;
-  if (status >= 200 && status < 300) return { kind: "sent", status };
-  const said = `${target.shown} answered ${String(status)} (${target.scrub(excerpt(answer.body))})`;
+  if (isDelivered(status)) return { kind: "sent", status };
+  const said = `${target.shown} answered ${String(status)} (${excerpt(answer.body, target.scrub)})`;
   if (status === 429) {
     const wait = retryAfterMs(answer.body);
     return wait === undefined ? { kind: "retry", problem: said } : { kind: "retry", problem: said, waitAtLeastMs: wait };
@@ -52,6 +56,10 @@ export async function sendMessage(target: SendTarget, message: OutgoingMessage, 
   if (status >= 500 || status === 408 || status === 424) return { kind: "retry", problem: said };
   if (status >= 300 && status < 400) return { kind: "refused", problem: `${said}: a redirect; put the address it leads to in the notifier's URL` };
   return { kind: "refused", problem: said };
+}
+
+function isDelivered(status: number): boolean {
+  return status >= 200 && status < 300;
 }
 
 /** `{"retry_after": 64.57}` (Discord's 429, in seconds) → ms. */

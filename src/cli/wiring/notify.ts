@@ -89,7 +89,7 @@ export function createNotifiersFromConfig(input: NotifyWiringInput): Notifiers {
 function notifierFromConfig(name: string, entry: NotifierConfig, input: NotifyWiringInput, log: Logger): Notifier {
   const url = parseNotifierUrl(entry.URL);
   // The receiver's answer is quoted in errors (doctor, /health, `notify test`), which the log's redaction never sees.
-  const scrubber = createScrubber(url.secrets);
+  const scrubber = createScrubber(url.answerSecrets);
   const target = {
     url: url.sendUrl,
     ...(url.authorization ? { authorization: url.authorization } : {}),
