@@ -417,6 +417,7 @@ async function watcherChild(mode: "events" | "poll", tree: string, stateFile: st
     report: (changes) => {
       for (const change of changes) reported.set(change.path, performance.now());
       reportWaiter?.();
+      return Promise.resolve();
     },
     ...(mode === "events" ? { watchFolders: watchFoldersWithKernel } : {}),
     walked: (seconds) => {

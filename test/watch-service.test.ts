@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeFaults, type Capability } from "./support/faults/describe-faults.ts";
 import { cleanupMounts, mountHungFuse, mountTmpfs, probeFuse, probeMounts, umountLazy } from "./support/faults/mounts.ts";
+import pg from "pg";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
+import { createTestDatabase, describeWithPostgres, dropTestDatabase, terminateConnections } from "./support/postgres.ts";
 import { freePort } from "./support/free-port.ts";
 import { startCli, within, type RunningCli } from "./support/run-cli.ts";
 
@@ -439,3 +441,43 @@ function fuseMountable(): Capability {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+describeWithPostgres("WATCH while the queue refuses writes (PostgreSQL read-only)", () => {
+  /** The database refuses every write from new sessions on (and its sessions are ended, so the service's new ones do). */
+  async function readOnly(url: string, on: boolean): Promise<void> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("SET default_transaction_read_only = off");
+      await client.query(`ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET default_transaction_read_only = ${on ? "on" : "off"}`);
+    } finally {
+      await client.end();
+    }
+    await terminateConnections(url);
+  }
+
+  it("a change the queue could not store before a stop is not saved as seen: the next start scans it", async () => {
+    const database = await createTestDatabase();
+    cleanups.push(() => dropTestDatabase(database));
+    const env = await prepare([], ["Show/Season 01"]);
+    const watch = { tv: { PATHS: [env.tv], MODE: "events", MIN_AGE_SECONDS: 1 } };
+    await start(env, watch, { SERVER_DATABASE_URL: database });
+    await watching(env, "tv");
+    await readOnly(database, true);
+    await put(join(env.tv, "Show", "Season 01", "Show - S01E01.mkv"));
+    await until(() => log(env).includes("The queue cannot take the watchers' requests now"), () => `the queue refusing (${log(env)})`);
+    // The stop: its last try is refused too, and the watcher keeps the change as not seen.
+    const first = env.child as RunningCli;
+    first.process.kill("SIGTERM");
+    await within(first.exited, 30_000, `the stop (${log(env)})`);
+    expect(log(env)).toContain("they are kept as not seen, and the next start's walk finds those changes again");
+    expect(env.plex.scans).toEqual([]);
+
+    await readOnly(database, false);
+    await start(env, watch, { SERVER_DATABASE_URL: database });
+    await until(() => scansOf(env, "/data/TV/Show/Season 01").length > 0, () => `the scan after the restart (${log(env)})`);
+    expect(brief(await historyRequests(env, "/data/TV/Show/Season 01"))).toEqual([
+      { path: "/data/TV/Show/Season 01/Show - S01E01.mkv", source: "Watch (tv)", event: "Created", deleted: false },
+    ]);
+  }, 90_000);
+});

@@ -38,7 +38,10 @@ function watcher(options: { minAgeMs: number; watchFolders?: WatchFolders }): { 
     probe: createDiskProbe({ log: captureLog().log }),
     clock: systemClock,
     log: captureLog().log,
-    report: (changes) => reported.push(...changes),
+    report: (changes) => {
+      reported.push(...changes);
+      return Promise.resolve();
+    },
     watchFolders: options.watchFolders ?? watchFoldersWithKernel,
   });
   created.start();

@@ -40,8 +40,11 @@ export interface FolderWatcherOptions {
   readonly clock: Clock;
   /** The watcher's logger (component WATCH). */
   readonly log: Logger;
-  /** Settled changes (local paths); must return at once. */
-  readonly report: (changes: readonly SettledChange[]) => void;
+  /**
+   * Settled changes (local paths); must return at once. Resolves once they are stored (the queue took them; never
+   * rejects): until then a save keeps them as not seen yet, so a stop before that loses none of them.
+   */
+  readonly report: (changes: readonly SettledChange[]) => Promise<void>;
   /** `events` mode's notifications (absent: `events` falls back to `poll`). */
   readonly watchFolders?: WatchFolders;
   /** A walk ended: how long it took. */
@@ -101,6 +104,8 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
   let relisting: Promise<void> | undefined;
   let lane: Promise<unknown> = Promise.resolve();
   const mode = settings.mode === "events" && kernel ? "events" : "poll";
+  /** Reported, and not stored by the queue yet: saved as not seen. */
+  const unstored = new Set<SettledChange>();
 
   const settler = createSettler({
     minAgeMs: settings.minAgeMs,
@@ -113,9 +118,13 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     },
     report: (changes) => {
       lastEventAt = clock.now();
-      // What was saved while these waited says "not seen yet": the next save says they were reported.
-      dirty = true;
-      options.report(changes);
+      for (const change of changes) unstored.add(change);
+      void options.report(changes).then(() => {
+        // Stored: the next save says they were seen.
+        for (const change of changes) unstored.delete(change);
+        dirty = true;
+        scheduleSave();
+      });
     },
   });
 
@@ -277,11 +286,12 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
   }
 
   /**
-   * The folders as kept on disk: a change still waiting to settle is kept as not seen yet (a new file left out, a
-   * changed one with size -1, a deleted one still listed), so a start after a stop or a crash reports it again.
+   * The folders as kept on disk: a change still waiting to settle, or reported and not stored by the queue yet, is kept
+   * as not seen (a new file left out, a changed one with size -1, a deleted one still listed), so a start after a stop
+   * or a crash reports it again.
    */
   function asSaved(): ReadonlyMap<string, Listing> {
-    const unsettled = settler.pending();
+    const unsettled = [...settler.pending(), ...[...unstored].map(splitChange)];
     if (unsettled.length === 0) return dirs;
     const saved = new Map(dirs);
     for (const dir of new Set(unsettled.map((change) => change.dir))) {
@@ -295,6 +305,11 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       saved.set(dir, encodeListing({ folders: foldersOf(listing), files: [...files.values()] }));
     }
     return saved;
+  }
+
+  function splitChange(change: SettledChange): { dir: string; name: string; event: SettledChange["event"] } {
+    const slash = change.path.lastIndexOf("/");
+    return { dir: change.path.slice(0, slash) || "/", name: change.path.slice(slash + 1), event: change.event };
   }
 
   async function save(): Promise<void> {

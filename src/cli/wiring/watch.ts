@@ -20,7 +20,8 @@ import type { SettledChange } from "../../watch/settler.ts";
  * would make them (the path put in the server's form through SERVER_FILE_EXIST_PATH_MAPPINGS and SERVER_PATH_MAPPINGS,
  * the same merge, the same file check), source `Watch (<name>)`. Requests are handed to the sink in small batches (a
  * season pack moved in is one store write); a store that cannot take them now is tried again with backoff, and
- * nothing a watcher reported is dropped meanwhile.
+ * nothing a watcher reported is dropped meanwhile. A watcher hears when its changes are stored, and only then saves
+ * them as seen: a stop while the store refuses them leaves them for the next start's walk.
  */
 export interface WatchWiringInput {
   readonly config: Config;
@@ -51,18 +52,25 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
   const watchers: FolderWatcher[] = [];
   const refused: WatcherStatus[] = [];
   const stop = new AbortController();
-  const outbox: ScanRequest[] = [];
+  /** Requests in the order reported; `stored` (on a report's last request) tells its watcher they are all stored. */
+  const outbox: { readonly request: ScanRequest; readonly stored?: () => void }[] = [];
   let sending: Promise<void> | undefined;
+
+  /** Hands the first `count` requests to the store; once it took them, their watchers hear so. */
+  async function store(count: number): Promise<void> {
+    const batch = outbox.slice(0, count);
+    await input.sink(batch.map((entry) => entry.request));
+    outbox.splice(0, batch.length);
+    for (const entry of batch) entry.stored?.();
+  }
 
   function send(): void {
     sending ??= (async () => {
       let failures = 0;
       await clock.sleep(BATCH_MS, stop.signal);
       while (outbox.length > 0) {
-        const batch = outbox.slice(0, 1000);
         try {
-          await input.sink(batch);
-          outbox.splice(0, batch.length);
+          await store(1000);
           failures = 0;
         } catch (error) {
           failures++;
@@ -78,11 +86,11 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
     });
   }
 
-  function reporter(name: string, watcher: WatcherConfig): (changes: readonly SettledChange[]) => void {
+  function reporter(name: string, watcher: WatcherConfig): (changes: readonly SettledChange[]) => Promise<void> {
     return (changes) => {
-      for (const change of changes) {
+      const requests = changes.map((change): ScanRequest => {
         input.metrics?.watchChange(name, change.event);
-        outbox.push({
+        return {
           path: toServer(change.path),
           kind: "file",
           source: `Watch (${name})`,
@@ -90,9 +98,13 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
           receivedPath: change.path,
           ...(change.event === "Deleted" ? { deleted: true } : {}),
           ...(watcher.PRIORITY === undefined ? {} : { priority: watcher.PRIORITY }),
-        });
-      }
-      send();
+        };
+      });
+      return new Promise<void>((resolve) => {
+        requests.forEach((request, index) => outbox.push(index === requests.length - 1 ? { request, stored: resolve } : { request }));
+        if (requests.length === 0) resolve();
+        send();
+      });
     };
   }
 
@@ -170,9 +182,15 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
     },
     async stop() {
       stop.abort();
+      await sending;
+      // What was reported and not stored yet gets one last try (a stop waits for the store anyway); the watchers then
+      // save, as not seen, whatever the store still refused.
+      if (outbox.length > 0) {
+        await store(outbox.length).catch((error: unknown) =>
+          log.warn({ err: error, waiting: outbox.length }, `${String(outbox.length)} watcher request(s) could not be stored before the stop (${describeError(error)}); they are kept as not seen, and the next start's walk finds those changes again.`),
+        );
+      }
       await Promise.all(watchers.map((watcher) => watcher.stop()));
-      // What was reported and not stored yet gets one last try (a stop waits for the store anyway).
-      if (outbox.length > 0) await input.sink(outbox.splice(0)).catch((error: unknown) => log.warn({ err: error }, "Some watcher requests could not be stored before the stop; the next start's walk finds those changes again"));
     },
   };
 }
