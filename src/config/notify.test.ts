@@ -29,11 +29,11 @@ describe("NOTIFY", () => {
     });
   });
 
-  it("names the nearest key for a typo, and the nearest value for a mistyped type or event", () => {
+  it("names the nearest key for a typo, and the nearest value for a mistyped type or event (no value under NOTIFY is echoed)", () => {
     expect(problemsOf({ hook: { TYPE: "webhook", URL: "http://ha/x", BATCH_SECOND: 5 } })).toEqual(['Unknown key "BATCH_SECOND" in "NOTIFY.hook" — did you mean "BATCH_SECONDS"?']);
     expect(problemsOf({ hook: { TYPE: "webhok", URL: "http://ha/x", EVENTS: ["target_dwn"] } })).toEqual([
-      'NOTIFY.hook.TYPE: expected one of "discord", "ntfy", "apprise", "webhook" (did you mean "webhook"?), found "webhok".',
-      'NOTIFY.hook.EVENTS[0]: expected one of "failed", "not_visible", "target_down", "target_up", "arr_disconnected", "backfill_found" (did you mean "target_down"?), found "target_dwn".',
+      'NOTIFY.hook.TYPE: expected one of "discord", "ntfy", "apprise", "webhook" (did you mean "webhook"?), found a string (value hidden).',
+      'NOTIFY.hook.EVENTS[0]: expected one of "failed", "not_visible", "target_down", "target_up", "arr_disconnected", "backfill_found" (did you mean "target_down"?), found a string (value hidden).',
     ]);
   });
 
@@ -55,8 +55,8 @@ describe("NOTIFY", () => {
 
   it("wants at least one event and a batch window of 0 to 3600 seconds", () => {
     expect(problemsOf({ hook: { TYPE: "webhook", URL: "http://ha/x", EVENTS: [], BATCH_SECONDS: -1 } })).toEqual([
-      "NOTIFY.hook.EVENTS: expected at least one event (or leave EVENTS out for the default ones), found [].",
-      "NOTIFY.hook.BATCH_SECONDS: expected a number of at least 0, found -1.",
+      "NOTIFY.hook.EVENTS: expected at least one event (or leave EVENTS out for the default ones), found a list (value hidden).",
+      "NOTIFY.hook.BATCH_SECONDS: expected a number of at least 0, found a number (value hidden).",
     ]);
   });
 });

@@ -18,21 +18,22 @@ export interface IssueContext {
 
 /** Values never echoed back in a problem line: they end up in terminals and `docker logs`. */
 const SECRET_PATHS = new Set(["SERVER_PASS", "PLEX_TOKEN", "SERVER_AUTH_PASSWORD", "CLOUD.CLIENT_SECRET", "SERVER_DATABASE_URL"]);
-/** Sections whose values hold tokens and keys. */
+/** Sections whose values hold tokens and keys: a whole one given as something else is described by its type. */
 const SECRET_SECTIONS: ReadonlySet<string> = new Set(["TARGETS", "ARR", "CLOUD", "NOTIFY"]);
-
 /**
- * A target's TOKEN and PASSWORD, an *arr app's API_KEY, a notifier's URL (a Discord webhook's token is in its path, an
- * ntfy topic is its own password): by the key path itself (names may hold dots).
+ * Sections of named entries, each an object holding a secret (a target's TOKEN, an *arr app's API_KEY, a notifier's
+ * URL, where a Discord webhook's token is in the path): a value anywhere under them is never echoed, as the one
+ * misplaced is most often the secret itself (`"NOTIFY": {"discord": "https://discord.com/api/webhooks/…"}`).
  */
-function isSecretKey(keys: readonly (string | number)[]): boolean {
-  const [section, , key] = keys;
-  if (keys.length !== 3) return false;
-  return (
-    (section === "TARGETS" && (key === "TOKEN" || key === "PASSWORD")) ||
-    (section === "ARR" && key === "API_KEY") ||
-    (section === "NOTIFY" && key === "URL")
-  );
+const ENTRY_SECTIONS: ReadonlySet<string> = new Set(["TARGETS", "ARR", "NOTIFY"]);
+/** A key named like a secret, wherever it is (`…_PASS`, `PASSWORD`, `TOKEN`, `SECRET`, `API_KEY`). */
+const SECRET_NAME = /PASS|TOKEN|SECRET|(^|_)KEY$/i;
+
+function isSecretValue(keys: readonly (string | number)[]): boolean {
+  const [section] = keys;
+  if (typeof section === "string" && ENTRY_SECTIONS.has(section)) return true;
+  if (keys.length === 1 && SECRET_SECTIONS.has(String(section))) return true;
+  return SECRET_PATHS.has(formatPath(keys)) || keys.some((key) => typeof key === "string" && SECRET_NAME.test(key));
 }
 
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context: IssueContext): string[] {
@@ -45,7 +46,6 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[], context:
 
 function describeIssue(issue: v.BaseIssue<unknown>, context: IssueContext): string {
   const keys = (issue.path ?? []).map((item) => item.key as string | number);
-  const path = formatPath(keys);
   const shown = displayPath(keys, context);
   const origin = context.origins.get(String(keys[0] ?? ""));
   const from = origin ? ` (from ${origin})` : "";
@@ -55,10 +55,8 @@ function describeIssue(issue: v.BaseIssue<unknown>, context: IssueContext): stri
   if (last?.origin === "key" || issue.type === "check") return `${shown}${from}: ${tidy(issue.message)}.`;
   const value = valueAt(context.raw, keys);
   if (value === undefined) return `${shown}: this key is required and missing.`;
-  // A whole section that holds secrets (a list given for TARGETS …) is described by its type alone.
-  const hidden = SECRET_PATHS.has(path) || isSecretKey(keys) || (keys.length === 1 && SECRET_SECTIONS.has(path));
-  const found = hidden ? `a ${describeType(value)} (value hidden)` : formatValue(value);
-  return `${shown || "(the whole file)"}${from}: ${tidy(issue.message)}, found ${found}.`;
+  const found = isSecretValue(keys) ? `a ${describeType(value)} (value hidden)` : formatValue(value);
+  return `${shown || "(the whole file)"}${from}: ${expectation(issue.message, keys)}, found ${found}.`;
 }
 
 function findUnknownKeys(raw: unknown, path: readonly string[], context: IssueContext): string[] {
@@ -106,6 +104,13 @@ function valueAt(raw: unknown, keys: readonly (string | number)[]): unknown {
 
 function tidy(message: string): string {
   return message.replace(/^Invalid type: Expected (\w+) but received .*/, "expected $1");
+}
+
+/** What was expected; for an entry of `TARGETS`, `ARR` or `NOTIFY`, the shape of one. */
+function expectation(message: string, keys: readonly (string | number)[]): string {
+  const said = tidy(message);
+  if (keys.length !== 2 || !ENTRY_SECTIONS.has(String(keys[0])) || said !== "expected Object") return said;
+  return `expected an object such as {"TYPE": …, "URL": …} (see config/config.example.json)`;
 }
 
 function describeType(value: unknown): string {
