@@ -285,6 +285,8 @@ export const ConfigSchema = v.strictObject({
       v.trim(),
       v.transform((text) => (text === "/" ? "" : text.replace(/\/+$/, ""))),
       v.regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'expected a path of folders such as "/autoscan" (starting with "/", letters, digits, ".", "_", "~", "-"), or "" for none'),
+      // Clients normalise `.` and `..` away before they send a URL: under such a base every route would answer 404.
+      v.check((text) => !text.split("/").some((segment) => segment === "." || segment === ".."), 'expected a path of folders such as "/autoscan", with no "." or ".." segments (they are resolved away before a request is sent)'),
     ),
     "",
   ),
