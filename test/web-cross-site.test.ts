@@ -81,6 +81,28 @@ describe("requests that change state, from a browser on another site", () => {
   });
 });
 
+describe("state-changing GETs from a sibling site (an <img> on another subdomain: Sec-Fetch-Site same-site, no Origin)", () => {
+  const SIBLING = { "sec-fetch-site": "same-site" };
+
+  it("are refused on both manual triggers (Basic credentials the browser cached are not enough) and the API's commands", async () => {
+    const withAuth = buildWebApp({ queue: queueAdminFromScanQueue(h.queue), sink: h.queue.enqueue, auth: { username: "user", password: "a-long-basic-password" } });
+    const basic = `Basic ${Buffer.from("user:a-long-basic-password").toString("base64")}`;
+    await h.enqueue(fileRequest("/tv/Waiting/S01/e.mkv"));
+    const [item] = await h.queue.listPending();
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      withAuth.app.request(path, { method: "GET", headers: { host: "autoscan.lan:3467", ...SIBLING, ...headers } });
+    const answers = [
+      await get("/triggers/manual?dir=/tv/A/Season%2001", { authorization: basic }),
+      await get(`${base}/triggers/manual?dir=/tv/B/Season%2001`),
+      ...(await Promise.all(["delete", "retry", "retry_failed", "backfill", "reset_page_token", "clear_drive_cache"].map((cmd) => get(`/api/${TEST_PASS}?cmd=${cmd}&id=${item!.id}`)))),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 403));
+    expect(await pending()).toEqual(["/tv/Waiting/S01"]);
+    // Reading is still answered.
+    expect(await (await get(`/api/${TEST_PASS}?cmd=queue_count`)).json()).toEqual({ success: true, queue_count: 1 });
+  });
+});
+
 describe("requests without a browser's word, or from autoscan's own pages", () => {
   it("go on as before: an *arr app, curl, the same origin, and a page behind a proxy", async () => {
     const answers = [

@@ -7,7 +7,8 @@ import type { Handler } from "./responses.ts";
  * Browsers say where a request comes from; scripts, curl and the *arr apps say nothing. A request that changes state
  * (a scan, a retry, a delete) is refused when a browser says it comes from another site, so a page elsewhere cannot
  * make a visitor's browser post to autoscan (the URL's secret may sit in its history or a bookmark). Checked:
- * - `Sec-Fetch-Site: cross-site`;
+ * - `Sec-Fetch-Site: cross-site` or `same-site`: a sibling subdomain is another site to autoscan (an `<img>` on
+ *   `blog.example.org` sends a GET to `autoscan.example.org` with `same-site` and no `Origin`);
  * - an `Origin` whose host is neither the `Host` the request was sent to nor, behind a reverse proxy, the
  *   `X-Forwarded-Host` the proxy passed on (a page of another site cannot set that header without a preflight that
  *   autoscan never grants);
@@ -16,7 +17,8 @@ import type { Handler } from "./responses.ts";
  * Requests without these headers go on as before.
  */
 export function crossSiteProblem(c: Context): string | undefined {
-  if (c.req.header("sec-fetch-site") === "cross-site") return "the request came from another site";
+  const site = c.req.header("sec-fetch-site");
+  if (site === "cross-site" || site === "same-site") return "the request came from another site";
   const origin = c.req.header("origin");
   if (origin === undefined || origin === "null") return undefined;
   const from = hostOf(origin);
