@@ -47,7 +47,7 @@ describeEachStore("the landed check", (adapter) => {
   const events: NotifyEvent[] = [];
   let confirm = true;
 
-  async function setup(target: LibraryTarget): Promise<QueueHarness> {
+  async function setup(target: LibraryTarget, settings: { timeoutMs?: number } = {}): Promise<QueueHarness> {
     if (adapter.name !== "sql.js") place = await adapter.place();
     harness = await createQueueHarness({
       targets: [target],
@@ -58,7 +58,7 @@ describeEachStore("the landed check", (adapter) => {
     checker = startLandedChecker({
       queue: h.queue,
       targets: () => [target],
-      settings: () => ({ recheckMs: RECHECK_MS }),
+      settings: () => ({ recheckMs: RECHECK_MS, ...settings }),
       clock: h.clock,
       log: h.logs.log,
       notify: (event) => events.push(event),
@@ -89,7 +89,8 @@ describeEachStore("the landed check", (adapter) => {
     }
     throw new Error(`not within ${String(maxMs)} ms of the queue's clock`);
   }
-  const targetOf = async (h: QueueHarness) => (await h.queue.listHistory())[0]?.targets[0];
+  /** The newest delivery with a landed state (a landed check's own rescan is a folder of its own, with none). */
+  const targetOf = async (h: QueueHarness) => (await h.queue.listHistory()).flatMap((item) => item.targets).find((t) => t.landed !== undefined);
 
   it("finds the files at the first look: landed, with the time from the request", async () => {
     const plex = libraryTarget();
@@ -132,7 +133,7 @@ describeEachStore("the landed check", (adapter) => {
     await h.enqueue(fileRequest(episode(4)));
     await h.advance(SCAN_DELAY_MS);
     // Not visible, and told (the notification follows the stored outcome).
-    await until(h, async () => (await targetOf(h))?.landed === "not_visible" && events.length > 0, 2 * RECHECK_MS + 60_000);
+    await until(h, async () => (await targetOf(h))?.landed === "not_visible" && events.length > 0, 3 * RECHECK_MS + SCAN_DELAY_MS + 60_000);
     expect(plex.folders()).toEqual([season, season]);
     expect(plex.calls[1]?.context.sources[0]).toMatchObject({ source: "Landed check", event: "Rescan" });
     const view = await targetOf(h);
@@ -141,6 +142,28 @@ describeEachStore("the landed check", (adapter) => {
     expect(h.logs.records.filter((r) => r.level === 40 && r.msg.startsWith("Not visible:"))).toHaveLength(1);
     expect(await h.queue.historyCount({ landed: "not_visible" })).toBe(1);
     expect(await h.queue.historyCount({ landed: "landed" })).toBe(0);
+  });
+
+  it("the rescan is a scan like any other: it follows the target's own wait, not the look's limit", async () => {
+    const plex = libraryTarget(Number.POSITIVE_INFINITY);
+    const h = await setup(plex, { timeoutMs: 500 });
+    // The rescan: the server takes 1.5 s to answer (well within its own limit), then imports the folder.
+    plex.respond = async (_folder, context) => {
+      if (context.sources[0]?.source !== "Landed check") return { status: "scanned" };
+      await new Promise<void>((resolve, reject) => {
+        setTimeout(resolve, 1_500);
+        context.signal.addEventListener("abort", () => reject(context.signal.reason as Error));
+      });
+      for (const file of context.files) plex.library.add(file);
+      return { status: "scanned" };
+    };
+    await h.touch(episode(7));
+    await h.enqueue(fileRequest(episode(7)));
+    await h.advance(SCAN_DELAY_MS);
+    await until(h, async () => ["landed", "not_visible"].includes((await targetOf(h))?.landed ?? ""), 5 * RECHECK_MS + SCAN_DELAY_MS);
+    expect(await targetOf(h)).toMatchObject({ landed: "landed" });
+    expect(plex.folders()).toEqual([season, season]);
+    expect(events).toEqual([]);
   });
 
   it("a deleted file must be gone: confirmed when the library no longer lists it", async () => {

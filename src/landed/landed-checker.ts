@@ -1,19 +1,22 @@
 import type { Clock } from "../core/clock.ts";
 import { TargetUnavailableError, describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
+import type { ScanRequest } from "../core/scan.ts";
 import type { LandedMetrics } from "../core/metrics.ts";
 import type { NotifySink } from "../core/notify-event.ts";
 import type { Target } from "../core/target.ts";
 import type { DueLook } from "../queue/landed-reads.ts";
-import type { LookRecord } from "../queue/rules/landed.ts";
+import { RESCAN_REQUEST, type LookRecord } from "../queue/rules/landed.ts";
 import type { ScanQueue } from "../queue/scan-queue.ts";
 
 /**
  * Did the files land? Looks the requested files up in each target's library after its scan (the target's
  * `LibraryLookup`: its API, never the disks), away from the dispatcher: no scan waits for a look. A file not visible at
- * the first look is looked up again after `SERVER_LANDED_RECHECK`; still missing, the folder is scanned once more and
- * looked up a last time; still missing, the delivery is `not visible` (a WARNING and a `not_visible` notification).
- * A deleted file counts the other way round: it must be gone.
+ * the first look is looked up again after `SERVER_LANDED_RECHECK`; still missing, a rescan of its files is queued
+ * (`RESCAN_REQUEST`: a scan like any other, so it waits for a missing anchor or a hung mount and gets the target's own
+ * wait and retries; never sent from here), and once the target has scanned it the files are looked up a last time;
+ * still missing, the delivery is `not visible` (a WARNING and a `not_visible` notification). A deleted file counts the
+ * other way round: it must be gone.
  *
  * Bounded so that a burst of folders does not hammer a server: one look at a time per target, at most `perMinute`
  * looks per target each minute, each cut off after `timeoutMs`. What a look found is stored with the delivery
@@ -29,7 +32,7 @@ export interface LandedSettings {
 }
 
 export interface LandedCheckerOptions {
-  readonly queue: Pick<ScanQueue, "dueLooks" | "nextLookAt" | "claimLook" | "recordLook" | "onChange">;
+  readonly queue: Pick<ScanQueue, "dueLooks" | "nextLookAt" | "claimLook" | "recordLook" | "onChange" | "enqueue" | "rescanWaiting">;
   /** The targets as configured now (a reload may change them). */
   readonly targets: () => readonly Target[];
   readonly settings: () => LandedSettings;
@@ -117,6 +120,11 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
     }
     // A folder keeps its first requests only: when those named no file, there is nothing to look for.
     if (look.files.length === 0) return void (await record(look, { kind: "not_checked", reason: "the requests kept name no file" }));
+    // The rescan is queued and the target has not scanned it yet (it waits for its anchor or mount, or for the
+    // target): the last look waits for it, without asking the server meanwhile.
+    if (claimed.looks >= 2 && (await queue.rescanWaiting(look.target, look.files.map((file) => file.path)))) {
+      return void (await record(look, { kind: "again", inMs: settings.recheckMs, missing: claimed.row.landed_detail ?? "", looked: false }));
+    }
     let found: ReadonlyMap<string, boolean>;
     try {
       found = await withTimeout(timeoutMs, (signal) => target.lookup!.find(look.files.map((file) => file.path), signal));
@@ -144,12 +152,9 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
       return void (await record(look, { kind: "again", inMs: settings.recheckMs, missing: what, looked: true }));
     }
     if (claimed.looks === 1) {
-      log.info({ ...fields }, `Still not visible in '${look.target}': ${what}; scanning '${look.folder}' once more.`);
-      try {
-        await withTimeout(timeoutMs, (signal) => target.scan(look.folder, rescanContext(look, signal)));
-      } catch (error) {
-        return notVisible(look, `${what} not visible after ${duration(settings.recheckMs)}, and the rescan failed: ${describeError(error)}`);
-      }
+      log.info({ ...fields }, `Still not visible in '${look.target}': ${what}; scanning '${look.folder}' once more (queued like any scan).`);
+      // Queued before the look is recorded: a stop in between queues it again, and it merges with the first.
+      await queue.enqueue(missing.map(rescanRequest));
       return void (await record(look, { kind: "again", inMs: target.lookup.settleMs, missing: what, looked: true }));
     }
     return notVisible(look, `${what} not visible in '${look.target}' after a rescan`);
@@ -211,15 +216,8 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
 
 const key = (look: DueLook): string => `${String(look.itemId)}\u0000${look.target}`;
 
-function rescanContext(look: DueLook, signal: AbortSignal) {
-  return {
-    id: look.itemId,
-    sources: look.files.map((file) => ({ source: "Landed check", event: "Rescan", path: file.path, ...(file.deleted ? { deleted: true } : {}) })),
-    files: look.files.filter((file) => !file.deleted).map((file) => file.path),
-    priority: 0,
-    attempt: 1,
-    signal,
-  };
+function rescanRequest(file: DueLook["files"][number]): ScanRequest {
+  return { ...RESCAN_REQUEST, path: file.path, kind: "file", ...(file.deleted ? { deleted: true } : {}) };
 }
 
 function describeFiles(files: DueLook["files"]): string {

@@ -1,6 +1,6 @@
 import type { AsyncRows } from "./rows-async.ts";
 import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
-import { namesFile } from "./rules/landed.ts";
+import { RESCAN_REQUEST, namesFile } from "./rules/landed.ts";
 
 /** A target's delivery whose landed look is due (`rules/landed.ts`), with what the look needs. */
 export interface DueLook {
@@ -36,6 +36,22 @@ export async function dueLooks(rows: AsyncRows, now: number, limit: number): Pro
 export async function nextLookAt(rows: AsyncRows): Promise<number | undefined> {
   const row = await rows.get<{ at: number | null }>("SELECT MIN(landed_check_at) AS at FROM item_targets WHERE landed = 'pending'");
   return row?.at ?? undefined;
+}
+
+/**
+ * Whether a landed check's rescan of one of `files` is still waiting for `target`: queued, held for an anchor or a
+ * mount, or failing and retried (a folder still pending that `target` has not scanned yet).
+ */
+export async function rescanWaiting(rows: AsyncRows, target: string, files: readonly string[]): Promise<boolean> {
+  if (files.length === 0) return false;
+  const row = await rows.get<{ id: number }>(
+    `SELECT i.id FROM items i JOIN requests r ON r.item_id = i.id
+     WHERE i.state = 'pending' AND r.source = ? AND r.event = ? AND r.path IN (${files.map(() => "?").join(", ")})
+       AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = i.id AND t.target = ?)
+     LIMIT 1`,
+    [RESCAN_REQUEST.source, RESCAN_REQUEST.event, ...files, target],
+  );
+  return row !== undefined;
 }
 
 /**

@@ -16,7 +16,7 @@ import type { ScanQueue } from "../../queue/scan-queue.ts";
  * checker runs whether checking is on or off: looks already due when it is switched off still end.
  */
 export interface LandedWiring {
-  readonly start: (target: Target, item: WorkItem) => LandedStart;
+  readonly start: (target: Target, item: WorkItem) => LandedStart | undefined;
   reconfigure(next: Config): void;
   stop(): Promise<void>;
 }

@@ -66,8 +66,9 @@ export interface DispatcherOptions {
   readonly anchors?: DispatchAnchors;
   /** Told when a target stops answering and when it answers again, once each way (`NOTIFY`); must return at once. */
   readonly onTargetChange?: (change: TargetChange) => void;
-  /** Whether a target's scan gets a landed check, and when its first look is due (`landed/landed-start.ts`). */
-  readonly landed?: (target: Target, item: WorkItem) => LandedStart;
+  /** Whether a target's scan gets a landed check, and when its first look is due (`landed/landed-start.ts`);
+   *  `undefined`: the scan records no landed state (a landed check's own rescan). */
+  readonly landed?: (target: Target, item: WorkItem) => LandedStart | undefined;
 }
 
 export interface StopResult {

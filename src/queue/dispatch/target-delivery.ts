@@ -30,7 +30,7 @@ export interface TargetDeliveryOptions {
   /** Told when a target stops answering and when it answers again, once each way; must return at once. */
   readonly onTargetChange?: (change: TargetChange) => void;
   /** Whether a target's scan gets a landed check (absent: none). */
-  readonly landed?: (target: Target, item: WorkItem) => LandedStart;
+  readonly landed?: (target: Target, item: WorkItem) => LandedStart | undefined;
 }
 
 export function createTargetDelivery(options: TargetDeliveryOptions) {

@@ -30,6 +30,18 @@ export interface ClaimedLook {
 }
 
 /**
+ * The request a look that still misses files after the recheck queues for them: a scan like any other (the scan
+ * delay, the anchors, a hung mount, the file check, the target's own wait and retries), so a file not visible because
+ * its mount is away is not rescanned onto a missing mount. Its own scans get no look: the look that asked for it
+ * looks a last time once the target has scanned it.
+ */
+export const RESCAN_REQUEST = { source: "Landed check", event: "Rescan" } as const;
+
+export function isRescanRequest(request: { readonly source: string; readonly event: string }): boolean {
+  return request.source === RESCAN_REQUEST.source && request.event === RESCAN_REQUEST.event;
+}
+
+/**
  * Whether a request named a file the landed check looks for: a file, or a path of unknown kind under the folder (the
  * file check found it to be a file and moved it to its folder).
  */
