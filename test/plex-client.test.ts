@@ -147,3 +147,28 @@ describe("the fake Plex keeps the real one's quirks", () => {
     expect(plex.scans).toEqual([]);
   });
 });
+
+describe("a large library listing (the file's whole folder)", () => {
+  const season = "/data/TV/Big/Season 01";
+  const fill = (): void => {
+    for (let n = 0; n < 3_000; n++) plex.library.add(`${season}/Big - S01E${String(n).padStart(4, "0")}.mkv`);
+    plex.setItemMetadataBytes(2_400);
+  };
+
+  it("is read a page at a time: every file, in small answers", async () => {
+    fill();
+    const files = await client().filesInSection("2", 4, `${season}/Big - S01E0000.mkv`);
+    expect(files).toHaveLength(3_000);
+    const pages = plex.requests.filter((request) => request.path === "/library/sections/2/all");
+    expect(pages.length).toBeGreaterThan(10);
+    expect(pages.map((request) => request.query.get("X-Plex-Container-Start"))).toEqual(pages.map((_, i) => String(i * 200)));
+  });
+
+  it("a Plex that ignores paging and answers megabytes at once: refused, saying the answer is too large", async () => {
+    fill();
+    plex.setPaging(false);
+    const error = await client().filesInSection("2", 4, `${season}/Big - S01E0000.mkv`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PlexResponseError);
+    expect(String(error)).toMatch(/GET \/library\/sections\/2\/all: response .*over the 4194304-byte cap/);
+  });
+});

@@ -73,6 +73,10 @@ export interface FakePlex {
   setScanBusyReads(reads: number): void;
   /** Activities are listed without `Context` (as in the first second of a scan). */
   setActivityContext(present: boolean): void;
+  /** Each listed item carries about this many bytes of cast (`Role[]`, default none), as real items carry metadata. */
+  setItemMetadataBytes(bytes: number): void;
+  /** `false` plays a server that ignores `X-Plex-Container-Start`/`-Size` and answers every item at once. */
+  setPaging(honoured: boolean): void;
   close(): Promise<void>;
 }
 
@@ -98,6 +102,8 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
   let delayMs = 0;
   let scanBusyReads = 0;
   let activityContext = true;
+  let metadataBytes = 0;
+  let paging = true;
   const busy = new Map<string, number>();
   const failures: { match: RegExp; status: number; times: number }[] = [];
   const requests: RecordedRequest[] = [];
@@ -169,8 +175,15 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
         : library
             .files()
             .filter((f) => inside(section, f) && (folder === undefined || f.slice(0, f.lastIndexOf("/")) === folder));
-    const Metadata = matching.map((f) => item(f, own.name, idFor(f)));
-    return ok({ MediaContainer: { size: Metadata.length, librarySectionID: Number(section.key), Metadata } });
+    // Paged as Plex pages any container: X-Plex-Container-Start/-Size (query or header), with the total and offset.
+    const start = pagingParam(req, "X-Plex-Container-Start");
+    const size = pagingParam(req, "X-Plex-Container-Size");
+    const paged = paging && size !== undefined;
+    const page = paged ? matching.slice(start ?? 0, (start ?? 0) + size) : matching;
+    const Role = metadataBytes > 0 ? cast(metadataBytes) : undefined;
+    const Metadata = page.map((f) => ({ ...item(f, own.name, idFor(f)), ...(Role === undefined ? {} : { Role }) }));
+    const counts = paged ? { totalSize: matching.length, offset: start ?? 0 } : {};
+    return ok({ MediaContainer: { size: Metadata.length, ...counts, librarySectionID: Number(section.key), Metadata } });
   }
 
   function idFor(file: string): number {
@@ -248,6 +261,8 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     setBusy: (sectionId, reads) => void busy.set(sectionId, reads),
     setScanBusyReads: (reads) => void (scanBusyReads = reads),
     setActivityContext: (present) => void (activityContext = present),
+    setItemMetadataBytes: (bytes) => void (metadataBytes = bytes),
+    setPaging: (honoured) => void (paging = honoured),
     close: () =>
       new Promise<void>((resolve) => {
         library.close();
@@ -271,6 +286,18 @@ function send(res: ServerResponse, req: RecordedRequest, reply: Reply): void {
   // JSON only when asked for; Plex's default is XML with the same names.
   if (!String(req.headers.accept ?? "").includes("application/json")) return sendXml(res, reply.status);
   res.writeHead(reply.status, { "Content-Type": "application/json" }).end(JSON.stringify(reply.json));
+}
+
+/** About `bytes` of JSON cast entries, shaped as Plex lists an item's actors. */
+function cast(bytes: number) {
+  const one = (n: number) => ({ id: 50_000 + n, filter: `actor=${String(50_000 + n)}`, tag: `Actor Name ${String(n)}`, tagKey: `5d77${String(n).padStart(20, "0")}`, role: `Character ${String(n)}` });
+  const size = JSON.stringify(one(0)).length + 1;
+  return Array.from({ length: Math.max(1, Math.round(bytes / size)) }, (_, n) => one(n));
+}
+
+function pagingParam(req: RecordedRequest, name: string): number | undefined {
+  const value = req.query.get(name) ?? req.headers[name.toLowerCase()];
+  return typeof value === "string" && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 function inside(section: FakeSection, path: string): boolean {

@@ -57,6 +57,15 @@ export class PlexResponseError extends Error {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 const UNAVAILABLE_STATUSES = new Set([404, 500, 502, 503, 504]);
+/**
+ * A library listing is read a page at a time: Plex answers `file=` with the file's whole folder (a flat folder of
+ * thousands of items with their metadata is a 15 MB answer), and one page is parsed in a few milliseconds where the
+ * whole answer stalled the process about a second and took hundreds of MB. A page over `LISTING_PAGE_MAX_BYTES` (a
+ * Plex that ignores paging) or a listing over `LISTING_MAX_ITEMS` is refused, saying so, rather than read.
+ */
+const LISTING_PAGE_ITEMS = 200;
+const LISTING_PAGE_MAX_BYTES = 4 * 1024 * 1024;
+const LISTING_MAX_ITEMS = 20_000;
 
 type Method = "GET" | "PUT";
 
@@ -65,7 +74,7 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_BYTES;
 
-  async function call(method: Method, path: string, query?: Record<string, string>, signal?: AbortSignal) {
+  async function call(method: Method, path: string, query?: Record<string, string>, signal?: AbortSignal, capBytes = maxBytes) {
     const what = `${method} ${path}`;
     const url = `${base}${path}${query ? `?${new URLSearchParams(query).toString()}` : ""}`;
     let answer: HttpAnswer;
@@ -75,7 +84,7 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
         url,
         headers: { "X-Plex-Token": options.token, Accept: "application/json" },
         timeoutMs,
-        maxBytes,
+        maxBytes: capBytes,
         ...(signal ? { signal } : {}),
       });
     } catch (error) {
@@ -87,8 +96,8 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
     return answer.body;
   }
 
-  async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal, query?: Record<string, string>) {
-    const body = await call("GET", path, query, signal);
+  async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal, query?: Record<string, string>, capBytes?: number) {
+    const body = await call("GET", path, query, signal, capBytes);
     return parseBody(body, schema, `GET ${path}`);
   }
 
@@ -115,7 +124,20 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
     async filesInSection(sectionId, type, file, signal) {
       // Form-encoded like refreshSection: "&" and "+" in a file name arrive as themselves ("%26", "%2B").
       const path = `/library/sections/${encodeURIComponent(sectionId)}/all`;
-      return partFiles(await getJson(path, LibraryItemsSchema, signal, { type: String(type), file }));
+      const files: string[] = [];
+      for (let start = 0; ; ) {
+        const paging = { "X-Plex-Container-Start": String(start), "X-Plex-Container-Size": String(LISTING_PAGE_ITEMS) };
+        const page = await getJson(path, LibraryItemsSchema, signal, { type: String(type), file, ...paging }, LISTING_PAGE_MAX_BYTES);
+        files.push(...partFiles(page));
+        const count = page.MediaContainer.Metadata.length;
+        const total = page.MediaContainer.totalSize;
+        start += count;
+        // A Plex that does not page answers everything at once, without a total: that one page is the listing.
+        if (count === 0 || total === undefined || start >= total) return files;
+        if (start >= LISTING_MAX_ITEMS) {
+          throw new PlexResponseError(`GET ${path}: Plex lists ${String(total)} items beside '${file}', too many to look through (at most ${String(LISTING_MAX_ITEMS)})`, 200);
+        }
+      }
     },
     async emptyTrash(sectionId, signal) {
       await call("PUT", `/library/sections/${encodeURIComponent(sectionId)}/emptyTrash`, undefined, signal);

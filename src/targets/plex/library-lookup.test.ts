@@ -146,7 +146,8 @@ describe("the Plex library lookup", () => {
     await client.refreshSection("1", "/data/Movies/Tom & Jerry + Friends (2020)");
     expect(await lookup().find([movie], signal())).toEqual(new Map([[movie, true]]));
     const encoded = "%2Fdata%2FMovies%2FTom+%26+Jerry+%2B+Friends+%282020%29";
-    expect(lookupRequests()).toEqual([`type=1&file=${encoded}${encoded.slice("%2Fdata%2FMovies".length)}.mkv`]);
+    const paging = "X-Plex-Container-Start=0&X-Plex-Container-Size=200";
+    expect(lookupRequests()).toEqual([`type=1&file=${encoded}${encoded.slice("%2Fdata%2FMovies".length)}.mkv&${paging}`]);
   });
 
   it("the fake answers 500 to an untyped listing of a show section, like Plex", async () => {

@@ -71,7 +71,8 @@ const MediaSchema = v.object({ Part: v.optional(v.array(PartSchema), []) });
 const MetadataSchema = v.object({ Media: v.optional(v.array(MediaSchema), []) });
 
 export const LibraryItemsSchema = v.object({
-  MediaContainer: v.object({ Metadata: v.optional(v.array(MetadataSchema), []) }),
+  // `totalSize`: the whole listing's count, when it was asked a page at a time (X-Plex-Container-Start/-Size).
+  MediaContainer: v.object({ Metadata: v.optional(v.array(MetadataSchema), []), totalSize: v.optional(v.number()) }),
 });
 
 /** Every `Metadata[].Media[].Part[].file`, flattened (a multi-part movie gives several). */
