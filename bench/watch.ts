@@ -385,7 +385,7 @@ async function watcherChild(mode: "events" | "poll", tree: string, stateFile: st
   ]);
   const log = pino({ level: "silent" });
   // As the service makes it (sharedDiskProbe).
-  const probe = createDiskProbe({ log, timeoutMs: queueWiring.STAT_TIMEOUT_MS, maxInFlight: queueWiring.STATS_IN_FLIGHT });
+  const probe = createDiskProbe({ log, timeoutMs: queueWiring.STAT_TIMEOUT_MS });
 
   // The poll interval's sleep is held until the bench opens it: the second walk starts at a known moment.
   let pollGate: (() => void) | undefined;

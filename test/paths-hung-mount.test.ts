@@ -125,11 +125,11 @@ function describeHungMount(): void {
   describe("DiskProbe on a hung mount", () => {
     it("answers 'unanswered' in time, keeps its stats in budget, and other fs work goes on promptly", async () => {
       const logs = captureLog();
-      // The whole budget allowed under this one mount, to show that stuck stats never exceed it.
-      const probe = createDiskProbe({ log: logs.log, timeoutMs: 300, maxInFlight: 2, maxInFlightPerMount: 2 });
+      // One look at a time under a mount, however many are asked for; it runs in the mount's helper, off the pool.
+      const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });
       const looks = Array.from({ length: 8 }, (_, i) => timed(probe.stat(join(mount.dir, "Show", `e${i}.mkv`))));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(probe.inFlight()).toBe(2);
+      expect(probe.inFlight()).toBe(1);
 
       // Meanwhile the rest of the process uses the disk as usual: 20 durable writes, each prompt.
       for (let i = 0; i < 20; i++) {
@@ -140,10 +140,10 @@ function describeHungMount(): void {
       expect(answers.map((a) => a.value)).toEqual(Array.from({ length: 8 }, () => "unanswered"));
       for (const answer of answers) expect(answer.ms).toBeLessThan(1_500);
 
-      // The two stuck stats still hold their threads: counted until they return, and no third one is started.
+      // The stuck stat still holds its helper: counted until it returns, and no second one is started.
       const more = await Promise.all([probe.stat(join(mount.dir, "x")), probe.stat(join(mount.dir, "y"))]);
       expect(more).toEqual(["unanswered", "unanswered"]);
-      expect(probe.inFlight()).toBe(2);
+      expect(probe.inFlight()).toBe(1);
       const { ms } = await timed(writeFile(join(data, "other"), "still fine"));
       expect(ms).toBeLessThan(500);
 
@@ -159,7 +159,7 @@ function describeHungMount(): void {
 
     it("starts one stat per path at a time: looks at a path whose stat has not returned wait for it, however many", async () => {
       const logs = captureLog();
-      const probe = createDiskProbe({ log: logs.log, timeoutMs: 300, maxInFlight: 3, maxInFlightPerMount: 3 });
+      const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });
       const same = join(mount.dir, "Show", "Season 01", "e1.mkv");
       const looks = Array.from({ length: 6 }, () => probe.stat(same));
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -171,15 +171,15 @@ function describeHungMount(): void {
 
     it("logs one warning naming the mount when it stops answering and one info line when it answers again", async () => {
       const logs = captureLog();
-      // Two stats may hang under the mount at once here: still one warning, not one per stat or per file.
-      const probe = createDiskProbe({ log: logs.log, timeoutMs: 200, maxInFlight: 3 });
+      // Fifteen looks in three rounds: still one warning, not one per stat or per file.
+      const probe = createDiskProbe({ log: logs.log, timeoutMs: 200 });
       const elsewhere = join(data, "here.mkv");
       await writeFile(elsewhere, "x");
       for (let round = 0; round < 3; round++) {
         await Promise.all(Array.from({ length: 5 }, (_, i) => probe.stat(join(mount.dir, "Movies", `${round}-${i}.mkv`))));
       }
       expect(probe.unresponsiveMounts()).toEqual([mount.dir]);
-      expect(probe.inFlight()).toBe(2);
+      expect(probe.inFlight()).toBe(1);
       const warnings = logs.records.filter((r) => r.level === 40);
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatchObject({ component: "DISK", mount: mount.dir });
@@ -197,13 +197,13 @@ function describeHungMount(): void {
       expect(infos).toHaveLength(1);
       expect(infos[0]?.msg).toMatch(new RegExp(`^Mount '${mount.dir}' answers again \\(with ENOTCONN\\) after \\d+ s\\.$`));
       expect(probe.unresponsiveMounts()).toEqual([]);
-      // Free slots again: a file elsewhere is found at once.
+      // A file elsewhere is found at once.
       expect(await probe.stat(elsewhere)).toBe("file");
     });
 
     it("a file check under the hung mount says the disk did not answer (not 'missing'), and one on another disk still completes", async () => {
       const logs = captureLog();
-      // Defaults: 2 stats in flight, 1 under any one mount, so a hung mount leaves a slot to the other disks.
+      // One look at a time under any one mount, in that mount's helper: a hung mount holds nothing of the other disks.
       const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });
       await mkdir(join(data, "tv", "Other"), { recursive: true });
       await writeFile(join(data, "tv", "Other", "e1.mkv"), "x");
@@ -220,7 +220,7 @@ function describeHungMount(): void {
       const item = (id: number, folder: string, path: string) =>
         ({ id, rev: 1, folder, files: [], priority: 0, checks: 0, attempts: 0, requests: [request(path)] });
 
-      // Three shows at once on the hung mount: only one stat may hang under it, the other slot stays free.
+      // Three shows at once on the hung mount: only one stat may hang under it.
       const [hung] = await Promise.all(
         [1, 3, 4].map((n) => timed(checkItemFiles(item(n, `/tv/Show${n}`, `/tv/Show${n}/e1.mkv`), 0, settings))),
       );
@@ -229,7 +229,7 @@ function describeHungMount(): void {
       expect(hung.ms).toBeLessThan(1_500);
       expect(probe.unresponsiveMounts()).toEqual([mount.dir]);
       expect(await probe.mountOf(join(mount.dir, "tv/Show1/e1.mkv"))).toBe(mount.dir);
-      // The hung mount now answers at once, without a stat; one slot is still free for the other disk.
+      // The hung mount now answers at once, without a stat; the other disk is looked at as usual.
       const again = await timed(checkItemFiles(item(1, "/tv/Show", "/tv/Show/e2.mkv"), 0, settings));
       expect(again.value.kind).toBe("unanswered");
       expect(again.ms).toBeLessThan(100);

@@ -18,7 +18,7 @@ describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-
     await temp.cleanup();
   });
 
-  it("never runs more stats at once than its budget, nor more than its share under one mount", async () => {
+  it("never runs more than one look at a time under one mount", async () => {
     const temp = await makeTempDir("autoscan-probe-");
     const sample = async (probe: ReturnType<typeof createDiskProbe>): Promise<number> => {
       let done = false;
@@ -35,9 +35,6 @@ describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-
       expect(probe.inFlight()).toBe(0);
       return most;
     };
-    expect(await sample(createDiskProbe({ log: captureLog().log, maxInFlight: 3, maxInFlightPerMount: 3 }))).toBe(3);
-    // One mount (the temp folder's) gets all but one slot by default: the last is kept for the other disks.
-    expect(await sample(createDiskProbe({ log: captureLog().log, maxInFlight: 3 }))).toBe(2);
     expect(await sample(createDiskProbe({ log: captureLog().log }))).toBe(1);
     await temp.cleanup();
   });

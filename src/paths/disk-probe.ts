@@ -1,5 +1,6 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "../core/logger.ts";
+import { createMountLookers, type LookOp } from "./mount-looker.ts";
 import { parentFolder } from "./normalize.ts";
 
 /**
@@ -9,17 +10,20 @@ import { parentFolder } from "./normalize.ts";
 export type DiskEntry = "file" | "directory" | "missing" | "unanswered";
 
 /**
- * Every look at the media disks (file checks, kind resolution) goes through one probe, because of how Node does it:
- * `fs.stat` runs on libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), and a stat on a mount
- * that stopped answering holds its thread until the mount answers, however long that takes. Four such stats and the
- * queue's journal writes (the same pool) never run: every webhook waits and gets 503. So:
- * - at most `maxInFlight` stats run at once (2), counted until they really return, a timed-out one included; and at
- *   most `maxInFlightPerMount` (1 fewer) under one mount, so a mount that hangs leaves a slot to the other disks;
- * - each look answers within `timeoutMs` (5 s) whatever the disk does, waiting for a slot included (within about three
- *   times that when the process itself was too busy to hear the answer, see below): `unanswered`,
+ * Every look at the media disks (file checks, kind resolution, folder watchers) goes through one probe, because a stat
+ * on a mount that stopped answering blocks its thread until the mount answers, however long that takes. The looks run
+ * in a helper process per mount (`mount-looker.ts`), never on libuv's thread pool, which the queue's journal writes
+ * need. So:
+ * - at most one look runs under a mount at a time, counted until it really returns, a timed-out one included: a
+ *   mount that hangs costs one helper thread, and N hung mounts cost N, whatever the thread pool's size; mounts are
+ *   looked at side by side;
+ * - each look answers within `timeoutMs` (5 s) whatever the disk does, waiting for its turn included (within about
+ *   three times that when the process itself was too busy to hear the answer, see below): `unanswered`,
  *   and a stat already started is left to finish in its own time;
- * - while a mount has a stat that timed out and has not returned, new looks under it answer `unanswered` at once
- *   without a stat (it would only hang too);
+ * - a mount whose look has taken longer than `slowMs` (1 s) is slow: the looks waiting behind it, and new ones under
+ *   it, answer `unanswered` at once without a look (`slowMounts`), so that callers hold their work for that mount
+ *   (`onMountAnswers` tells them when its look returns) instead of waiting with it;
+ * - while a mount has a stat that timed out and has not returned, it is hung (`unresponsiveMounts`), slow with it;
  * - one stat per path at a time: a look at a path whose stat has not returned yet waits for that stat (within its own
  *   timeout) instead of starting another, so a slow disk never piles up stats of the same file;
  * - one warning names the mount when it stops answering, one info line when it answers again (and `onMountAnswers`
@@ -34,10 +38,8 @@ export interface DiskProbeOptions {
   readonly log: Logger;
   /** How long a look may take, waiting for a free slot included (default 5000 ms). */
   readonly timeoutMs?: number;
-  /** Stats running at once, across everything that uses this probe (default 2; keep it below the thread pool). */
-  readonly maxInFlight?: number;
-  /** Stats running at once under one mount (default `maxInFlight - 1`, at least 1). */
-  readonly maxInFlightPerMount?: number;
+  /** How long a mount's look may run before the looks waiting behind it give up at once (default 1000 ms). */
+  readonly slowMs?: number;
   /** Where the mount points are listed (default `/proc/self/mountinfo`; elsewhere than Linux a folder stands for it). */
   readonly mountInfoFile?: string;
 }
@@ -56,9 +58,11 @@ export interface DiskProbe {
   inFlight(): number;
   /** Mounts that have stopped answering, by mount point. */
   unresponsiveMounts(): string[];
+  /** Mounts whose one look has run longer than `slowMs` (the hung ones included): looks under them wait without a look. */
+  slowMounts(): string[];
   /** The mount point a local path lies under (from the mount table, never from a stat). */
   mountOf(localPath: string): Promise<string>;
-  /** `listener` hears of each mount that answers again after it stopped; returns the unsubscribe. */
+  /** `listener` hears of each mount that answers again after it was slow or stopped; returns the unsubscribe. */
   onMountAnswers(listener: (mount: string) => void): () => void;
 }
 
@@ -69,7 +73,7 @@ export interface DirListing {
 }
 
 export const DEFAULT_STAT_TIMEOUT_MS = 5_000;
-export const DEFAULT_STATS_IN_FLIGHT = 2;
+export const DEFAULT_SLOW_MS = 1_000;
 
 /** One look at a path, from the call to the stat's return (which may come long after the caller got its answer). */
 interface Look {
@@ -89,23 +93,26 @@ interface Look {
 export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   const log = options.log.child({ component: "DISK" });
   const timeoutMs = Math.max(1, options.timeoutMs ?? DEFAULT_STAT_TIMEOUT_MS);
-  const max = Math.max(1, options.maxInFlight ?? DEFAULT_STATS_IN_FLIGHT);
-  const perMount = Math.max(1, Math.min(max, options.maxInFlightPerMount ?? max - 1));
+  const slowMs = Math.max(1, options.slowMs ?? DEFAULT_SLOW_MS);
+  const lookers = createMountLookers();
   const mounts = createMountTable(options.mountInfoFile ?? "/proc/self/mountinfo");
   /** Mount point → when it stopped answering. */
   const hung = new Map<string, number>();
   /** Mount point → stats running under it. */
   const runningUnder = new Map<string, number>();
+  /** Mounts whose look has run longer than `slowMs` and not returned yet. */
+  const slow = new Set<string>();
   const waiting: Look[] = [];
   /** Look key (the operation and the path) → the one call of it that has not returned yet (and what it will find). */
   const statting = new Map<string, Promise<Found<unknown>>>();
   const answerListeners = new Set<(mount: string) => void>();
   let running = 0;
 
-  const canStart = (mount: string): boolean => running < max && (runningUnder.get(mount) ?? 0) < perMount;
+  const canStart = (mount: string): boolean => (runningUnder.get(mount) ?? 0) === 0;
+  const waitsWithoutLook = (mount: string): boolean => hung.has(mount) || slow.has(mount);
 
   function startWaiting(): void {
-    for (let i = 0; i < waiting.length && running < max; ) {
+    for (let i = 0; i < waiting.length; ) {
       const next = waiting[i];
       if (next && canStart(next.mount)) {
         waiting.splice(i, 1);
@@ -114,10 +121,21 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     }
   }
 
+  /** The looks waiting behind `mount`'s look give up: the mount is slow (or hung). */
+  function giveUpWaiting(mount: string): void {
+    for (const waiter of waiting.filter((w) => w.mount === mount)) waiter.giveUp();
+  }
+
+  function markSlow(look: Look): void {
+    if (look.returned) return;
+    slow.add(look.mount);
+    giveUpWaiting(look.mount);
+  }
+
   function warnHung(look: Look): void {
     if (look.returned || hung.has(look.mount)) return;
     hung.set(look.mount, Date.now());
-    for (const waiter of waiting.filter((w) => w.mount === look.mount)) waiter.giveUp();
+    markSlow(look);
     log.warn(
       { mount: look.mount, path: look.path, timeoutMs },
       `Mount '${look.mount}' does not answer: a look at '${look.path}' got no answer in ${timeoutMs / 1000} s. ` +
@@ -125,10 +143,14 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
     );
   }
 
-  /** A stat under a mount that had stopped answering returned (an answer or an error): it answers again. */
+  /** A stat under a mount that was slow or had stopped answering returned (an answer or an error): it answers again. */
   function noteAnswer(look: Look, code: string | undefined): void {
+    const wasSlow = slow.delete(look.mount);
     const since = hung.get(look.mount);
-    if (since === undefined) return;
+    if (since === undefined) {
+      if (wasSlow) for (const listener of answerListeners) listener(look.mount);
+      return;
+    }
     hung.delete(look.mount);
     const seconds = Math.round((Date.now() - since) / 1000);
     const how = code === undefined || code === "ENOENT" || code === "ENOTDIR" ? "" : ` (with ${code})`;
@@ -137,10 +159,10 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   }
 
   /** The one call of `op` on its path in flight, started now unless one is already on its way. */
-  function runOnce<T>(op: DiskOp<T>): Promise<Found<T>> {
+  function runOnce<T>(op: DiskOp<T>, mount: string): Promise<Found<T>> {
     let pending = statting.get(op.key) as Promise<Found<T>> | undefined;
     if (!pending) {
-      pending = op.run();
+      pending = lookers.look(mount, op.op, op.path) as Promise<Found<T>>;
       statting.set(op.key, pending);
       void pending.then(() => statting.delete(op.key));
     }
@@ -151,9 +173,17 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   async function blame(look: Look): Promise<void> {
     const mount = await mounts.mountOf(look.path, { fresh: true });
     if (mount !== look.mount && !look.returned) {
-      runningUnder.set(look.mount, (runningUnder.get(look.mount) ?? 1) - 1);
+      const named = look.mount;
+      runningUnder.set(named, (runningUnder.get(named) ?? 1) - 1);
       runningUnder.set(mount, (runningUnder.get(mount) ?? 0) + 1);
+      lookers.move(named, mount);
       look.mount = mount;
+      // The mount first named was never slow: its folders are looked at again, the one that hangs is the slow one.
+      if (slow.delete(named)) {
+        slow.add(mount);
+        for (const listener of answerListeners) listener(named);
+      }
+      startWaiting();
     }
     warnHung(look);
   }
@@ -174,7 +204,8 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
           state.startedAt = Date.now();
           running += 1;
           runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 0) + 1);
-          void runOnce(op).then(({ value, code }) => returned(value, code));
+          slowTimer = setTimeout(() => markSlow(state), slowMs);
+          void runOnce(op, state.mount).then(({ value, code }) => returned(value, code));
         },
         giveUp() {
           waiting.splice(waiting.indexOf(state), 1);
@@ -190,12 +221,14 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
       // The stat returned, maybe long after its caller got "unanswered": only now is its slot free.
       const returned = (entry: T, code?: string): void => {
         state.returned = true;
+        clearTimeout(slowTimer);
         running -= 1;
         runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 1) - 1);
         noteAnswer(state, code);
         answer(entry);
         startWaiting();
       };
+      let slowTimer: NodeJS.Timeout | undefined;
       let extensions = 0;
       let dueAt = Date.now() + timeoutMs;
       const settled = (): boolean => state.returned || state.answered;
@@ -231,7 +264,7 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         log.debug({ path }, `No free slot to look at '${path}' within ${timeoutMs} ms; counted as not there yet`);
       };
       let timer = setTimeout(() => void onTimeout(), timeoutMs);
-      if (hung.has(mount)) return answer("unanswered");
+      if (waitsWithoutLook(mount)) return answer("unanswered");
       // The same path's stat is on its way: this look waits for it (no second stat, no slot of its own).
       const already = statting.get(op.key) as Promise<Found<T>> | undefined;
       if (already) {
@@ -246,14 +279,15 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
   return {
     async stat(localPath) {
       const mount = await mounts.mountOf(localPath);
-      return hung.has(mount) ? "unanswered" : look(statOp(localPath), mount);
+      return waitsWithoutLook(mount) ? "unanswered" : look(statOp(localPath), mount);
     },
     async list(localPath) {
       const mount = await mounts.mountOf(localPath);
-      return hung.has(mount) ? "unanswered" : look(listOp(localPath), mount);
+      return waitsWithoutLook(mount) ? "unanswered" : look(listOp(localPath), mount);
     },
     inFlight: () => running,
     unresponsiveMounts: () => [...hung.keys()],
+    slowMounts: () => [...slow],
     mountOf: (localPath) => mounts.mountOf(localPath),
     onMountAnswers(listener) {
       answerListeners.add(listener);
@@ -271,46 +305,15 @@ interface Found<T> {
 /** One kind of call on the disk: `key` makes a second call of the same kind on the same path wait for the first. */
 interface DiskOp<T> {
   readonly key: string;
+  readonly op: LookOp;
   readonly path: string;
-  run(): Promise<Found<T>>;
+  /** Only a type tag: what the call finds. */
+  readonly found?: T;
 }
 
-const failed = (error: NodeJS.ErrnoException): Found<"missing"> => ({ value: "missing", ...(error.code ? { code: error.code } : {}) });
-
-function statOp(path: string): DiskOp<DiskEntry> {
-  return {
-    key: `s:${path}`,
-    path,
-    run: () => stat(path).then((info) => ({ value: info.isDirectory() ? ("directory" as const) : ("file" as const) }), failed),
-  };
-}
-
-/** A directory listing: the entries, then each file's size and mtime (one slot for all of it). */
-function listOp(path: string): DiskOp<DirListing | "missing"> {
-  return {
-    key: `l:${path}`,
-    path,
-    async run() {
-      try {
-        const entries = await readdir(path, { withFileTypes: true });
-        const folders: string[] = [];
-        const files: { name: string; size: number; mtimeMs: number }[] = [];
-        for (const entry of entries) {
-          if (entry.isDirectory()) folders.push(entry.name);
-          else if (entry.isFile() || entry.isSymbolicLink()) {
-            // A file gone between the listing and its stat is simply not there any more.
-            const info = await stat(`${path}/${entry.name}`).catch(() => undefined);
-            if (info?.isDirectory()) folders.push(entry.name);
-            else if (info) files.push({ name: entry.name, size: info.size, mtimeMs: Math.trunc(info.mtimeMs) });
-          }
-        }
-        return { value: { folders, files } };
-      } catch (error) {
-        return failed(error as NodeJS.ErrnoException);
-      }
-    },
-  };
-}
+const statOp = (path: string): DiskOp<DiskEntry> => ({ key: `s:${path}`, op: "stat", path });
+/** A directory listing: the entries, then each file's size and mtime (one look for all of it). */
+const listOp = (path: string): DiskOp<DirListing | "missing"> => ({ key: `l:${path}`, op: "list", path });
 
 /**
  * Whether a look that ran out of time was held by the process rather than the disk: its timer fired more than a second

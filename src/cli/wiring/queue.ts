@@ -28,8 +28,6 @@ export interface QueueWiringInput {
 
 /** How long one look at a media disk may take before it counts as "not there yet". */
 export const STAT_TIMEOUT_MS = 5_000;
-/** Stats on media disks in flight at once: below libuv's 4 threads, which the queue's journal writes need too. */
-export const STATS_IN_FLIGHT = 2;
 
 let processProbe: DiskProbe | undefined;
 
@@ -38,7 +36,7 @@ let processProbe: DiskProbe | undefined;
  * thread pool it protects is one per process. Made on first use, with that caller's logger.
  */
 export function sharedDiskProbe(log: Logger): DiskProbe {
-  processProbe ??= createDiskProbe({ log, timeoutMs: STAT_TIMEOUT_MS, maxInFlight: STATS_IN_FLIGHT });
+  processProbe ??= createDiskProbe({ log, timeoutMs: STAT_TIMEOUT_MS });
   return processProbe;
 }
 

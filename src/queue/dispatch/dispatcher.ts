@@ -179,7 +179,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const disk = options.disk ?? ownProbe;
     if (!mountHold || !disk) return false;
     const mount = await disk.mountOf(local);
-    if (!disk.unresponsiveMounts().includes(mount)) return false;
+    if (!disk.slowMounts().includes(mount)) return false;
     await mountHold.hold(item, local);
     return true;
   }

@@ -5,8 +5,8 @@ import type { WorkItem } from "./dispatch-port.ts";
 export interface DispatchDisk {
   /** The mount point a local path lies under. */
   mountOf(localPath: string): Promise<string>;
-  /** Mounts that do not answer now. */
-  unresponsiveMounts(): string[];
+  /** Mounts whose one look has not answered for a while (`DiskProbe.slowMounts`): looks under them wait without one. */
+  slowMounts(): string[];
   /** Subscribes to mounts answering again; returns the unsubscribe. */
   onMountAnswers(listener: (mount: string) => void): () => void;
 }
@@ -14,7 +14,8 @@ export interface DispatchDisk {
 /**
  * Folders whose file check got no answer from the disk wait for their mount: "unanswered" is not "missing". No check
  * is spent and nothing is recorded; the folder is left out of the due lists (in memory, as the anchor hold does) until
- * its mount answers again, then it is checked as if nothing had happened. One INFO line when a mount first holds
+ * its mount answers again, then it is checked as if nothing had happened. A mount that is slow (its one look has not
+ * answered for a while) or hung holds its own folders this way, and neither a check slot nor any other disk. One INFO line when a mount first holds
  * folders, one when it lets them go; each folder at DEBUG. A restart forgets the hold: the first look finds the mount
  * hung again at once.
  */
@@ -68,7 +69,7 @@ export function createMountHold(disk: DispatchDisk | undefined, log: Logger, rel
     held: () => [...held].map(([id, mount]) => ({ id, mount })),
     refresh() {
       if (held.size === 0) return;
-      const hung = new Set(disk.unresponsiveMounts());
+      const hung = new Set(disk.slowMounts());
       for (const mount of new Set(held.values())) if (!hung.has(mount)) letGo(mount);
     },
     start(onWake) {

@@ -1,0 +1,141 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+/**
+ * Where the looks at a media disk run: in a small helper process per mount being looked at, never on libuv's thread
+ * pool. A stat on a mount that stopped answering blocks its thread in the kernel until the mount answers; on the pool
+ * that thread is one of the four the queue's journal writes need, and Node joins every thread of the process before
+ * it exits, so a single stuck stat also stops the process from exiting. A helper process holds the stuck stat
+ * instead: the pool stays free whatever the mounts do, and a helper stuck on a hung mount is killed and left behind at
+ * exit. N hung mounts cost N helpers (one thread each), never a thread of autoscan's own.
+ *
+ * A helper answers one look at a time (the probe sends it one at a time), exits when it loses its parent, and is
+ * closed after `idleMs` without a look.
+ */
+export type LookOp = "stat" | "list";
+
+/** What the helper found: a `DiskEntry`-like value (or a listing), with the error code when the call failed. */
+export interface LookAnswer {
+  readonly value: unknown;
+  readonly code?: string;
+}
+
+export interface MountLookers {
+  /** Runs one look in `mount`'s helper (started on first use); never rejects (a helper that died answers `missing`). */
+  look(mount: string, op: LookOp, path: string): Promise<LookAnswer>;
+  /**
+   * The look in flight in `from`'s helper turned out to be under `to` (a mount that appeared after the mount table was
+   * read): the helper becomes `to`'s, and `from` gets a new one at its next look.
+   */
+  move(from: string, to: string): void;
+  /** Kills every helper (a look still in flight answers `missing`). */
+  close(): void;
+}
+
+const IDLE_MS = 30_000;
+
+/** The helper: synchronous calls on its own main thread, one message in, one message out. */
+const HELPER_SOURCE = `
+const fs = require("node:fs");
+const answer = (id, value, code) => process.send(code === undefined ? { id, value } : { id, value, code });
+function list(path) {
+  const folders = [];
+  const files = [];
+  for (const entry of fs.readdirSync(path, { withFileTypes: true })) {
+    if (entry.isDirectory()) folders.push(entry.name);
+    else if (entry.isFile() || entry.isSymbolicLink()) {
+      let info;
+      try { info = fs.statSync(path + "/" + entry.name); } catch { continue; }
+      if (info.isDirectory()) folders.push(entry.name);
+      else files.push({ name: entry.name, size: info.size, mtimeMs: Math.trunc(info.mtimeMs) });
+    }
+  }
+  return { folders, files };
+}
+process.on("message", ({ id, op, path }) => {
+  try {
+    if (op === "stat") answer(id, fs.statSync(path).isDirectory() ? "directory" : "file");
+    else answer(id, list(path));
+  } catch (error) {
+    answer(id, "missing", error && error.code);
+  }
+});
+process.on("disconnect", () => process.exit(0));
+`;
+
+/** Every helper of the process, killed when it exits (a helper stuck on a hung mount would not notice by itself). */
+const live = new Set<ChildProcess>();
+let exitHook = false;
+
+export function createMountLookers(): MountLookers {
+  interface Helper {
+    mount: string;
+    readonly child: ChildProcess;
+    readonly pending: Map<number, (answer: LookAnswer) => void>;
+    idle?: NodeJS.Timeout;
+  }
+  const helpers = new Map<string, Helper>();
+  let nextId = 0;
+
+  function stop(helper: Helper): void {
+    if (helpers.get(helper.mount) === helper) helpers.delete(helper.mount);
+    clearTimeout(helper.idle);
+    live.delete(helper.child);
+    helper.child.kill("SIGKILL");
+    for (const resolve of helper.pending.values()) resolve({ value: "missing", code: "ECHILD" });
+    helper.pending.clear();
+  }
+
+  function helperOf(mount: string): Helper {
+    const existing = helpers.get(mount);
+    if (existing) return existing;
+    const child = spawn(process.execPath, ["-e", HELPER_SOURCE], { stdio: ["ignore", "ignore", "ignore", "ipc"] });
+    const helper: Helper = { mount, child, pending: new Map() };
+    helpers.set(mount, helper);
+    live.add(child);
+    if (!exitHook) {
+      exitHook = true;
+      process.once("exit", () => {
+        for (const each of live) each.kill("SIGKILL");
+      });
+    }
+    // Neither the helper nor its channel keeps the process alive: a look in flight has its own timer.
+    child.unref();
+    child.channel?.unref();
+    child.on("message", (message: { id: number; value: unknown; code?: string }) => {
+      const resolve = helper.pending.get(message.id);
+      helper.pending.delete(message.id);
+      resolve?.(message.code === undefined ? { value: message.value } : { value: message.value, code: message.code });
+      if (helper.pending.size === 0) {
+        helper.idle = setTimeout(() => stop(helper), IDLE_MS);
+        helper.idle.unref();
+      }
+    });
+    child.once("exit", () => stop(helper));
+    child.once("error", () => stop(helper));
+    return helper;
+  }
+
+  return {
+    look(mount, op, path) {
+      const helper = helperOf(mount);
+      clearTimeout(helper.idle);
+      const id = nextId++;
+      return new Promise<LookAnswer>((resolve) => {
+        helper.pending.set(id, resolve);
+        helper.child.send({ id, op, path }, (error) => {
+          if (error) stop(helper);
+        });
+      });
+    },
+    move(from, to) {
+      const helper = helpers.get(from);
+      if (!helper || helpers.has(to)) return;
+      helpers.delete(from);
+      helper.mount = to;
+      helpers.set(to, helper);
+    },
+    close() {
+      for (const helper of [...helpers.values()]) stop(helper);
+    },
+  };
+}
