@@ -157,6 +157,27 @@ function describeHungMount(): void {
       );
     });
 
+    it("more hung mounts than the thread pool has threads: each holds its own helper, the pool and other disks go on", async () => {
+      const logs = captureLog();
+      const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });
+      const others = [];
+      try {
+        for (let i = 0; i < POOL; i++) others.push(await mountHung());
+        const hungDirs = [mount.dir, ...others.map((m) => m.dir)];
+        const looks = hungDirs.flatMap((dir) => [1, 2].map((n) => probe.stat(join(dir, "Show", `e${n}.mkv`))));
+        expect(await Promise.all(looks)).toEqual(looks.map(() => "unanswered"));
+        expect(probe.inFlight()).toBe(hungDirs.length);
+        expect(new Set(probe.unresponsiveMounts())).toEqual(new Set(hungDirs));
+        // Five stats stuck in the kernel, none on the pool: a durable write and a look at a healthy disk answer.
+        await within(durableWrite(join(data, "journal"), "x"), 2_000, "a durable write beside the hung mounts");
+        await writeFile(join(data, "here.mkv"), "x");
+        expect(await probe.stat(join(data, "here.mkv"))).toBe("file");
+      } finally {
+        for (const other of others) await other.cleanup();
+      }
+      await mount.release();
+    });
+
     it("starts one stat per path at a time: looks at a path whose stat has not returned wait for it, however many", async () => {
       const logs = captureLog();
       const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });
