@@ -1,89 +1,16 @@
 import { readFile, rename, rm, stat } from "node:fs/promises";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { writeFileDurably } from "../core/durable-file.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanRequest } from "../core/scan.ts";
-import { isAbsolutePath } from "../paths/normalize.ts";
+import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } from "./plex-autoscan-file.ts";
 
 /**
- * plex_autoscan's queue, moved over: l3uddz's `queueitemmodel(scan_path, scan_for, scan_section, scan_type)` (peewee)
- * or by275's `scan_item(path, request_from, section_id, event_type, created_at)`. Their paths are already in the media
- * server's form (plex_autoscan mapped before queueing); a path may name a file or a folder, so the kind is `unknown`
- * and the dispatcher's file checks decide, as for any such request: nothing is looked up on disk at import.
- *
- * The file is read from disk with Node's SQLite (never copied into memory whole) and its rows go into the queue in
+ * plex_autoscan's queue, moved over (the file is read by `plex-autoscan-file.ts`): its rows go into the queue in
  * batches, each one store write, so the import never holds the event loop and a webhook that arrives meanwhile is
  * answered at once. Where it got to is kept in `<queue file>.plex_autoscan.import` after each batch: a restart goes
- * on from there (a batch stored twice merges: the same request again adds nothing).
+ * on from there (a batch stored twice merges: the same request again adds nothing). A damaged file gives what can be
+ * read of it, and the summary says which ids could not be.
  */
-export interface PlexAutoscanQueue {
-  readonly path: string;
-  /** Rows in the file (all of them, the ones already imported included). */
-  readonly total: number;
-  /** The rows after `afterRowid`, in order, as requests (`undefined`: a path that is not a full path, skipped). */
-  rows(afterRowid: number): Iterable<{ readonly rowid: number; readonly request: ScanRequest | undefined }>;
-  /** Rows up to and including `rowid` (how far an interrupted import got). */
-  countThrough(rowid: number): number;
-  close(): void;
-}
-
-/** Opens `path` when it is a plex_autoscan queue (and not autoscan's own, which has `items`); undefined otherwise. */
-export function openPlexAutoscanQueue(path: string): PlexAutoscanQueue | undefined {
-  let db: DatabaseSync;
-  try {
-    db = new DatabaseSync(path, { readOnly: true });
-  } catch {
-    return undefined;
-  }
-  try {
-    const tables = new Set(
-      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => String(row.name)),
-    );
-    if (tables.has("items")) return close(db);
-    const source = tables.has("queueitemmodel")
-      ? { table: "queueitemmodel", path: "scan_path", from: "scan_for", event: "scan_type" }
-      : tables.has("scan_item")
-        ? { table: "scan_item", path: "path", from: "request_from", event: "event_type" }
-        : undefined;
-    if (!source) return close(db);
-    const count = db.prepare(`SELECT count(*) AS n FROM ${source.table}`).get();
-    const through = db.prepare(`SELECT count(*) AS n FROM ${source.table} WHERE rowid <= ?`);
-    const select: StatementSync = db.prepare(
-      `SELECT rowid AS rowid, ${source.path} AS path, ${source.from} AS source, ${source.event} AS event ` +
-        `FROM ${source.table} WHERE rowid > ? ORDER BY rowid`,
-    );
-    return {
-      path,
-      total: Number(count?.n ?? 0),
-      *rows(afterRowid) {
-        for (const row of select.iterate(afterRowid)) {
-          yield { rowid: Number(row.rowid), request: toRequest(row.path, row.source, row.event) };
-        }
-      },
-      countThrough: (rowid) => Number(through.get(rowid)?.n ?? 0),
-      close: () => db.close(),
-    };
-  } catch {
-    // Not a database (autoscan's own file is read by its store, which says what is wrong with it).
-    return close(db);
-  }
-}
-
-function close(db: DatabaseSync): undefined {
-  db.close();
-  return undefined;
-}
-
-function toRequest(path: unknown, source: unknown, event: unknown): ScanRequest | undefined {
-  // A row whose path is not a full path could not have been scanned either; it stays behind (in the file kept aside).
-  if (typeof path !== "string" || !isAbsolutePath(path)) return undefined;
-  return {
-    path,
-    kind: "unknown",
-    source: typeof source === "string" && source.length > 0 ? source : "plex_autoscan",
-    event: typeof event === "string" && event.length > 0 ? event : "Restored",
-  };
-}
 
 /** What an import did, for its last log line and `autoscan import`'s summary. */
 export interface ImportSummary {
@@ -95,11 +22,14 @@ export interface ImportSummary {
   readonly merged: number;
   /** Rows whose path is not a full path. */
   readonly skipped: number;
+  /** Ids of a damaged file that could not be read (empty: every row was read). */
+  readonly unreadable: readonly UnreadableIds[];
 }
 
 export interface ImportProgress {
   readonly done: number;
-  readonly total: number;
+  /** Undefined when damage hides the file's row count. */
+  readonly total: number | undefined;
 }
 
 export interface ImportOptions {
@@ -119,7 +49,8 @@ export async function importPlexAutoscanQueue(options: ImportOptions): Promise<I
   const { source } = options;
   const size = options.batchSize ?? 500;
   let lastRowid = options.afterRowid ?? 0;
-  const before = lastRowid > 0 ? source.countThrough(lastRowid) : 0;
+  const before = lastRowid > 0 ? (source.countThrough(lastRowid) ?? 0) : 0;
+  const unreadable: UnreadableIds[] = [];
   let rows = 0;
   let queued = 0;
   let merged = 0;
@@ -138,16 +69,43 @@ export async function importPlexAutoscanQueue(options: ImportOptions): Promise<I
     lastRowid = batchEnd;
     await options.onBatch?.(lastRowid, { done: before + rows, total: source.total });
   };
-  for (const { rowid, request } of source.rows(lastRowid)) {
+  for (const row of source.rows(lastRowid)) {
     if (options.signal?.aborted) break;
+    if ("unreadable" in row) {
+      unreadable.push(row.unreadable);
+      continue;
+    }
     rows += 1;
-    batchEnd = rowid;
-    if (request) batch.push(request);
+    batchEnd = row.rowid;
+    if (row.request) batch.push(row.request);
     else skipped += 1;
     if (rows % size === 0) await flush();
   }
   if (!options.signal?.aborted && batchEnd !== lastRowid) await flush();
-  return { rows, queued, merged, skipped };
+  return { rows, queued, merged, skipped, unreadable };
+}
+
+const count = (n: number): string => n.toLocaleString("en-US");
+const SHOWN_STRETCHES = 5;
+
+/**
+ * What a damaged file lost, for the summary lines (with a leading space; empty when every row was read). The ids
+ * between two rows read are counted as lost ("up to": plex_autoscan numbers its rows in turn, but a row scanned before
+ * the move left its id unused); ids past the last row read are not counted, as the file no longer says how many were.
+ */
+export function describeDamage(summary: ImportSummary): string {
+  if (summary.unreadable.length === 0) return "";
+  const between = summary.unreadable.flatMap((ids) => (ids.until === undefined ? [] : [{ first: ids.after + 1, last: ids.until - 1 }]));
+  const tail = summary.unreadable.find((ids) => ids.until === undefined);
+  const lost = between.reduce((sum, ids) => sum + ids.last - ids.first + 1, 0);
+  const shown = between.slice(0, SHOWN_STRETCHES).map((ids) => (ids.first === ids.last ? count(ids.first) : `${count(ids.first)}–${count(ids.last)}`));
+  const more = between.length > SHOWN_STRETCHES ? ` and ${String(between.length - SHOWN_STRETCHES)} more stretch(es)` : "";
+  return (
+    ` The file is damaged: ${count(summary.rows)} row(s) read` +
+    (between.length > 0 ? `, up to ${count(lost)} could not be read (ids ${shown.join(", ")}${more})` : "") +
+    (tail ? `; the rows after id ${count(tail.after)} could not be read (the file is cut short or damaged from there)` : "") +
+    "."
+  );
 }
 
 /** An import in progress: the file set aside and how far it got (kept beside the queue file). */
@@ -169,9 +127,10 @@ export async function findPendingImport(queueFile: string, log: Logger): Promise
     () => undefined,
   );
   if (noted) return noted;
-  const legacy = openPlexAutoscanQueue(queueFile);
-  if (!legacy) return undefined;
-  legacy.close();
+  const legacy = await openPlexAutoscanQueue(queueFile);
+  // Not plex_autoscan's: the store opens it as its own (and refuses a FIFO or a directory, in words).
+  if (legacy.kind !== "queue") return undefined;
+  legacy.queue.close();
   const backup = await freeName(`${queueFile}.plex_autoscan.bak`);
   const pending: PendingImport = { backup, afterRowid: 0 };
   // Noted before the move: a crash between the two finds the file where it was, and notes it again.
@@ -196,8 +155,8 @@ async function freeName(path: string): Promise<string> {
 }
 
 export interface RunningImport {
-  /** Rows done and in all, while the import runs. */
-  progress(): ImportProgress | undefined;
+  /** Rows done and in all, while the import runs (in all: the rows done so far, when damage hides the count). */
+  progress(): { readonly done: number; readonly total: number } | undefined;
   /** Settles when the import finished, failed (logged; a restart goes on) or was stopped. */
   readonly done: Promise<void>;
   stop(): Promise<void>;
@@ -221,10 +180,11 @@ export function runPendingImport(options: RunImportOptions): RunningImport {
   const { queueFile, pending, log } = options;
   const stopping = new AbortController();
   const everyMs = options.progressEveryMs ?? 5_000;
-  let progress: ImportProgress | undefined;
+  // Running from here on (the counts come once the file is open).
+  let progress: { done: number; total: number } | undefined = { done: 0, total: 0 };
   const done = (async () => {
-    const source = openPlexAutoscanQueue(pending.backup);
-    if (!source) {
+    const opened = await openPlexAutoscanQueue(pending.backup);
+    if (opened.kind !== "queue") {
       log.error(
         { backup: pending.backup },
         `Cannot read plex_autoscan's queue '${pending.backup}' to import it; nothing was imported from it. ` +
@@ -232,13 +192,15 @@ export function runPendingImport(options: RunImportOptions): RunningImport {
       );
       return finishPendingImport(queueFile);
     }
+    const source = opened.queue;
     const started = Date.now();
     let lastLine = started;
-    progress = { done: pending.afterRowid > 0 ? source.countThrough(pending.afterRowid) : 0, total: source.total };
+    const before = pending.afterRowid > 0 ? (source.countThrough(pending.afterRowid) ?? 0) : 0;
+    progress = { done: before, total: source.total ?? before };
     log.info(
       { backup: pending.backup, rows: source.total },
-      `Importing plex_autoscan's queue: ${source.total.toLocaleString("en-US")} row(s) from '${pending.backup}'` +
-        `${progress.done > 0 ? `, going on after ${progress.done.toLocaleString("en-US")} imported before a restart` : ""}.`,
+      `Importing plex_autoscan's queue: ${source.total === undefined ? "a damaged file, as many rows as can be read" : `${count(source.total)} row(s)`} ` +
+        `from '${pending.backup}'${before > 0 ? `, going on after ${count(before)} imported before a restart` : ""}.`,
     );
     try {
       const summary = await importPlexAutoscanQueue({
@@ -248,14 +210,14 @@ export function runPendingImport(options: RunImportOptions): RunningImport {
         signal: stopping.signal,
         ...(options.batchSize ? { batchSize: options.batchSize } : {}),
         async onBatch(lastRowid, reached) {
-          progress = reached;
+          progress = { done: reached.done, total: reached.total ?? reached.done };
           await notePendingImport(queueFile, { backup: pending.backup, afterRowid: lastRowid }, log);
-          if (Date.now() - lastLine < everyMs || reached.done >= reached.total) return;
+          if (Date.now() - lastLine < everyMs || (reached.total !== undefined && reached.done >= reached.total)) return;
           lastLine = Date.now();
           log.info(
-            { done: reached.done, left: reached.total - reached.done },
-            `Importing plex_autoscan's queue: ${reached.done.toLocaleString("en-US")} of ` +
-              `${reached.total.toLocaleString("en-US")} row(s) done, ${(reached.total - reached.done).toLocaleString("en-US")} left.`,
+            { done: reached.done, left: reached.total === undefined ? undefined : reached.total - reached.done },
+            `Importing plex_autoscan's queue: ${count(reached.done)}` +
+              (reached.total === undefined ? " row(s) done." : ` of ${count(reached.total)} row(s) done, ${count(reached.total - reached.done)} left.`),
           );
         },
       });
@@ -263,11 +225,12 @@ export function runPendingImport(options: RunImportOptions): RunningImport {
       await finishPendingImport(queueFile);
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       const requests = summary.queued + summary.merged;
-      log.info(
+      log[summary.unreadable.length > 0 ? "warn" : "info"](
         { file: queueFile, backup: pending.backup, ...summary, seconds: Number(seconds) },
         `Imported ${String(requests)} scan request(s) from the plex_autoscan queue in '${queueFile}' (the old file is kept ` +
           `as '${pending.backup}'): ${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting ` +
-          `folder${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}; ${seconds} s.`,
+          `folder${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}; ${seconds} s.` +
+          describeDamage(summary),
       );
     } catch (error) {
       log.error(

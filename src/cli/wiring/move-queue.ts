@@ -2,7 +2,8 @@ import { access, rename } from "node:fs/promises";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { ScanRequest } from "../../core/scan.ts";
-import { importPlexAutoscanQueue, openPlexAutoscanQueue, type ImportSummary, type PlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
+import { openPlexAutoscanQueue, type PlexAutoscanQueue } from "../../queue/plex-autoscan-file.ts";
+import { describeDamage, importPlexAutoscanQueue, type ImportSummary } from "../../queue/plex-autoscan-import.ts";
 import { type ScanQueue } from "../../queue/scan-queue.ts";
 import { createScanQueue } from "../../queue/sqljs/sqljs-adapter.ts";
 
@@ -16,8 +17,9 @@ export const MOVED_SUFFIX = ".moved-to-postgresql";
 
 export async function moveQueueFileInto(target: ScanQueue, file: string, clock: Clock, log: Logger): Promise<number> {
   if (!(await exists(file))) return 0;
-  const legacy = openPlexAutoscanQueue(file);
-  if (legacy) return importIntoDatabase(target, legacy, file, log);
+  const legacy = await openPlexAutoscanQueue(file);
+  // Anything else is autoscan's own queue file, opened below (a FIFO or a directory is refused there, in words).
+  if (legacy.kind === "queue") return importIntoDatabase(target, legacy.queue, file, log);
   // The data dir is locked by this instance already (the PostgreSQL queue took the lock).
   const old = await createScanQueue({ file, clock, log, scanDelayMs: 0, lock: false, historyMaxRows: 1_000_000, historyMaxDays: 3650 });
   let moved = 0;
@@ -69,11 +71,11 @@ async function importIntoDatabase(target: ScanQueue, legacy: PlexAutoscanQueue, 
   const backup = `${file}.plex_autoscan.bak`;
   await rename(file, backup);
   const requests = summary.queued + summary.merged;
-  log.info(
+  log[summary.unreadable.length > 0 ? "warn" : "info"](
     { file, backup, ...summary },
     `Imported ${String(requests)} scan request(s) from the plex_autoscan queue in '${file}' into PostgreSQL (the old ` +
       `file is kept as '${backup}'): ${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting folder` +
-      `${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}.`,
+      `${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}.${describeDamage(summary)}`,
   );
   return requests;
 }

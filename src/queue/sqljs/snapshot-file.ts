@@ -2,6 +2,7 @@ import { readFile, rename } from "node:fs/promises";
 import { copyFileDurably, writeFileDurably } from "../../core/durable-file.ts";
 import { FatalError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
+import { describeNonRegularFile } from "../regular-file.ts";
 import type { Database, SqlJsStatic } from "./sql-js.ts";
 
 /**
@@ -71,6 +72,8 @@ export async function writeSnapshot(file: string, data: Uint8Array, log: Logger,
 }
 
 async function readIfPresent(file: string): Promise<Buffer | undefined> {
+  const refused = await describeNonRegularFile(file);
+  if (refused) throw new FatalError(`The queue file ${refused}: move it away, or name a file with --queuefile.`);
   try {
     return await readFile(file);
   } catch (error) {
