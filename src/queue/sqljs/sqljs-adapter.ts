@@ -62,7 +62,7 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
     await lock?.release();
     throw error;
   }
-  const verify = setInterval(() => void store.verifyFiles().catch(() => {}), options.verifyIntervalMs ?? 1_000);
+  const verify = setInterval(verifyOnce(store, log), options.verifyIntervalMs ?? 1_000);
   verify.unref();
   const adapter = sqlJsAdapter(store, options.clock, async () => {
     clearInterval(verify);
@@ -81,6 +81,35 @@ export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQu
       await running.stop();
       await queue.close();
     },
+  };
+}
+
+/**
+ * One look at the queue files at a time: on a data disk that stops answering, a look hangs in the kernel with its
+ * thread, and new ones started beside it would take the thread pool the journal writes need. While one is still
+ * going, the next ones are skipped; one warning when that starts, one line when the disk answers again.
+ */
+function verifyOnce(store: QueueStore, log: Logger): () => void {
+  let running = false;
+  let skippedSince: number | undefined;
+  return () => {
+    if (running) {
+      if (skippedSince !== undefined) return;
+      skippedSince = Date.now();
+      log.warn({ file: store.file }, `The look at the queue files is still waiting for the disk under '${dirname(store.file)}'; the next looks wait for it.`);
+      return;
+    }
+    running = true;
+    void store
+      .verifyFiles()
+      .catch(() => {})
+      .finally(() => {
+        running = false;
+        if (skippedSince === undefined) return;
+        const seconds = Math.round((Date.now() - skippedSince) / 1000);
+        log.info({ file: store.file }, `The disk under '${dirname(store.file)}' answered the look at the queue files after ${String(seconds)} s.`);
+        skippedSince = undefined;
+      });
   };
 }
 

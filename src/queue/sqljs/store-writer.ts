@@ -273,10 +273,14 @@ export function createStoreWriter(parts: StoreWriterParts): QueueStore {
     // A checkpoint in progress replaces the snapshot itself: not a file replaced under us.
     if (closed || failure || checkpointRun || snapshotIno === undefined) return;
     const written = snapshotsWritten;
-    const ino = (path: string): Promise<number | undefined> => stat(path).then((s) => s.ino, () => undefined);
+    // Gone is ENOENT; any other error (a disk that answers again with ENOTCONN or EIO) says nothing about the file.
+    const ino = (path: string): Promise<number | undefined | "unknown"> =>
+      stat(path).then((s) => s.ino, (error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? undefined : "unknown"));
     const log_ = current;
     const snapshotNow = await ino(file);
-    const logGone = log_ !== undefined && (await ino(logPath(file, log_.generation))) !== log_.ino;
+    const logNow = log_ === undefined ? undefined : await ino(logPath(file, log_.generation));
+    if (snapshotNow === "unknown" || logNow === "unknown") return;
+    const logGone = log_ !== undefined && logNow !== log_.ino;
     if ((snapshotNow === snapshotIno && !logGone) || checkpointRun || snapshotsWritten !== written) return;
     const what = snapshotNow !== snapshotIno ? `queue file '${file}'` : `queue log '${logPath(file, log_?.generation ?? 0)}'`;
     log.error(
