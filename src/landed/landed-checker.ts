@@ -32,7 +32,7 @@ export interface LandedSettings {
 }
 
 export interface LandedCheckerOptions {
-  readonly queue: Pick<ScanQueue, "dueLooks" | "nextLookAt" | "claimLook" | "recordLook" | "onChange" | "enqueue" | "rescanWaiting">;
+  readonly queue: Pick<ScanQueue, "dueLooks" | "nextLookAt" | "claimLook" | "recordLook" | "onChange" | "enqueue" | "rescanState">;
   /** The targets as configured now (a reload may change them). */
   readonly targets: () => readonly Target[];
   readonly settings: () => LandedSettings;
@@ -120,10 +120,11 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
     }
     // A folder keeps its first requests only: when those named no file, there is nothing to look for.
     if (look.files.length === 0) return void (await record(look, { kind: "not_checked", reason: "the requests kept name no file" }));
-    // The rescan is queued and the target has not scanned it yet (it waits for its anchor or mount, or for the
-    // target): the last look waits for it, without asking the server meanwhile.
-    if (claimed.looks >= 2 && (await queue.rescanWaiting(look.target, look.files.map((file) => file.path)))) {
-      return void (await record(look, { kind: "again", inMs: settings.recheckMs, missing: claimed.row.landed_detail ?? "", looked: false }));
+    // The last look waits, without asking the server, until the target has scanned the rescan (it may wait for its
+    // anchor or mount, or for the target) and had its own delay to act on it.
+    const rescanWaitMs = claimed.looks >= 2 ? await untilRescanSettled(look, target.lookup.settleMs, settings.recheckMs) : 0;
+    if (rescanWaitMs > 0) {
+      return void (await record(look, { kind: "again", inMs: rescanWaitMs, missing: claimed.row.landed_detail ?? "", looked: false }));
     }
     let found: ReadonlyMap<string, boolean>;
     try {
@@ -158,6 +159,13 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
       return void (await record(look, { kind: "again", inMs: target.lookup.settleMs, missing: what, looked: true }));
     }
     return notVisible(look, `${what} not visible in '${look.target}' after a rescan`);
+  }
+
+  /** How long the last look still waits for the queued rescan: `recheckMs` while it waits, then the server's delay. */
+  async function untilRescanSettled(look: DueLook, settleMs: number, recheckMs: number): Promise<number> {
+    const rescan = await queue.rescanState(look.target, look.files.map((file) => file.path));
+    if (!rescan) return 0;
+    return rescan.waiting ? recheckMs : Math.max(0, rescan.scannedAt + settleMs - clock.now());
   }
 
   async function notVisible(look: DueLook, reason: string): Promise<void> {

@@ -38,20 +38,25 @@ export async function nextLookAt(rows: AsyncRows): Promise<number | undefined> {
   return row?.at ?? undefined;
 }
 
+/** Where a landed check's rescan stands for one target: still to be scanned, or scanned at `scannedAt`. */
+export type RescanState = { readonly waiting: true } | { readonly waiting: false; readonly scannedAt: number };
+
 /**
- * Whether a landed check's rescan of one of `files` is still waiting for `target`: queued, held for an anchor or a
- * mount, or failing and retried (a folder still pending that `target` has not scanned yet).
+ * The newest landed check's rescan of one of `files`, as `target` sees it: waiting (queued, held for an anchor or a
+ * mount, or failing and retried: a folder still pending that `target` has not scanned), or scanned by it, when.
+ * `undefined`: none, or it ended without `target` scanning it (given up, removed).
  */
-export async function rescanWaiting(rows: AsyncRows, target: string, files: readonly string[]): Promise<boolean> {
-  if (files.length === 0) return false;
-  const row = await rows.get<{ id: number }>(
-    `SELECT i.id FROM items i JOIN requests r ON r.item_id = i.id
-     WHERE i.state = 'pending' AND r.source = ? AND r.event = ? AND r.path IN (${files.map(() => "?").join(", ")})
-       AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = i.id AND t.target = ?)
-     LIMIT 1`,
-    [RESCAN_REQUEST.source, RESCAN_REQUEST.event, ...files, target],
+export async function rescanState(rows: AsyncRows, target: string, files: readonly string[]): Promise<RescanState | undefined> {
+  if (files.length === 0) return undefined;
+  const row = await rows.get<{ state: string; at: number | null }>(
+    `SELECT i.state, t.at FROM items i JOIN requests r ON r.item_id = i.id
+       LEFT JOIN item_targets t ON t.item_id = i.id AND t.target = ?
+     WHERE r.source = ? AND r.event = ? AND r.path IN (${files.map(() => "?").join(", ")})
+     ORDER BY i.id DESC LIMIT 1`,
+    [target, RESCAN_REQUEST.source, RESCAN_REQUEST.event, ...files],
   );
-  return row !== undefined;
+  if (row?.at !== null && row?.at !== undefined) return { waiting: false, scannedAt: Number(row.at) };
+  return row?.state === "pending" ? { waiting: true } : undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import { isCovered } from "./coverage.ts";
 import { watchFailures, type FailedFolder } from "./failed-watch.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import { createQueueSink } from "./queue-sink.ts";
-import { dueLooks, nextLookAt, rescanWaiting, type DueLook } from "./landed-reads.ts";
+import { dueLooks, nextLookAt, rescanState, type DueLook, type RescanState } from "./landed-reads.ts";
 import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rules/landed.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
@@ -69,8 +69,8 @@ export interface ScanQueue extends DispatchQueue {
   dueLooks(limit: number): Promise<DueLook[]>;
   /** When the next landed look falls due, if any. */
   nextLookAt(): Promise<number | undefined>;
-  /** Whether a landed check's rescan of one of `files` still waits to be scanned by `target`. */
-  rescanWaiting(target: string, files: readonly string[]): Promise<boolean>;
+  /** Where the newest landed check's rescan of one of `files` stands for `target` (`landed-reads.ts`). */
+  rescanState(target: string, files: readonly string[]): Promise<RescanState | undefined>;
   /** Takes a due look for `leaseMs` (another instance does not take it meanwhile); `undefined`: not due, or taken. */
   claimLook(itemId: number, target: string, leaseMs: number): Promise<ClaimedLook | undefined>;
   /** Stores what a look found; `false` when the delivery is gone from the history or was not pending. */
@@ -274,7 +274,7 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     },
     dueLooks: (limit) => dueLooks(reads, clock.now(), limit),
     nextLookAt: () => nextLookAt(reads),
-    rescanWaiting: (target, files) => rescanWaiting(reads, target, files),
+    rescanState: (target, files) => rescanState(reads, target, files),
     claimLook: (itemId, target, leaseMs) => write((tx) => claimLook(tx, itemId, target, leaseMs)),
     recordLook: (itemId, target, look) => write((tx) => recordLook(tx, itemId, target, look)),
     reconfigure,
