@@ -115,23 +115,50 @@ async function readConfigText(path: string): Promise<string | undefined> {
 
 /**
  * The server's own requirement: SERVER_PASS is the secret of every webhook URL, so the server does not start without
- * one. Other commands (scan, sections, authorize, config check …) never serve, and load a config without it.
+ * one, nor with one short enough to guess (`serverPassProblem`). Other commands (scan, sections, authorize, config
+ * check …) never serve, and load a config without it.
  */
 export function requireServerPass(loaded: Pick<LoadedConfig, "path" | "config">): void {
-  if (loaded.config.SERVER_PASS !== "") return;
-  throw new ConfigError(`${loaded.path} has 1 problem:`, [SERVER_PASS_MISSING]);
+  const problem = serverPassProblem(loaded.config.SERVER_PASS);
+  if (problem === undefined) return;
+  throw new ConfigError(`${loaded.path} has 1 problem:`, [problem]);
 }
+
+/**
+ * Shorter than this, SERVER_PASS is refused by the server. Wrong guesses are slowed (web/guess-brake.ts), but a
+ * secret of a few characters is still a matter of days; 8 random ones take millennia at the braked pace.
+ */
+export const SERVER_PASS_MIN_LENGTH = 8;
+/** Shorter than this, a warning: 32 random characters is what `config init` and the first start write. */
+const SERVER_PASS_GOOD_LENGTH = 16;
+
+const MAKE_A_GOOD_ONE =
+  "'openssl rand -hex 16' prints a good one (or remove the key and run 'autoscan config upgrade', which writes one); " +
+  "then give the *arr apps their new webhook URL ('autoscan webhook-url' prints it)";
 
 /** Said by the server (which stops) and by `config check` (a warning: the other commands work without it). */
 export const SERVER_PASS_MISSING =
   "SERVER_PASS: this key is required to run the server (it is the secret in every webhook URL) and it is missing or empty. " +
   "Run 'autoscan config upgrade' to add a random one.";
 
+/** Why the server cannot run with this SERVER_PASS (missing, or too short to be a secret), or undefined. */
+export function serverPassProblem(pass: string): string | undefined {
+  if (pass === "") return SERVER_PASS_MISSING;
+  if (pass.length >= SERVER_PASS_MIN_LENGTH) return undefined;
+  return (
+    `SERVER_PASS is ${String(pass.length)} characters: the server needs at least ${String(SERVER_PASS_MIN_LENGTH)} ` +
+    `(anyone who guesses it can queue scans and change the queue). ${MAKE_A_GOOD_ONE}.`
+  );
+}
+
 function weakSecretWarnings(config: Config): string[] {
-  if (config.SERVER_PASS === "") return [];
-  if (config.SERVER_PASS === EXAMPLE_PASS) {
-    return ["SERVER_PASS is still the example's placeholder: set it to a random secret (e.g. \"openssl rand -hex 16\")."];
+  const pass = config.SERVER_PASS;
+  if (pass === "") return [];
+  if (pass === EXAMPLE_PASS) {
+    return [`SERVER_PASS is still the example's placeholder: set it to a random secret: ${MAKE_A_GOOD_ONE}.`];
   }
-  if (config.SERVER_PASS.length >= 16) return [];
-  return ['SERVER_PASS is short: anyone who guesses it can queue scans. Use 32 random characters (e.g. "openssl rand -hex 16").'];
+  const refused = serverPassProblem(pass);
+  if (refused) return [`${refused} The server refuses to start until then.`];
+  if (pass.length >= SERVER_PASS_GOOD_LENGTH) return [];
+  return [`SERVER_PASS is short: use 32 random characters: ${MAKE_A_GOOD_ONE}.`];
 }
