@@ -5,6 +5,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startWebServer } from "../src/web/server.ts";
 import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
+import { systemClock } from "../src/core/clock.ts";
+import { createGuessBrake } from "../src/web/guess-brake.ts";
+
+/** Thousands of wrong secrets from one client: answered at once here (the brake is guess-brake.test.ts's). */
+const unbraked = () => createGuessBrake({ clock: systemClock, free: Number.POSITIVE_INFINITY });
 
 /**
  * Throws generated requests at the real app: methods, paths (right and wrong secrets), query strings, headers and
@@ -76,7 +81,7 @@ const request = fc.record({
 
 describe("fuzzing the web app", () => {
   it(`answers ${RUNS} generated requests without a 5xx or a throw`, { timeout: 240_000 }, async () => {
-    const { app, recorder } = buildWebApp({ auth: { username: "u", password: "p" }, maxBodyBytes: 16_384 });
+    const { app, recorder } = buildWebApp({ auth: { username: "u", password: "p" }, maxBodyBytes: 16_384, guesses: unbraked() });
     const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
@@ -127,7 +132,7 @@ function rawExchange(port: number, bytes: Uint8Array): Promise<number | undefine
 
 describe("fuzzing the HTTP server with raw requests", () => {
   it("survives malformed requests on a real socket and keeps answering", { timeout: 120_000 }, async () => {
-    const { app } = buildWebApp({ maxBodyBytes: 4096 });
+    const { app } = buildWebApp({ maxBodyBytes: 4096, guesses: unbraked() });
     const server = await startWebServer({ app, hostname: "127.0.0.1", port: 0, requestTimeoutMs: 2000 });
     const statuses: number[] = [];
     try {

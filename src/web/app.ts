@@ -14,6 +14,9 @@ import { createUrlSecret } from "./secret.ts";
 import { clientAddress } from "./client-address.ts";
 import { sameSiteOnly } from "./cross-site.ts";
 import { createRejectionLog } from "./rejections.ts";
+import { createGuessBrake } from "./guess-brake.ts";
+import { refuseGuess, tooManyGuesses } from "./guess-answers.ts";
+import { systemClock } from "../core/clock.ts";
 import { registerConsole } from "./console/routes.ts";
 
 /**
@@ -29,6 +32,7 @@ export function createApp(options: WebOptions): Hono {
     options,
     log,
     rejections: options.rejections ?? createRejectionLog({ log }),
+    guesses: options.guesses ?? createGuessBrake({ clock: systemClock }),
     secret,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
@@ -42,11 +46,13 @@ export function createApp(options: WebOptions): Hono {
   const guard =
     (handler: Handler): Handler =>
     (c) => {
+      // A browser's own fetches (`/favicon.ico`) are not attempts: the same 404 as ever, not slowed.
+      const attempt = !BROWSER_FETCHES.has(c.req.param("pass") ?? "");
+      if (attempt && !deps.guesses.admits(clientAddress(c))) return tooManyGuesses(c, deps);
       if (secret.matches(c.req.param("pass"))) return handler(c);
-      // The attempted secret is never logged (it may be a near miss of the real one); a browser's own fetches are
-      // not attempts.
-      if (!BROWSER_FETCHES.has(c.req.param("pass") ?? "")) deps.rejections.refuse(clientAddress(c), "wrong secret", "wrong secret in the URL");
-      return notFound(c);
+      // The attempted secret is never logged (it may be a near miss of the real one).
+      if (!attempt) return notFound(c);
+      return refuseGuess(c, deps, "wrong secret", "wrong secret in the URL", notFound);
     };
 
   // The level is fixed for the process: below debug the access log would only cost an extra async step per request.

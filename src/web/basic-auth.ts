@@ -1,3 +1,5 @@
+import type { Context } from "hono";
+import { text } from "./responses.ts";
 import { safeEqual } from "./secret.ts";
 
 /**
@@ -27,6 +29,11 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
 }
 
 export const BASIC_CHALLENGE = 'Basic realm="autoscan", charset="UTF-8"';
+
+/** The answer to missing or wrong credentials: 401 with the challenge. */
+export function unauthorized(c: Context): Response {
+  return text(c, "Unauthorized", 401, { "www-authenticate": BASIC_CHALLENGE });
+}
 
 /** UTF-8 as RFC 7617's charset asks, else ISO-8859-1, which the *arr apps and older clients send. */
 function decodeCredentials(bytes: Buffer): string {

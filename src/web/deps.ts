@@ -1,5 +1,6 @@
 import type { Logger } from "../core/logger.ts";
 import type { WebOptions } from "./options.ts";
+import type { GuessBrake } from "./guess-brake.ts";
 import type { RejectionLog } from "./rejections.ts";
 import type { UrlSecret } from "./secret.ts";
 
@@ -11,4 +12,6 @@ export interface RouteDeps {
   readonly maxBodyBytes: number;
   readonly requestTimeoutMs: number;
   readonly rejections: RejectionLog;
+  /** Wrong secrets are answered at its pace (guess-brake.ts). */
+  readonly guesses: GuessBrake;
 }

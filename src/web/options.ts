@@ -4,6 +4,7 @@ import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";
 import type { ScanSink } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
+import type { GuessBrake } from "./guess-brake.ts";
 import type { RejectionLog } from "./rejections.ts";
 import type { ConsoleSources, ItemPage } from "./console/sources.ts";
 
@@ -42,6 +43,8 @@ export interface WebOptions {
   readonly announce?: boolean;
   /** Where refused requests are told (summarised per client); shared across reloads. Default: the app's own. */
   readonly rejections?: RejectionLog;
+  /** How wrong secrets are slowed (guess-brake.ts); shared across reloads. Default: the app's own, on the system clock. */
+  readonly guesses?: GuessBrake;
   /** What the console pages show beyond the queue (live changes, activity, preview, libraries, Drive). */
   readonly console?: ConsoleSources;
   /** The Scan page's "Connect your apps" panel: the `ARR` apps, the port, whether autoscan runs in a container. */

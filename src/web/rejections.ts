@@ -6,7 +6,7 @@ import type { Logger } from "../core/logger.ts";
  * one summary line per client at the end of it. Memory is bounded: past `maxClients` tracked clients, refusals are
  * only counted together.
  */
-export type RejectionReason = "wrong secret" | "wrong credentials";
+export type RejectionReason = "wrong secret" | "wrong credentials" | "too many wrong secrets";
 
 export interface RejectionLog {
   refuse(client: string, reason: RejectionReason, detail: string): void;

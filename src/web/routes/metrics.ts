@@ -1,8 +1,8 @@
 import type { Context } from "hono";
-import { BASIC_CHALLENGE, isAuthorized } from "../basic-auth.ts";
-import { clientAddress } from "../client-address.ts";
+import { isAuthorized, unauthorized } from "../basic-auth.ts";
 import type { RouteDeps } from "../deps.ts";
-import { notFound, text } from "../responses.ts";
+import { refuseGuess } from "../guess-answers.ts";
+import { notFound } from "../responses.ts";
 
 /**
  * `GET /<SERVER_PASS>/metrics`: Prometheus's text format (`SERVER_METRICS`). Behind the URL secret (checked first, by
@@ -17,8 +17,7 @@ export function createMetricsHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
     if (!metrics) return notFound(c);
     if (credentials && !isAuthorized(c.req.header("authorization"), credentials)) {
-      deps.rejections.refuse(clientAddress(c), "wrong credentials", "wrong or no credentials for /<SERVER_PASS>/metrics");
-      return text(c, "Unauthorized", 401, { "www-authenticate": BASIC_CHALLENGE });
+      return refuseGuess(c, deps, "wrong credentials", "wrong or no credentials for /<SERVER_PASS>/metrics", unauthorized);
     }
     const body = await metrics.render();
     return new Response(body, { status: 200, headers: { "content-type": metrics.contentType, "cache-control": "no-store" } });

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { parseManualTrigger } from "../../intake/manual.ts";
-import { BASIC_CHALLENGE, isAuthorized } from "../basic-auth.ts";
+import { isAuthorized, unauthorized } from "../basic-auth.ts";
+import { refuseGuess, tooManyGuesses } from "../guess-answers.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { notFound, text } from "../responses.ts";
@@ -30,9 +31,9 @@ export function createTriggerAuth(deps: RouteDeps): MiddlewareHandler {
   const credentials = auth?.username && auth.password ? auth : undefined;
   return async (c, next) => {
     if (!credentials) return notFound(c);
+    if (!deps.guesses.admits(clientAddress(c))) return tooManyGuesses(c, deps);
     if (!isAuthorized(c.req.header("authorization"), credentials)) {
-      deps.rejections.refuse(clientAddress(c), "wrong credentials", "wrong or no credentials for /triggers/manual");
-      return text(c, "Unauthorized", 401, { "www-authenticate": BASIC_CHALLENGE });
+      return refuseGuess(c, deps, "wrong credentials", "wrong or no credentials for /triggers/manual", unauthorized);
     }
     await next();
   };
