@@ -14,7 +14,9 @@ import type { Clock } from "../core/clock.ts";
  * A client is its address; IPv6 addresses by their /64 (one host usually holds a whole /64).
  *
  * The figure: after the first 10, one guess a second per address. An 8-character SERVER_PASS of letters and digits
- * (62^8 ≈ 2.2e14) takes 3.5 million years on average; even from 1,000 addresses, 3,500 years.
+ * (62^8 ≈ 2.2e14) takes 3.5 million years on average. With countless addresses, at most `maxClients` accounts hold
+ * 10 free answers each, and one is forgotten only ~10 s after its last wrong guess: about 2,000 answers a second in
+ * all, 1,700 years.
  */
 export interface GuessBrake {
   /** Whether a request from `client` may have its secret checked now; when not, answer `tooMany`. */
