@@ -10,6 +10,7 @@ import { createAnchorWatch, guardServerPath } from "../paths/anchors.ts";
 import type { ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "../web/app.ts";
 import { createRejectionLog, type RejectionLog } from "../web/rejections.ts";
+import { createGuessBrake, type GuessBrake } from "../web/guess-brake.ts";
 import { startWebServer, type WebServer } from "../web/server.ts";
 import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
@@ -81,6 +82,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   if (notify) queue.onFailed(notify.foldersFailed);
   // Refused requests are summarised per client across config reloads (each reload makes a new web app).
   const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
+  // One per process: a config reload does not give a guesser its free answers back.
+  const guesses = createGuessBrake({ clock });
   const plex = await createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics, guard: anchorGuard });
   // TARGETS: the further servers every folder fans out to, beside the primary Plex.
   const others = createTargetsFromConfig({ config, clock, log, metrics });
@@ -178,7 +181,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(watch ? { watchers: () => watch.statuses() } : {}),
     closing: closing.signal,
   };
-  const web = await startWeb(runtime, { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
+  const web = await startWeb(runtime, { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, guesses, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     others.close();
@@ -206,7 +209,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, metrics, console: consoleSources, backfill: admin, announce: false };
+      const parts = { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, guesses, metrics, console: consoleSources, backfill: admin, announce: false };
       web.replaceApp(buildApp({ ...runtime, config: next }, parts));
       current = next;
     },
@@ -234,6 +237,7 @@ interface WebParts {
   /** `/health`'s store, instance id and roles (from memory). */
   readonly instanceHealth: () => InstanceHealth;
   readonly rejections: RejectionLog;
+  readonly guesses: GuessBrake;
   readonly metrics: ServiceMetrics | undefined;
   readonly console: ConsoleSources;
   readonly backfill: BackfillAdmin | undefined;
@@ -287,6 +291,7 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
       ...mediaHealth(sharedDiskProbe(log).unresponsiveMounts(), parts.console.activity?.().waitingForMount?.length ?? 0),
     }),
     rejections: parts.rejections,
+    guesses: parts.guesses,
     metrics: parts.metrics,
     // The preview and the Libraries page read the config this app is built from (a reload builds them again).
     ...(parts.backfill ? { backfill: parts.backfill } : {}),

@@ -5,6 +5,7 @@ import type { MetricsExposition, RequestMetrics } from "../../core/metrics.ts";
 import type { ScanSink } from "../../core/scan.ts";
 import { createPathMapper, type PathMapper } from "../../paths/mapping.ts";
 import type { ScanQueue } from "../../queue/scan-queue.ts";
+import type { GuessBrake } from "../../web/guess-brake.ts";
 import type { RejectionLog } from "../../web/rejections.ts";
 import type { ConsoleSources } from "../../web/console/sources.ts";
 import type { BackfillAdmin, DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
@@ -26,6 +27,8 @@ export interface WebWiringInput {
   readonly mapper?: PathMapper;
   /** Where refused requests are summarised (one per process, across reloads). */
   readonly rejections?: RejectionLog;
+  /** How wrong secrets are slowed (one per process, across reloads). */
+  readonly guesses?: GuessBrake;
   /** `SERVER_METRICS`: the service's metrics (one per process, across reloads). */
   readonly metrics?: RequestMetrics & MetricsExposition;
   /** What the console shows beyond the queue. */
@@ -58,6 +61,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     ...(username !== "" && password !== "" ? { auth: { username, password } } : {}),
     maxBodyBytes: config.SERVER_MAX_REQUEST_BYTES,
     ...(input.rejections ? { rejections: input.rejections } : {}),
+    ...(input.guesses ? { guesses: input.guesses } : {}),
     ...(input.metrics ? { metrics: input.metrics } : {}),
     ...(input.console ? { console: input.console } : {}),
     ...(input.backfill ? { backfill: input.backfill } : {}),
