@@ -127,6 +127,11 @@ describe("createScrubber", () => {
     );
   });
 
+  it("censors a short secret after a percent-escape too (`%2Fabc`: the F is the escape's, not a letter touching it)", () => {
+    const scrub = createScrubber(["k3yz"]);
+    expect(scrub.scrub("path=%2Fnotify%2Fk3yz; /notify/k3yz%3F; k3yzz")).toBe(`path=%2Fnotify%2F${REDACTED}; /notify/${REDACTED}%3F; k3yzz`);
+  });
+
   it("learns secrets added later", async () => {
     const scrub = createScrubber();
     expect(scrub.scrub("token ya29.later-token")).toBe("token ya29.later-token");
