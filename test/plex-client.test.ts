@@ -131,6 +131,35 @@ describe("Plex client against a misbehaving server", () => {
   });
 });
 
+describe("an error page that quotes the token", () => {
+  // The excerpt of an answer is cut at 160 characters: the token must be hidden before the cut, or the part of it
+  // before the cut no longer matches the secret and shows in the error (and so in the log, doctor and History).
+  const token = "Zq9xW3vT7pL2mK8nR4sY6uB1";
+  const pieces = (secret: string): string[] => Array.from({ length: secret.length - 5 }, (_, i) => secret.slice(i, i + 6));
+
+  it.each([
+    ["a status page", 400, "text/html"],
+    ["a 200 that is not JSON", 200, "text/plain"],
+  ])("%s: no piece of the token in the error, even across the cut", async (_label, status, type) => {
+    const server = createServer((req, res) => {
+      const page = `${"x".repeat(100)} request ${String(req.url)}?X-Plex-Token=${token} was refused`;
+      res.writeHead(status, { "Content-Type": type }).end(page);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const error = await createPlexClient({ url, token }).listSections().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PlexResponseError);
+      const message = (error as Error).message;
+      expect(message).toContain("***");
+      for (const piece of pieces(token)) expect(message).not.toContain(piece);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
 describe("the fake Plex keeps the real one's quirks", () => {
   it("answers 404 to PUT and POST on refresh, 401 HTML to a JSON request without a token, XML without Accept", async () => {
     const refresh = `${plex.url}/library/sections/1/refresh?path=%2Fdata%2FMovies`;

@@ -106,7 +106,7 @@ export function createArrClient(options: ArrClientOptions): ArrClient {
     }
     const { status } = answer;
     if (status === 401 || status === 403) throw new ArrAuthError(name, status);
-    if (status === 503 && errorMessage(answer.body)) throw statusError(status, answer.body, what);
+    if (status === 503 && errorMessage(answer.body)) throw statusError(status, blank(answer.body), what);
     return { what, status, body: blank(answer.body) };
   }
 

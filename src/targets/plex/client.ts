@@ -73,6 +73,7 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
   const base = options.url.replace(/\/+$/, "");
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_BYTES;
+  const hideToken = (text: string): string => (options.token ? text.split(options.token).join("***") : text);
 
   async function call(method: Method, path: string, query?: Record<string, string>, signal?: AbortSignal, capBytes = maxBytes) {
     const what = `${method} ${path}`;
@@ -92,13 +93,14 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
       if (signal?.aborted) throw error;
       throw classifyNetworkError(error, what, base, timeoutMs);
     }
-    if (answer.status < 200 || answer.status >= 300) throw classifyStatus(answer.status, answer.body, what, base);
+    // The token is hidden before an excerpt is cut from the answer (an error page may quote the URL or the header).
+    if (answer.status < 200 || answer.status >= 300) throw classifyStatus(answer.status, hideToken(answer.body), what, base);
     return answer.body;
   }
 
   async function getJson<S extends v.GenericSchema>(path: string, schema: S, signal?: AbortSignal, query?: Record<string, string>, capBytes?: number) {
     const body = await call("GET", path, query, signal, capBytes);
-    return parseBody(body, schema, `GET ${path}`);
+    return parseBody(body, schema, `GET ${path}`, hideToken);
   }
 
   return {
@@ -167,12 +169,12 @@ function classifyNetworkError(error: unknown, what: string, base: string, timeou
   return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${httpReason(error)}`, { cause: error });
 }
 
-function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
+function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string, hide: (text: string) => string): v.InferOutput<S> {
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
-    throw new PlexResponseError(`${what}: Plex did not answer JSON: ${excerpt(body)}`, 200);
+    throw new PlexResponseError(`${what}: Plex did not answer JSON: ${excerpt(body, hide)}`, 200);
   }
   const result = v.safeParse(schema, json);
   if (!result.success) {
