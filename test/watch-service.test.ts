@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { appendFile, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { appendFile, chmod, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import pg from "pg";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 import { createTestDatabase, describeWithPostgres, dropTestDatabase, terminateConnections } from "./support/postgres.ts";
 import { freePort } from "./support/free-port.ts";
-import { startCli, within, type RunningCli } from "./support/run-cli.ts";
+import { startCli, within, type CliOptions, type RunningCli } from "./support/run-cli.ts";
 
 /**
  * WATCH end to end: the real service (`autoscan server` as a child process) watching real folders, against a fake
@@ -66,7 +66,7 @@ async function put(path: string, content = "x"): Promise<void> {
 }
 
 /** Writes the config (WATCH and the rest) and starts `autoscan server`; resolves once /health answers 200. */
-async function start(env: Env, watch: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<RunningCli> {
+async function start(env: Env, watch: Record<string, unknown>, extra: Record<string, unknown> = {}, cli: CliOptions = {}): Promise<RunningCli> {
   const config = {
     SERVER_PASS: PASS,
     SERVER_PORT: env.port,
@@ -82,11 +82,22 @@ async function start(env: Env, watch: Record<string, unknown>, extra: Record<str
     ...extra,
   };
   await writeFile(env.config, JSON.stringify(config, null, 2));
-  const child = startCli(["server", "--config", env.config, "--logfile", "none"], { timeoutMs: 120_000 });
+  if (cli.user) await chownTree(env.root, cli.user);
+  const child = startCli(["server", "--config", env.config, "--logfile", "none"], { timeoutMs: 120_000, ...cli });
   running.push(child);
   env.child = child;
   await until(async () => (await health(env))?.status === "ok", () => `health (${child.stdout()}${child.stderr()})`);
   return child;
+}
+
+/** Gives a tree to a user (the service run as that user reads it, and keeps its data in it). */
+async function chownTree(dir: string, user: { readonly uid: number; readonly gid: number }): Promise<void> {
+  await chown(dir, user.uid, user.gid);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) await chownTree(join(dir, entry.name), user);
+    else await chown(join(dir, entry.name), user.uid, user.gid);
+  }
 }
 
 /** SIGTERM, as systemd or docker stop does; resolves once the service has exited. */
@@ -480,4 +491,115 @@ describeWithPostgres("WATCH while the queue refuses writes (PostgreSQL read-only
       { path: "/data/TV/Show/Season 01/Show - S01E01.mkv", source: "Watch (tv)", event: "Created", deleted: false },
     ]);
   }, 90_000);
+});
+
+describe("WATCH and symbolic links", () => {
+  it.concurrent("links into a loop and to a parent are not followed (said once); a new file is one request, and SIGTERM stops the service", async () => {
+    const env = await prepare(["Show/Season 01/Show - S01E01.mkv"], ["Other/Season 01"]);
+    const season = join(env.tv, "Show", "Season 01");
+    // Two links to their own folder (a walk that follows them never ends), and one to a parent.
+    await symlink(".", join(season, "again"));
+    await symlink(".", join(season, "and again"));
+    await symlink("..", join(env.tv, "Other", "Season 01", "up"));
+    await start(env, { tv: { PATHS: [env.tv], MODE: "events", MIN_AGE_SECONDS: 1 } });
+    await watching(env, "tv");
+    expect(log(env)).toMatch(/Watcher 'tv' is watching 5 folder\(s\)/);
+    // A link made while watching is not followed either.
+    await symlink(env.root, join(env.tv, "Other", "outside"));
+    await put(join(season, "Show - S01E02.mkv"));
+    await put(join(env.tv, "Other", "Season 01", "Other - S01E01.mkv"));
+    await until(
+      () => scansOf(env, "/data/TV/Show/Season 01").length > 0 && scansOf(env, "/data/TV/Other/Season 01").length > 0,
+      () => `both scans (${log(env)})`,
+    );
+    await sleep(2_000);
+    expect(env.plex.scans.map((scan) => scan.path).sort()).toEqual(["/data/TV/Other/Season 01", "/data/TV/Show/Season 01"]);
+    expect(brief(await historyRequests(env, "/data/TV/Show/Season 01"))).toEqual([
+      { path: "/data/TV/Show/Season 01/Show - S01E02.mkv", source: "Watch (tv)", event: "Created", deleted: false },
+    ]);
+    expect(brief(await historyRequests(env, "/data/TV/Other/Season 01"))).toEqual([
+      { path: "/data/TV/Other/Season 01/Other - S01E01.mkv", source: "Watch (tv)", event: "Created", deleted: false },
+    ]);
+    const skipped = log(env).split("\n").filter((line) => line.includes("symbolic link"));
+    expect(skipped.length, log(env)).toBeGreaterThanOrEqual(1);
+    expect(skipped.length).toBeLessThanOrEqual(2);
+    expect(skipped[0]).toMatch(/WARNING - WATCH/);
+    await stopService(env);
+  }, 60_000);
+});
+
+describe("WATCH and a folder it cannot read (the service as user nobody: as root a chmod denies nothing)", () => {
+  const nobody = { uid: 65534, gid: 65534 };
+  it.concurrent("EACCES is a warning naming the folder and the error, never a deletion; once readable again it is watched", async () => {
+    const env = await prepare(["Show/Season 01/Show - S01E01.mkv", "Show/Season 01/Show - S01E02.mkv"]);
+    const season = join(env.tv, "Show", "Season 01");
+    await start(env, { tv: { PATHS: [env.tv], MODE: "events", MIN_AGE_SECONDS: 1 } }, {}, { user: nobody });
+    await watching(env, "tv");
+    await chmod(season, 0o000);
+    await until(() => log(env).includes("EACCES"), () => `the warning (${log(env)})`);
+    const warning = log(env).split("\n").find((line) => line.includes("EACCES")) ?? "";
+    expect(warning).toMatch(/WARNING - WATCH/);
+    expect(warning).toContain(`'${season}'`);
+    await sleep(3_000);
+    expect(env.plex.scans, log(env)).toEqual([]);
+    // Readable again: looked at again, nothing in it reported gone, and a new file there is scanned.
+    await chmod(season, 0o755);
+    await until(() => log(env).includes(`can read '${season}' again`), () => `read again (${log(env)})`);
+    await put(join(season, "Show - S01E03.mkv"));
+    await chown(join(season, "Show - S01E03.mkv"), nobody.uid, nobody.gid);
+    await until(() => scansOf(env, "/data/TV/Show/Season 01").length > 0, () => `the new file's scan (${log(env)})`);
+    expect(brief(await historyRequests(env, "/data/TV/Show/Season 01"))).toEqual([
+      { path: "/data/TV/Show/Season 01/Show - S01E03.mkv", source: "Watch (tv)", event: "Created", deleted: false },
+    ]);
+    expect(log(env).match(/EACCES/g)).toHaveLength(1);
+  }, 60_000);
+});
+
+describe("WATCH in events mode: a root missing at start, or deleted and made again", () => {
+  it.concurrent("a root missing at start is watched once it exists (said once), and a new file in it is scanned", async () => {
+    const env = await prepare();
+    const later = join(env.tv, "Later");
+    await start(env, { tv: { PATHS: [later], MODE: "events", MIN_AGE_SECONDS: 1 } });
+    await watching(env, "tv");
+    expect(log(env)).toContain(`'${later}' does not exist`);
+    await mkdir(later);
+    await until(() => log(env).includes(`watching '${later}' again`), () => `watching again (${log(env)})`);
+    await put(join(later, "Show", "Show - S01E01.mkv"));
+    await until(() => scansOf(env, "/data/TV/Later/Show").length > 0, () => `the scan (${log(env)})`);
+    expect(log(env).match(/watching '[^']*' again/g)).toHaveLength(1);
+  }, 60_000);
+
+  it.concurrent("a root deleted and made again is watched again: a new file in it is scanned", async () => {
+    const env = await prepare(["Show/Season 01/Show - S01E01.mkv"]);
+    const root = join(env.tv, "Show");
+    await start(env, { tv: { PATHS: [root], MODE: "events", MIN_AGE_SECONDS: 1 } });
+    await watching(env, "tv");
+    await rm(root, { recursive: true });
+    await mkdir(join(root, "Season 02"), { recursive: true });
+    await until(() => log(env).includes(`watching '${root}' again`), () => `watching again (${log(env)})`);
+    await put(join(root, "Season 02", "Show - S02E01.mkv"));
+    await until(() => scansOf(env, "/data/TV/Show/Season 02").length > 0, () => `the scan (${log(env)})`);
+  }, 60_000);
+});
+
+describeFaults("WATCH in events mode: a filesystem under the root unmounted and mounted again", probeMounts(), { concurrent: true }, () => {
+  it("is watched again after each (said once each): a new file on the new mount is scanned", async () => {
+    const env = await prepare([], ["Show"]);
+    const mounted = join(env.tv, "Show", "Season 01");
+    mountTmpfs(mounted, 4 * 1024 * 1024);
+    cleanups.push(() => umountLazy(mounted));
+    await put(join(mounted, "Show - S01E01.mkv"));
+    await start(env, { tv: { PATHS: [env.tv], MODE: "events", MIN_AGE_SECONDS: 1 } });
+    await watching(env, "tv");
+    const again = (): number => log(env).split(`watching '${mounted}' again`).length - 1;
+    umountLazy(mounted);
+    await until(() => again() === 1, () => `watching again after the unmount (${log(env)})`);
+    // Mounted again: the kernel says nothing of a mount; the mount table does.
+    mountTmpfs(mounted, 4 * 1024 * 1024);
+    await until(() => again() === 2, () => `watching again after the mount (${log(env)})`);
+    await put(join(mounted, "Show - S01E02.mkv"));
+    const requested = async (): Promise<string[]> => (await historyItems(env, "/data/TV/Show/Season 01")).flatMap((item) => item.requests.map((r) => r.path));
+    await until(async () => (await requested()).includes("/data/TV/Show/Season 01/Show - S01E02.mkv"), () => `the new file's scan (${log(env)})`);
+    expect(scansOf(env, "/data/TV/Show/Season 01").length).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -16,19 +16,43 @@ export interface MountType {
 const EVENT_LESS = /^(fuse(\..*)?|fuseblk|nfs4?|cifs|smb3?|smbfs|9p|sshfs|afs|ceph|glusterfs|davfs|virtiofs)$/;
 
 export async function mountTypeOf(path: string, mountInfoFile = "/proc/self/mountinfo"): Promise<MountType | undefined> {
-  const text = await readFile(mountInfoFile, "utf8").catch(() => undefined);
-  if (text === undefined) return undefined;
+  const mounts = await readMountInfo(mountInfoFile);
+  if (mounts === undefined) return undefined;
   let best: { mountPoint: string; type: string } | undefined;
-  for (const line of text.split("\n")) {
-    const fields = line.split(" ");
-    const dash = fields.indexOf("-");
-    const mountPoint = unescape(fields[4] ?? "");
-    const type = fields[dash + 1];
-    if (dash < 0 || !type || !mountPoint) continue;
+  for (const { mountPoint, type } of mounts) {
     const holds = mountPoint === "/" || path === mountPoint || path.startsWith(`${mountPoint}/`);
     if (holds && (!best || mountPoint.length >= best.mountPoint.length)) best = { mountPoint, type };
   }
   return best ? { ...best, eventLess: EVENT_LESS.test(best.type) } : undefined;
+}
+
+/**
+ * The mount points below the watched paths (not the paths themselves), from the mount table: the kernel's
+ * notifications say nothing of a filesystem mounted or unmounted there, so the watcher looks at these folders itself.
+ * Undefined without a mount table (not Linux).
+ */
+export type MountsUnder = (paths: readonly string[]) => Promise<readonly string[] | undefined>;
+
+export function mountsUnderWith(mountInfoFile = "/proc/self/mountinfo"): MountsUnder {
+  return async (paths) => {
+    const mounts = await readMountInfo(mountInfoFile);
+    if (mounts === undefined) return undefined;
+    const under = mounts.map((mount) => mount.mountPoint).filter((point) => paths.some((path) => point !== path && point.startsWith(path === "/" ? "/" : `${path}/`)));
+    return [...new Set(under)];
+  };
+}
+
+/** Each line of the mount table: the mount point (field 5) and the filesystem type (after "-"). */
+async function readMountInfo(file: string): Promise<{ mountPoint: string; type: string }[] | undefined> {
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  return text.split("\n").flatMap((line) => {
+    const fields = line.split(" ");
+    const dash = fields.indexOf("-");
+    const mountPoint = unescape(fields[4] ?? "");
+    const type = fields[dash + 1];
+    return dash < 0 || !type || !mountPoint ? [] : [{ mountPoint, type }];
+  });
 }
 
 /** `fs.inotify.max_user_watches`: folders one user may watch (each watcher in `events` mode needs one per folder). */

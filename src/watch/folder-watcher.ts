@@ -4,6 +4,8 @@ import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { DirListing, DiskProbe } from "../paths/disk-probe.ts";
 import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf, keptFolders, type Listing } from "./listing.ts";
+import type { MountsUnder } from "./event-less-mounts.ts";
+import type { IdentifyFolder } from "./folder-identity.ts";
 import { createSettler, type SettledChange } from "./settler.ts";
 import type { WatchFolders } from "./kernel-events.ts";
 import { loadTreeState, saveTreeState } from "./tree-state.ts";
@@ -20,6 +22,16 @@ import { loadTreeState, saveTreeState } from "./tree-state.ts";
  *
  * Every look at the disk goes through the disk probe, one folder at a time: a mount that hangs holds this watcher's
  * walk (it says once what it waits for, and goes on when the mount answers), never the intake or the other watchers.
+ *
+ * What the walk holds to (`folder-identity.ts`):
+ * - it follows no symbolic link to a folder below a watched path (out of the tree, or back into it) and enters no
+ *   folder twice (by device and inode: a bind mount into a loop); what it skipped is said once, and the walk is as
+ *   large as the tree, never more;
+ * - a folder it cannot read (EACCES) is a warning naming it and the error, never a deletion: what was known of it is
+ *   kept, and it is looked at again until it can be read;
+ * - `events`: every 10 s the watched paths and the mount points below them are looked at (one listing each, and the
+ *   mount table): a path missing at start, deleted and made again, or a filesystem unmounted and mounted again is
+ *   watched again, and said once.
  */
 export interface WatcherSettings {
   readonly paths: readonly string[];
@@ -47,6 +59,10 @@ export interface FolderWatcherOptions {
   readonly report: (changes: readonly SettledChange[]) => Promise<void>;
   /** `events` mode's notifications (absent: `events` falls back to `poll`). */
   readonly watchFolders?: WatchFolders;
+  /** A listed folder's device and inode (links, loops, replaced folders, unreadable ones). */
+  readonly identify: IdentifyFolder;
+  /** `events` mode: the filesystems mounted below the watched paths (absent: mounts are not looked at). */
+  readonly mountsUnder?: MountsUnder;
   /** A walk ended: how long it took. */
   readonly walked?: (seconds: number) => void;
 }
@@ -80,6 +96,10 @@ const UNANSWERED_RETRY_MS = 5_000;
 const SAVE_DELAY_MS = 60_000;
 /** `events` mode's own walk, for what no notification said. */
 const EVENTS_WALK_MS = 6 * 60 * 60_000;
+/** `events` mode: how often the watched paths, the mounts below them and unreadable folders are looked at. */
+const ROOT_LOOK_MS = 10_000;
+/** Skipped links named in a warning (the rest counted). */
+const NAMED = 3;
 
 export function createFolderWatcher(options: FolderWatcherOptions): FolderWatcher {
   const { name, settings, clock, probe, log } = options;
@@ -106,6 +126,19 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
   const mode = settings.mode === "events" && kernel ? "events" : "poll";
   /** Reported, and not stored by the queue yet: saved as not seen. */
   const unstored = new Set<SettledChange>();
+  /** Each listed folder's device and inode (what was known at the last look). */
+  const ids = new Map<string, string>();
+  /** Folders that could not be read, and the error: what was known of them is kept. */
+  const unreadable = new Map<string, string>();
+  /** Watched paths that do not exist now (said once each time). */
+  const absentRoots = new Set<string>();
+  /** Watched paths whose folders this watcher has a picture of (a path seen for the first time only records). */
+  const recorded = new Set<string>();
+  /** Links and loops not followed, and those already said. */
+  const skipped = new Map<string, string>();
+  const toldSkipped = new Set<string>();
+  /** `events`: the mount points below the watched paths at the last look. */
+  let mounts: readonly string[] | undefined;
 
   const settler = createSettler({
     minAgeMs: settings.minAgeMs,
@@ -113,8 +146,14 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     relist: async (dir) => {
       const listing = await listOnce(dir);
       if (listing === "unanswered") return undefined;
-      apply(dir, listing === "missing" ? undefined : listing, true);
-      return listing === "missing" ? [] : listing.files;
+      const found = await identified(dir, listing);
+      if (found.kind === "unreadable") return void cannotRead(dir, found.code);
+      if (found.kind === "link") {
+        notFollowed(dir, "link");
+        return [];
+      }
+      apply(dir, found.kind === "missing" ? undefined : found.listing, true);
+      return found.kind === "missing" ? [] : found.listing.files;
     },
     report: (changes) => {
       lastEventAt = clock.now();
@@ -155,6 +194,71 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     }
   }
 
+  type Found =
+    | { readonly kind: "folder"; readonly listing: DirListing; readonly id: string }
+    | { readonly kind: "missing" }
+    | { readonly kind: "link" }
+    | { readonly kind: "unreadable"; readonly code: string };
+
+  /** A folder's listing and what it is (undefined: the watcher stops). */
+  async function look(dir: string): Promise<Found | undefined> {
+    const listing = await list(dir);
+    return listing === undefined ? undefined : identified(dir, listing);
+  }
+
+  async function identified(dir: string, listing: DirListing | "missing"): Promise<Found> {
+    const who = await options.identify(dir, { root: settings.paths.includes(dir), listed: listing !== "missing" });
+    if (who.kind !== "folder" || listing === "missing") return who.kind === "folder" ? { kind: "missing" } : who;
+    if (unreadable.delete(dir)) log.info({ ...fields, path: dir }, `Watcher '${name}' can read '${dir}' again.`);
+    return { kind: "folder", listing, id: who.id };
+  }
+
+  /** A folder that is there and cannot be read: said once, and what was known of it kept (never reported gone). */
+  function cannotRead(dir: string, code: string): void {
+    if (unreadable.has(dir)) return;
+    unreadable.set(dir, code);
+    log.warn(
+      { ...fields, path: dir, code },
+      `Watcher '${name}' cannot read '${dir}' (${code}): what it knew of that folder is kept (nothing in it is reported gone), ` +
+        `and it is looked at again ${mode === "events" ? `every ${String(ROOT_LOOK_MS / 1000)} s` : "at each walk"} until it can be read.`,
+    );
+  }
+
+  /** A link (or a second way into a folder already walked) is not followed; what it held here is forgotten unreported. */
+  function notFollowed(dir: string, why: string): void {
+    if (!skipped.has(dir)) skipped.set(dir, why);
+    forget(dir, false);
+  }
+
+  /** Says once which links and loops were not followed (one line for all those found by a walk). */
+  function tellSkipped(): void {
+    const fresh = [...skipped.keys()].filter((dir) => !toldSkipped.has(dir));
+    if (fresh.length === 0) return;
+    for (const dir of fresh) toldSkipped.add(dir);
+    const named = fresh.slice(0, NAMED).map((dir) => `'${dir}' (${skipped.get(dir) ?? ""})`).join(", ");
+    const more = fresh.length > NAMED ? ` and ${String(fresh.length - NAMED)} more` : "";
+    log.warn(
+      { ...fields, skipped: fresh.length },
+      `Watcher '${name}' does not follow ${String(fresh.length)} symbolic link(s) or loop(s) to folders: ${named}${more}. ` +
+        "A link may lead out of the watched folders or back into them; watch its target as a path of its own if it should be watched.",
+    );
+  }
+
+  /** A folder whose device and inode are an ancestor's: a way back into the tree (a bind mount or a link above). */
+  function ancestorWith(dir: string, id: string): string | undefined {
+    for (let at = dir.lastIndexOf("/"); at > 0; at = dir.lastIndexOf("/", at - 1)) {
+      const parent = dir.slice(0, at);
+      if (ids.get(parent) === id) return parent;
+    }
+    return ids.get("/") === id && dir !== "/" ? "/" : undefined;
+  }
+
+  function rootAbsent(root: string): void {
+    if (absentRoots.has(root)) return;
+    absentRoots.add(root);
+    log.warn({ ...fields, path: root }, `Watcher '${name}': '${root}' does not exist (WATCH.${name}.PATHS); it is watched once it does.`);
+  }
+
   /** A folder's listing now (undefined: it is gone): kept, and what changed in it handed to the settler. */
   function apply(dir: string, listing: DirListing | undefined, report: boolean): string[] {
     const before = dirs.get(dir);
@@ -186,6 +290,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     for (const [known, listing] of [...dirs]) {
       if (known !== dir && !known.startsWith(prefix)) continue;
       dirs.delete(known);
+      ids.delete(known);
       dirty = true;
       kernel?.remove(known);
       fileCount -= fileCountOf(listing);
@@ -193,20 +298,42 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     }
   }
 
-  /** Walks `roots` and everything under them, one folder at a time. */
+  /** Walks `roots` and everything under them, one folder at a time, each folder once. */
   async function walk(roots: readonly string[], report: boolean): Promise<void> {
     const started = clock.now();
     const seen = new Set<string>();
+    /** Device and inode → the folder walked with it. */
+    const walked = new Map<string, string>();
     const queue = [...roots];
     while (queue.length > 0) {
       const dir = queue.shift() as string;
-      const listing = await list(dir);
-      if (stop.signal.aborted) return;
-      if (listing === "missing" && roots.includes(dir) && settings.paths.includes(dir)) {
-        problemOnce(`'${dir}' does not exist (WATCH.${name}.PATHS)`);
+      const found = await look(dir);
+      if (stop.signal.aborted || found === undefined) return;
+      const root = settings.paths.includes(dir);
+      if (found.kind === "link") {
+        notFollowed(dir, "a symbolic link");
+        continue;
       }
-      const folders = apply(dir, listing === "missing" ? undefined : listing, report);
-      if (listing === "missing" || listing === undefined) continue;
+      if (found.kind === "unreadable") {
+        cannotRead(dir, found.code);
+        // What was known under it stays as it was.
+        for (const known of dirs.keys()) if (known === dir || known.startsWith(`${dir}/`)) seen.add(known);
+        continue;
+      }
+      if (found.kind === "missing") {
+        if (root) rootAbsent(dir);
+        apply(dir, undefined, report);
+        continue;
+      }
+      const again = walked.get(found.id) ?? ancestorWith(dir, found.id);
+      if (again !== undefined && again !== dir) {
+        notFollowed(dir, `the same folder as '${again}'`);
+        continue;
+      }
+      walked.set(found.id, dir);
+      if (root && absentRoots.delete(dir)) log.info({ ...fields, path: dir }, `Watcher '${name}' is watching '${dir}' again (it exists again).`);
+      ids.set(dir, found.id);
+      const folders = apply(dir, found.listing, report);
       seen.add(dir);
       // A folder that appeared while watching is listed once more once watched: what landed in it between its
       // listing and the start of its notifications would raise no event, and be missed.
@@ -218,6 +345,8 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     for (const dir of [...dirs.keys()]) {
       if (!seen.has(dir) && (roots.includes(dir) || prefixes.some((prefix) => dir.startsWith(prefix)))) forget(dir, report);
     }
+    tellSkipped();
+    for (const root of roots) if (settings.paths.includes(root) && !absentRoots.has(root)) recorded.add(root);
     const ms = clock.now() - started;
     if (roots === settings.paths) {
       lastWalkAt = clock.now();
@@ -263,14 +392,23 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       // Events come in bursts (a file written in many pieces): a short pause gathers them into one listing per folder.
       await clock.sleep(200, stop.signal);
       while (relistQueue.size > 0 && !stop.signal.aborted) {
-        const [next] = relistQueue;
-        relistQueue.delete(next as string);
-        const listing = await list(next as string);
-        if (listing === undefined) break;
-        const before = new Set(dirs.has(next as string) ? foldersOf(dirs.get(next as string) as string) : []);
-        const folders = apply(next as string, listing === "missing" ? undefined : listing, true);
+        const [next] = relistQueue as unknown as [string];
+        relistQueue.delete(next);
+        const found = await look(next);
+        if (found === undefined) break;
+        if (found.kind === "link") notFollowed(next, "a symbolic link");
+        if (found.kind === "unreadable") cannotRead(next, found.code);
+        if (found.kind === "link" || found.kind === "unreadable") continue;
+        if (found.kind === "folder" && ids.has(next) && ids.get(next) !== found.id) {
+          await rewatch(next, "it was replaced: made again, or a filesystem mounted or unmounted on it");
+          continue;
+        }
+        if (found.kind === "missing" && settings.paths.includes(next)) rootAbsent(next);
+        if (found.kind === "folder") ids.set(next, found.id);
+        const before = new Set(dirs.has(next) ? foldersOf(dirs.get(next) as string) : []);
+        const folders = apply(next, found.kind === "missing" ? undefined : found.listing, true);
         // A folder moved in: everything in it is new.
-        const added = folders.filter((folder) => !before.has(folder)).map((folder) => join(next as string, folder));
+        const added = folders.filter((folder) => !before.has(folder)).map((folder) => join(next, folder));
         if (added.length > 0) await walk(added, true);
       }
     }).finally(() => {
@@ -278,6 +416,54 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       scheduleSave();
       if (relistQueue.size > 0) queueRelist([...relistQueue][0] as string);
     });
+  }
+
+  /**
+   * A folder to watch anew (a watched path back, a folder replaced, a filesystem mounted or unmounted there): its
+   * notifications started again and everything under it walked, compared with what was known (a watched path never
+   * seen before only records).
+   */
+  async function rewatch(dir: string, why: string | undefined): Promise<void> {
+    for (const known of dirs.keys()) if (known === dir || known.startsWith(`${dir}/`)) kernel?.remove(known);
+    kernel?.remove(dir);
+    ids.delete(dir);
+    const root = settings.paths.includes(dir);
+    const wasAbsent = absentRoots.has(dir);
+    await walk([dir], !root || recorded.has(dir));
+    if (stop.signal.aborted) return;
+    // A watched path that exists again says so in the walk.
+    if (why !== undefined && !wasAbsent && !absentRoots.has(dir)) log.info({ ...fields, path: dir }, `Watcher '${name}' is watching '${dir}' again (${why}).`);
+    if (relistQueue.size > 0) queueRelist([...relistQueue][0] as string);
+  }
+
+  /** `events`: the watched paths, the mounts below them and the unreadable folders, looked at again. */
+  async function lookAround(): Promise<void> {
+    for (const root of settings.paths) {
+      if (stop.signal.aborted) return;
+      const found = await look(root);
+      if (found === undefined) return;
+      if (found.kind === "missing") rootAbsent(root);
+      else if (found.kind === "unreadable") cannotRead(root, found.code);
+      else if (found.kind === "folder" && (absentRoots.has(root) || ids.get(root) !== found.id)) {
+        await rewatch(root, "it was replaced: made again, or a filesystem mounted or unmounted on it");
+      }
+    }
+    // A mount point's identity changes with what is mounted there (a mount's id in the table is used again at once).
+    const before = mounts ?? [];
+    mounts = await options.mountsUnder?.(settings.paths);
+    for (const point of new Set([...before, ...(mounts ?? [])])) {
+      if (stop.signal.aborted) return;
+      const parent = point.slice(0, point.lastIndexOf("/")) || "/";
+      if (!dirs.has(parent) || !ids.has(point)) continue;
+      const found = await look(point);
+      if (found?.kind === "folder" && ids.get(point) !== found.id) await rewatch(point, "a filesystem was mounted or unmounted on it");
+    }
+    for (const dir of [...unreadable.keys()]) {
+      if (stop.signal.aborted) return;
+      const found = await look(dir);
+      // Readable again (said by the look): what changed in it meanwhile is reported.
+      if (found?.kind === "folder") await rewatch(dir, undefined);
+    }
   }
 
   function scheduleSave(): void {
@@ -338,10 +524,18 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     );
     // `events` walks too, rarely: what a notification never said (the kernel's queue overflowed, a change in the
     // instant between a folder's listing and the start of its notifications) is found within hours, not never.
+    if (mode === "events") mounts = await options.mountsUnder?.(settings.paths);
     const every = mode === "events" ? EVENTS_WALK_MS : settings.pollMs;
+    let walkAt = clock.now() + every;
     while (!stop.signal.aborted) {
-      await clock.sleep(every, stop.signal);
+      await clock.sleep(mode === "events" ? Math.min(ROOT_LOOK_MS, walkAt - clock.now()) : every, stop.signal);
       if (stop.signal.aborted) return;
+      if (mode === "events" && clock.now() < walkAt) {
+        await inLane(() => lookAround());
+        scheduleSave();
+        continue;
+      }
+      walkAt = clock.now() + every;
       await inLane(() => walk(settings.paths, true));
       await save();
     }

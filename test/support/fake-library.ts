@@ -62,10 +62,14 @@ export function createFakeLibrary(toLocal: (serverPath: string) => string | unde
   };
 }
 
-/** Files under `dir`, relative, `/`-separated; nothing when it is missing. */
-function walk(dir: string, prefix = ""): string[] {
+/** Files under `dir`, relative, `/`-separated; nothing when it is missing. Links are followed, each folder once (a
+ *  link into a loop is not walked forever). */
+function walk(dir: string, prefix = "", visited = new Set<string>()): string[] {
   let names: string[];
   try {
+    const info = statSync(dir);
+    if (visited.has(`${String(info.dev)}:${String(info.ino)}`)) return [];
+    visited.add(`${String(info.dev)}:${String(info.ino)}`);
     names = readdirSync(dir);
   } catch {
     return [];
@@ -73,7 +77,7 @@ function walk(dir: string, prefix = ""): string[] {
   return names.flatMap((name) => {
     const full = join(dir, name);
     try {
-      return statSync(full).isDirectory() ? walk(full, `${prefix}${name}/`) : [`${prefix}${name}`];
+      return statSync(full).isDirectory() ? walk(full, `${prefix}${name}/`, visited) : [`${prefix}${name}`];
     } catch {
       return [];
     }

@@ -13,6 +13,8 @@ export interface CliOptions {
   readonly nodeArgs?: readonly string[];
   /** Kill the child if it has not exited by then (ms). */
   readonly timeoutMs?: number;
+  /** Run the child as this user and group (tests run as root, where a chmod denies nothing). */
+  readonly user?: { readonly uid: number; readonly gid: number };
 }
 
 export interface CliResult {
@@ -49,6 +51,7 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Run
     cwd: options.cwd,
     env: childEnv(options.env),
     stdio: ["ignore", "pipe", "pipe"],
+    ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   let out = "";
   let err = "";
