@@ -167,6 +167,14 @@ function describeHungMount(): void {
         const looks = hungDirs.flatMap((dir) => [1, 2].map((n) => probe.stat(join(dir, "Show", `e${n}.mkv`))));
         expect(await Promise.all(looks)).toEqual(looks.map(() => "unanswered"));
         expect(probe.inFlight()).toBe(hungDirs.length);
+        // Each mount is named once its own look has had its time (more, on a busy machine).
+        await within(
+          (async () => {
+            while (probe.unresponsiveMounts().length < hungDirs.length) await new Promise((resolve) => setTimeout(resolve, 20));
+          })(),
+          10_000,
+          "every hung mount named",
+        );
         expect(new Set(probe.unresponsiveMounts())).toEqual(new Set(hungDirs));
         // Five stats stuck in the kernel, none on the pool: a durable write and a look at a healthy disk answer.
         await within(durableWrite(join(data, "journal"), "x"), 2_000, "a durable write beside the hung mounts");
@@ -175,6 +183,26 @@ function describeHungMount(): void {
       } finally {
         for (const other of others) await other.cleanup();
       }
+      await mount.release();
+    });
+
+    it("a helper killed while its look hangs (out of memory, an operator) is 'unanswered', never 'missing'", async () => {
+      const probe = createDiskProbe({ log: captureLog().log, timeoutMs: 30_000 });
+      const look = probe.stat(join(mount.dir, "Show", "e1.mkv"));
+      const helper = await within(
+        (async () => {
+          for (;;) {
+            const found = spawnSync("pgrep", ["-P", String(process.pid), "-f", "process.send"], { encoding: "utf8" }).stdout.trim();
+            if (found) return Number(found.split("\n")[0]);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        })(),
+        10_000,
+        "the mount's helper process",
+      );
+      process.kill(helper, "SIGKILL");
+      expect(await within(look, 5_000, "the look once its helper is gone")).toBe("unanswered");
+      expect(probe.inFlight()).toBe(0);
       await mount.release();
     });
 

@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "../core/logger.ts";
-import { createMountLookers, type LookOp } from "./mount-looker.ts";
+import { createMountLookers, HELPER_GONE, type LookOp } from "./mount-looker.ts";
 import { parentFolder } from "./normalize.ts";
 
 /**
@@ -30,13 +30,13 @@ export type DiskEntry = "file" | "directory" | "missing" | "unanswered";
  *   listeners hear of it); never a line per file.
  * A path's mount comes from `/proc/self/mountinfo` (never from a stat: that would hang on the very mount in question),
  * read again whenever a look times out, so a mount that appeared after the last read is named, never `/`. The timeout
- * runs on real time, from when the stat started (a look still waiting for a slot is not a disk that did not answer),
+ * runs on real time, from when the stat started (a look still waiting for its turn is not a disk that did not answer),
  * and a process that was too busy to hear the answer (the event loop held, the thread pool full) gives the look its
  * time again before the disk is called hung.
  */
 export interface DiskProbeOptions {
   readonly log: Logger;
-  /** How long a look may take, waiting for a free slot included (default 5000 ms). */
+  /** How long a look may take, waiting for its turn included (default 5000 ms). */
   readonly timeoutMs?: number;
   /** How long a mount's look may run before the looks waiting behind it give up at once (default 1000 ms). */
   readonly slowMs?: number;
@@ -50,7 +50,7 @@ export interface DiskProbe {
   stat(localPath: string): Promise<DiskEntry>;
   /**
    * A directory's entries, each file with its size and mtime, under the same budget, timeout and hung-mount rules as a
-   * stat (one slot for the whole listing): `unanswered` when the disk did not answer, `missing` when it is not there
+   * stat (one look for the whole listing): `unanswered` when the disk did not answer, `missing` when it is not there
    * (or not a directory, or unreadable).
    */
   list(localPath: string): Promise<DirListing | "missing" | "unanswered">;
@@ -86,7 +86,7 @@ interface Look {
   startedAt: number;
   returned: boolean;
   start(): void;
-  /** Answers `unanswered` at once (a look still waiting for a slot, under a mount found hung meanwhile). */
+  /** Answers `unanswered` at once (a look still waiting for its turn, under a mount found slow or hung meanwhile). */
   giveUp(): void;
 }
 
@@ -204,8 +204,9 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
           state.startedAt = Date.now();
           running += 1;
           runningUnder.set(state.mount, (runningUnder.get(state.mount) ?? 0) + 1);
-          slowTimer = setTimeout(() => markSlow(state), slowMs);
-          void runOnce(op, state.mount).then(({ value, code }) => returned(value, code));
+          watchSlow();
+          // A helper that died (killed, out of memory) found nothing out: not there yet, never "missing".
+          void runOnce(op, state.mount).then(({ value, code }) => returned(code === HELPER_GONE ? "unanswered" : value, code));
         },
         giveUp() {
           waiting.splice(waiting.indexOf(state), 1);
@@ -218,8 +219,8 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         clearTimeout(timer);
         resolve(entry);
       };
-      // The stat returned, maybe long after its caller got "unanswered": only now is its slot free.
-      const returned = (entry: T, code?: string): void => {
+      // The stat returned, maybe long after its caller got "unanswered": only now is its mount free for the next look.
+      const returned = (entry: T | "unanswered", code?: string): void => {
         state.returned = true;
         clearTimeout(slowTimer);
         running -= 1;
@@ -229,6 +230,17 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         startWaiting();
       };
       let slowTimer: NodeJS.Timeout | undefined;
+      // The mount is slow once its look has run `slowMs`, unless the process was too busy to hear the answer.
+      const watchSlow = (): void => {
+        const slowAt = Date.now() + slowMs;
+        slowTimer = setTimeout(() => {
+          void processWasBusy(slowAt, () => state.returned).then((busy) => {
+            if (state.returned) return;
+            if (busy) watchSlow();
+            else markSlow(state);
+          });
+        }, slowMs);
+      };
       let extensions = 0;
       let dueAt = Date.now() + timeoutMs;
       const settled = (): boolean => state.returned || state.answered;
@@ -247,7 +259,7 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         if (state.started) {
           // The mount is named (the table read again) before the caller hears "unanswered": it finds the mount hung.
           if (left <= 0) return void blame(state).finally(() => answer("unanswered"));
-          // A stat that got its slot late has not hung yet: the mount is named once its own stat took that long.
+          // A stat that got its turn late has not hung yet: the mount is named once its own stat took that long.
           answer("unanswered");
           const blameAt = Date.now() + left;
           return void setTimeout(() => {
@@ -258,14 +270,14 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
         }
         answer("unanswered");
         if (state.joined) return;
-        // No free slot in time (stats on a mount that hangs hold them, most likely): this look never starts.
+        // Its turn did not come in time (the look ahead of it under its mount hangs, most likely): it never starts.
         const index = waiting.indexOf(state);
         if (index >= 0) waiting.splice(index, 1);
-        log.debug({ path }, `No free slot to look at '${path}' within ${timeoutMs} ms; counted as not there yet`);
+        log.debug({ path }, `No turn to look at '${path}' within ${timeoutMs} ms; counted as not there yet`);
       };
       let timer = setTimeout(() => void onTimeout(), timeoutMs);
       if (waitsWithoutLook(mount)) return answer("unanswered");
-      // The same path's stat is on its way: this look waits for it (no second stat, no slot of its own).
+      // The same path's stat is on its way: this look waits for it (no second stat, no turn of its own).
       const already = statting.get(op.key) as Promise<Found<T>> | undefined;
       if (already) {
         state.joined = true;

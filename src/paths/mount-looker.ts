@@ -20,18 +20,20 @@ export interface LookAnswer {
 }
 
 export interface MountLookers {
-  /** Runs one look in `mount`'s helper (started on first use); never rejects (a helper that died answers `missing`). */
+  /** Runs one look in `mount`'s helper (started on first use); never rejects (a helper that died: `HELPER_GONE`). */
   look(mount: string, op: LookOp, path: string): Promise<LookAnswer>;
   /**
    * The look in flight in `from`'s helper turned out to be under `to` (a mount that appeared after the mount table was
    * read): the helper becomes `to`'s, and `from` gets a new one at its next look.
    */
   move(from: string, to: string): void;
-  /** Kills every helper (a look still in flight answers `missing`). */
+  /** Kills every helper (a look still in flight answers with `HELPER_GONE`). */
   close(): void;
 }
 
 const IDLE_MS = 30_000;
+/** The code of a look whose helper died before it answered. */
+export const HELPER_GONE = "ECHILD";
 
 /** The helper: synchronous calls on its own main thread, one message in, one message out. */
 const HELPER_SOURCE = `
@@ -81,7 +83,7 @@ export function createMountLookers(): MountLookers {
     clearTimeout(helper.idle);
     live.delete(helper.child);
     helper.child.kill("SIGKILL");
-    for (const resolve of helper.pending.values()) resolve({ value: "missing", code: "ECHILD" });
+    for (const resolve of helper.pending.values()) resolve({ value: "missing", code: HELPER_GONE });
     helper.pending.clear();
   }
 

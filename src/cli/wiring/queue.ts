@@ -32,8 +32,9 @@ export const STAT_TIMEOUT_MS = 5_000;
 let processProbe: DiskProbe | undefined;
 
 /**
- * The one `DiskProbe` of the process: the file checks and kind resolution share its budget of stats, because the
- * thread pool it protects is one per process. Made on first use, with that caller's logger.
+ * The one `DiskProbe` of the process: the file checks, kind resolution and the watchers share its one look per mount
+ * (and its helper per mount), so a hung mount costs one thread however many of them look. Made on first use, with
+ * that caller's logger.
  */
 export function sharedDiskProbe(log: Logger): DiskProbe {
   processProbe ??= createDiskProbe({ log, timeoutMs: STAT_TIMEOUT_MS });
