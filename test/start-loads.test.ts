@@ -10,7 +10,8 @@ import { runCli, startCli } from "./support/run-cli.ts";
  * What a start loads: `autoscan server` with the default config (`config init`, then only a port of its own) loads
  * none of the libraries that only some setups use: Google's clients (Drive monitoring), the PostgreSQL driver
  * (SERVER_DATABASE_URL), prom-client (SERVER_METRICS), dockerode (the scanner in the Plex container), nor our modules
- * for them, nor Node's child processes (RUN_COMMAND_*). Read from the modules the process actually loaded (a `node --import` hook), not from the source.
+ * for them. (Node's child processes are loaded: every look at a disk runs in a helper process of its mount, see
+ * src/paths/mount-looker.ts, and the start-up checks look at the data folder.) Read from the modules the process actually loaded (a `node --import` hook), not from the source.
  */
 const HOOK = fileURLToPath(new URL("./support/record-loads.mjs", import.meta.url));
 
@@ -31,8 +32,6 @@ const NOT_AT_A_DEFAULT_START = [
   /\/src\/ops\/metrics\//,
   /\/src\/queue\/postgres\/pg-/,
   /\/src\/cli\/commands\/(?!server\.ts|index\.ts)/,
-  // Child processes run only for RUN_COMMAND_* and the scanner on this host.
-  /^node:child_process$/,
 ];
 
 let temp: Awaited<ReturnType<typeof makeTempDir>>;

@@ -261,12 +261,18 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
           if (left <= 0) return void blame(state).finally(() => answer("unanswered"));
           // A stat that got its turn late has not hung yet: the mount is named once its own stat took that long.
           answer("unanswered");
-          const blameAt = Date.now() + left;
-          return void setTimeout(() => {
-            void processWasBusy(blameAt, settled).then(async (busy) => {
-              if (!busy) await blame(state);
-            });
-          }, left);
+          // A busy process looks again a timeout later: the mount is named once the process could have heard it.
+          const blameLater = (ms: number): void => {
+            const blameAt = Date.now() + ms;
+            setTimeout(() => {
+              void processWasBusy(blameAt, () => state.returned).then(async (busy) => {
+                if (state.returned) return;
+                if (busy) blameLater(timeoutMs);
+                else await blame(state);
+              });
+            }, ms);
+          };
+          return blameLater(left);
         }
         answer("unanswered");
         if (state.joined) return;
