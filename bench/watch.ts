@@ -12,9 +12,13 @@
  * RSS is taken after the imports and after the first walk, each after the collection the shipped service makes once it
  * is idle (`core/memory-trim.ts`: a major, last-resort GC, which also gives back the young generation a walk grew), so
  * the figure is what the watcher keeps;
- *  4. the `events` watcher in the real service as shipped (`dist/`): RSS idle without WATCH and with it, same tree.
+ *  4. the `events` watcher in the real service as shipped (`dist/`): RSS idle without WATCH and with it, same tree;
+ *  5. 50,000 files appearing at once in one folder (a folder moved into the library, `events`, MIN_AGE_SECONDS 1),
+ *     through the real service: the longest event-loop stall (the service's own monitorEventLoopDelay, prom-client's
+ *     `nodejs_eventloop_lag_max_seconds` read every 250 ms; ≤ 100 ms), the slowest `/health` answer meanwhile, the
+ *     scans (1), and whether a mount was called unanswering.
  *
- *   node bench/watch.ts                 BENCH_ONLY=events,poll,service,burst node bench/watch.ts
+ *   node bench/watch.ts                 BENCH_ONLY=events,poll,service,burst,burst50k node bench/watch.ts
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
@@ -56,7 +60,7 @@ interface ChildResult {
 // ——— the parent ———
 
 async function main(): Promise<void> {
-  const only = (process.env.BENCH_ONLY ?? "events,poll,service,burst").split(",");
+  const only = (process.env.BENCH_ONLY ?? "events,poll,service,burst,burst50k").split(",");
   const children = new Set<ChildProcess>();
   const dirs: string[] = [];
   let cleaned: Promise<void> | undefined;
@@ -93,6 +97,7 @@ async function main(): Promise<void> {
       if (only.includes("service")) await inService(tree, dirs, children);
     }
     if (only.includes("burst")) await burst(shm.path, dirs, children);
+    if (only.includes("burst50k")) await burstInOneFolder(shm.path, dirs, children);
   } finally {
     await cleanup();
   }
@@ -333,6 +338,104 @@ async function burst(tmpfs: string, dirs: string[], children: Set<ChildProcess>)
     );
     const unscanned = FOLDERS - [...folders].filter((path) => path.includes("Burst Show")).length;
     if (unscanned > 0) console.log(`watch burst: ${String(unscanned)} of the ${String(FOLDERS)} folders got no scan  ← MISSED`);
+    await stopChild(server);
+    children.delete(server);
+  } finally {
+    await plex.close();
+  }
+}
+
+/** 50,000 files appearing at once in one library folder (moved in as a folder), through the real service. */
+async function burstInOneFolder(tmpfs: string, dirs: string[], children: Set<ChildProcess>): Promise<void> {
+  const [{ startFakePlex }, { freePort }, { childEnv, CLI_MAIN }] = await Promise.all([
+    import("../test/support/fake-plex.ts"),
+    import("../test/support/free-port.ts"),
+    import("../test/support/run-cli.ts"),
+  ]);
+  const PASS = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1";
+  const FILES = 50_000;
+  const base = await mkdtemp(join(tmpfs, "autoscan-bench-watch-50k-"));
+  dirs.push(base);
+  const home = await mkdtemp(join(tmpdir(), "autoscan-bench-watch-50k-"));
+  dirs.push(home);
+  const library = join(base, "media", "TV");
+  mkdirSync(join(library, "Big Show"), { recursive: true });
+  const staged = join(base, "staging", "Season 01");
+  mkdirSync(staged, { recursive: true });
+  for (let file = 0; file < FILES; file++) touch(join(staged, `Big Show - E${String(file).padStart(5, "0")}.mkv`), "0123456789");
+  const plex = await startFakePlex({
+    sections: [{ key: "2", title: "TV Shows", type: "show", locations: ["/data/TV"] }],
+    toLocal: (path) => (path.startsWith("/data/TV") ? join(library, path.slice("/data/TV".length)) : undefined),
+  });
+  try {
+    const port = await freePort();
+    writeConfig(home, PASS, port, plex, {
+      PLEX_ANALYZE_TYPE: "off",
+      SERVER_SCAN_DELAY: 1,
+      SERVER_FILE_CHECK_DELAY: 1,
+      SERVER_METRICS: true,
+      SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${library}/`]: ["/data/TV/"] },
+      WATCH: { burst: { PATHS: [library], MODE: "events", MIN_AGE_SECONDS: 1 } },
+    });
+    const server = spawn(process.execPath, [CLI_MAIN, "server", "--config", join(home, "config.json"), "--data-dir", join(home, "data"), "--logfile", "none"], {
+      env: childEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.add(server);
+    let output = "";
+    server.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    server.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+    const api = `http://127.0.0.1:${String(port)}`;
+    const ready = async (): Promise<boolean> => output.includes("is watching") && (await fetch(`${api}/health`).then((r) => r.ok, () => false));
+    for (let waited = 0; !(await ready()); waited += 100) {
+      if (server.exitCode !== null || waited > 60_000) throw new Error(`the service did not start watching:\n${output.slice(-3000)}`);
+      await sleep(100);
+    }
+    const lagMax = async (): Promise<number> => {
+      const text = await fetch(`${api}/${PASS}/metrics`).then((r) => r.text(), () => "");
+      return Number(/^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1] ?? 0);
+    };
+    await sleep(1_000);
+    await lagMax(); // the histogram starts afresh at each scrape
+    const folder = "/data/TV/Big Show/Season 01";
+    const scanned = (): boolean => plex.scans.some((scan) => scan.path === folder);
+    /** The longest stall while the watcher works (until the scan), and once the queue dispatches the folder. */
+    let stallS = 0;
+    let dispatchStallS = 0;
+    let healthMs = 0;
+    let done = false;
+    const movedAt = performance.now();
+    const sampling = (async () => {
+      while (!done) {
+        const before = !scanned();
+        const lag = await lagMax();
+        if (before) stallS = Math.max(stallS, lag);
+        else dispatchStallS = Math.max(dispatchStallS, lag);
+        await sleep(250);
+      }
+    })();
+    const probing = (async () => {
+      while (!done) {
+        const at = performance.now();
+        await fetch(`${api}/health`).catch(() => undefined);
+        healthMs = Math.max(healthMs, performance.now() - at);
+        await sleep(50);
+      }
+    })();
+    renameSync(staged, join(library, "Big Show", "Season 01"));
+    while (performance.now() - movedAt < 120_000 && !scanned()) await sleep(100);
+    // A file check of another folder meanwhile: it must not wait on a disk said not to answer.
+    await sleep(5_000);
+    done = true;
+    await Promise.all([sampling, probing]);
+    const scans = plex.scans.filter((scan) => scan.path === folder).length;
+    const firstS = (performance.now() - movedAt - 5_000) / 1000;
+    console.log(
+      `watch burst 50k: ${FILES.toLocaleString("en")} files moved into one folder → ${String(scans)} scan(s) of it (1)${scans === 1 ? "" : "  ← MISSED"}, within ${s(firstS)}; ` +
+        `longest event-loop stall while the watcher works ${String(Math.round(stallS * 1000))} ms (≤ 100 ms)${over(stallS, 0.1)}, ` +
+        `${String(Math.round(dispatchStallS * 1000))} ms once the folder is dispatched; slowest /health ${String(Math.round(healthMs))} ms` +
+        `${/does not answer/.test(output) ? "; a mount was called unanswering  ← MISSED" : ""}`,
+    );
     await stopChild(server);
     children.delete(server);
   } finally {

@@ -1,4 +1,5 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -51,17 +52,17 @@ function watcher(options: { minAgeMs: number; watchFolders?: WatchFolders }): { 
   return { watcher: created, reported };
 }
 
-async function until(check: () => boolean, what: () => string): Promise<void> {
+async function until(check: () => boolean, what: () => string, ms = 10_000): Promise<void> {
   try {
     await within(
       (async () => {
         while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
       })(),
-      10_000,
+      ms,
       "waiting",
     );
   } catch {
-    throw new Error(`${what()}: nothing after 10 s`);
+    throw new Error(`${what()}: nothing after ${String(ms / 1000)} s`);
   }
 }
 
@@ -149,4 +150,21 @@ describe("changes still settling at a stop", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(third.reported).toEqual([]);
   });
+});
+
+describe("50,000 files appearing at once in one folder", () => {
+  it("are all reported, and the event loop is never held long (not for seconds: webhooks and /health go on)", async () => {
+    const { watcher: w, reported } = watcher({ minAgeMs: 1_000 });
+    await watching(w);
+    const staged = join(root, "staging", "Season 01");
+    mkdirSync(staged, { recursive: true });
+    for (let file = 0; file < 50_000; file++) writeFileSync(join(staged, `Big - E${String(file).padStart(5, "0")}.mkv`), "x");
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    renameSync(staged, join(tv, "Season 01"));
+    await until(() => reported.length === 50_000, () => `50,000 reported (${String(reported.length)} so far)`, 60_000);
+    delay.disable();
+    // A generous bound: the whole burst in one synchronous stretch took seconds.
+    expect(delay.max / 1e6).toBeLessThan(1_000);
+  }, 90_000);
 });

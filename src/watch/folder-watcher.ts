@@ -98,6 +98,9 @@ const SAVE_DELAY_MS = 60_000;
 const EVENTS_WALK_MS = 6 * 60 * 60_000;
 /** `events` mode: how often the watched paths, the mounts below them and unreadable folders are looked at. */
 const ROOT_LOOK_MS = 10_000;
+/** Files handled between two turns of the event loop. */
+const YIELD_EVERY = 1_000;
+const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 /** Skipped links named in a warning (the rest counted). */
 const NAMED = 3;
 
@@ -152,7 +155,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
         notFollowed(dir, "link");
         return [];
       }
-      apply(dir, found.kind === "missing" ? undefined : found.listing, true);
+      await apply(dir, found.kind === "missing" ? undefined : found.listing, true);
       return found.kind === "missing" ? [] : found.listing.files;
     },
     report: (changes) => {
@@ -259,8 +262,11 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     log.warn({ ...fields, path: root }, `Watcher '${name}': '${root}' does not exist (WATCH.${name}.PATHS); it is watched once it does.`);
   }
 
-  /** A folder's listing now (undefined: it is gone): kept, and what changed in it handed to the settler. */
-  function apply(dir: string, listing: DirListing | undefined, report: boolean): string[] {
+  /**
+   * A folder's listing now (undefined: it is gone): kept, and what changed in it handed to the settler, a thousand
+   * files at a time with a turn of the event loop between (50,000 files at once must not hold webhooks and /health).
+   */
+  async function apply(dir: string, listing: DirListing | undefined, report: boolean): Promise<string[]> {
     const before = dirs.get(dir);
     if (listing === undefined) {
       forget(dir, report);
@@ -276,8 +282,10 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     if (before === undefined && !report) return folders;
     const changes = diffListings(before, after);
     if (report) {
-      const known = new Set(before === undefined ? [] : filesOf(before).map((file) => file.name));
-      for (const file of changes.changed) if (settings.wanted(join(dir, file.name))) settler.saw(dir, file, !known.has(file.name));
+      for (const [index, file] of changes.changed.entries()) {
+        if (settings.wanted(join(dir, file.name))) settler.saw(dir, file, changes.created.has(file.name));
+        if (index % YIELD_EVERY === YIELD_EVERY - 1) await yieldTurn();
+      }
       for (const gone of changes.removed) if (settings.wanted(join(dir, gone))) settler.gone(dir, gone);
     }
     for (const gone of changes.goneFolders) forget(join(dir, gone), report);
@@ -322,7 +330,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       }
       if (found.kind === "missing") {
         if (root) rootAbsent(dir);
-        apply(dir, undefined, report);
+        await apply(dir, undefined, report);
         continue;
       }
       const again = walked.get(found.id) ?? ancestorWith(dir, found.id);
@@ -333,7 +341,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       walked.set(found.id, dir);
       if (root && absentRoots.delete(dir)) log.info({ ...fields, path: dir }, `Watcher '${name}' is watching '${dir}' again (it exists again).`);
       ids.set(dir, found.id);
-      const folders = apply(dir, found.listing, report);
+      const folders = await apply(dir, found.listing, report);
       seen.add(dir);
       // A folder that appeared while watching is listed once more once watched: what landed in it between its
       // listing and the start of its notifications would raise no event, and be missed.
@@ -406,7 +414,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
         if (found.kind === "missing" && settings.paths.includes(next)) rootAbsent(next);
         if (found.kind === "folder") ids.set(next, found.id);
         const before = new Set(dirs.has(next) ? foldersOf(dirs.get(next) as string) : []);
-        const folders = apply(next, found.kind === "missing" ? undefined : found.listing, true);
+        const folders = await apply(next, found.kind === "missing" ? undefined : found.listing, true);
         // A folder moved in: everything in it is new.
         const added = folders.filter((folder) => !before.has(folder)).map((folder) => join(next, folder));
         if (added.length > 0) await walk(added, true);

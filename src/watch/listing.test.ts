@@ -72,7 +72,7 @@ describe("diffListings", () => {
   });
 
   it("nothing changed: nothing to say", () => {
-    expect(diffListings(before, before)).toEqual({ changed: [], removed: [], newFolders: [], goneFolders: [] });
+    expect(diffListings(before, before)).toEqual({ changed: [], created: new Set(), removed: [], newFolders: [], goneFolders: [] });
   });
 
   it("new files, a changed size, a changed mtime, a gone file, a new and a gone folder", () => {
@@ -83,6 +83,7 @@ describe("diffListings", () => {
     const diff = diffListings(before, after);
     expect(diff.changed.map((f) => f.name).sort()).toEqual(["grows.mkv", "new 'one'.mkv", "touched.mkv"]);
     expect(diff.changed.find((f) => f.name === "grows.mkv")).toEqual(file("grows.mkv", 20));
+    expect([...diff.created]).toEqual(["new 'one'.mkv"]);
     expect(diff.removed).toEqual(["gone.mkv"]);
     expect(diff.newFolders).toEqual(["Season 03"]);
     expect(diff.goneFolders).toEqual(["Season 02"]);
@@ -105,18 +106,18 @@ describe("diffListings", () => {
   it("a rename within the folder: the old name removed, the new one changed", () => {
     const a = encodeListing({ folders: [], files: [file("Show - S01E01.mkv.part", 100, 7)] });
     const b = encodeListing({ folders: [], files: [file("Show - S01E01.mkv", 100, 7)] });
-    expect(diffListings(a, b)).toEqual({ changed: [file("Show - S01E01.mkv", 100, 7)], removed: ["Show - S01E01.mkv.part"], newFolders: [], goneFolders: [] });
+    expect(diffListings(a, b)).toEqual({ changed: [file("Show - S01E01.mkv", 100, 7)], created: new Set(["Show - S01E01.mkv"]), removed: ["Show - S01E01.mkv.part"], newFolders: [], goneFolders: [] });
   });
 
   it("a file replaced by a folder of the same name: the file removed, the folder new", () => {
     const a = encodeListing({ folders: [], files: [file("Extras")] });
     const b = encodeListing({ folders: ["Extras"], files: [] });
-    expect(diffListings(a, b)).toEqual({ changed: [], removed: ["Extras"], newFolders: ["Extras"], goneFolders: [] });
+    expect(diffListings(a, b)).toEqual({ changed: [], created: new Set(), removed: ["Extras"], newFolders: ["Extras"], goneFolders: [] });
   });
 
   it("names that differ only in odd characters are different files", () => {
     const a = encodeListing({ folders: [], files: [file("a b.mkv"), file("a  b.mkv"), file("A b.mkv")] });
     const b = encodeListing({ folders: [], files: [file("a b.mkv"), file("A b.mkv", 2)] });
-    expect(diffListings(a, b)).toEqual({ changed: [file("A b.mkv", 2)], removed: ["a  b.mkv"], newFolders: [], goneFolders: [] });
+    expect(diffListings(a, b)).toEqual({ changed: [file("A b.mkv", 2)], created: new Set(), removed: ["a  b.mkv"], newFolders: [], goneFolders: [] });
   });
 });

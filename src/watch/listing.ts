@@ -17,6 +17,8 @@ export interface FileEntry {
 export interface ListingChanges {
   /** Files that are new, or whose size or mtime changed. */
   readonly changed: readonly FileEntry[];
+  /** The names of the new ones among them. */
+  readonly created: ReadonlySet<string>;
   /** Files that are gone. */
   readonly removed: readonly string[];
   readonly newFolders: readonly string[];
@@ -61,17 +63,20 @@ export function fileCountOf(listing: Listing): number {
 }
 
 export function diffListings(before: Listing | undefined, after: Listing): ListingChanges {
-  if (before === after) return { changed: [], removed: [], newFolders: [], goneFolders: [] };
+  if (before === after) return { changed: [], created: new Set(), removed: [], newFolders: [], goneFolders: [] };
   const old = new Map(filesOf(before ?? "").map((file) => [file.name, file]));
   const now = filesOf(after);
   const nowNames = new Set(now.map((file) => file.name));
   const oldFolders = new Set(foldersOf(before ?? ""));
   const nowFolders = new Set(foldersOf(after));
+  const created = new Set<string>();
   return {
     changed: now.filter((file) => {
       const was = old.get(file.name);
+      if (was === undefined) created.add(file.name);
       return was === undefined || was.size !== file.size || was.mtimeMs !== file.mtimeMs;
     }),
+    created,
     removed: [...old.keys()].filter((name) => !nowNames.has(name)),
     newFolders: [...nowFolders].filter((name) => !oldFolders.has(name)),
     goneFolders: [...oldFolders].filter((name) => !nowFolders.has(name)),

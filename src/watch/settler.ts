@@ -38,6 +38,8 @@ export interface Settler {
 }
 
 const PASS_MS = 1_000;
+/** Changes settled between two turns of the event loop, and reported at once (a burst of 50,000 goes out in 1,000s). */
+const CHUNK = 1_000;
 
 interface Waiting {
   readonly dir: string;
@@ -73,7 +75,11 @@ export function createSettler(options: SettlerOptions): Settler {
     const now = clock.now();
     const due = [...waiting.entries()].filter(([, w]) => now - w.since >= minAgeMs);
     const byDir = new Map<string, [string, Waiting][]>();
-    for (const entry of due) byDir.set(entry[1].dir, [...(byDir.get(entry[1].dir) ?? []), entry]);
+    for (const entry of due) {
+      const entries = byDir.get(entry[1].dir);
+      if (entries) entries.push(entry);
+      else byDir.set(entry[1].dir, [entry]);
+    }
     const settled: SettledChange[] = [];
     for (const [dir, entries] of byDir) {
       const files = minAgeMs === 0 ? undefined : await options.relist(dir);
@@ -84,6 +90,10 @@ export function createSettler(options: SettlerOptions): Settler {
       }
       const current = new Map((files ?? []).map((file) => [file.name, file]));
       for (const [path, w] of entries) {
+        if (settled.length >= CHUNK) {
+          options.report(settled.splice(0));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
         if (waiting.get(path) !== w) continue;
         const now = current.get(w.name);
         if (w.deleted && (minAgeMs === 0 || now === undefined)) {
