@@ -575,7 +575,7 @@ describe("WATCH in events mode: a root missing at start, or deleted and made aga
     await start(env, { tv: { PATHS: [root], MODE: "events", MIN_AGE_SECONDS: 1 } });
     await watching(env, "tv");
     await rm(root, { recursive: true });
-    await mkdir(join(root, "Season 02"), { recursive: true });
+    await mkdir(root);
     await until(() => log(env).includes(`watching '${root}' again`), () => `watching again (${log(env)})`);
     await put(join(root, "Season 02", "Show - S02E01.mkv"));
     await until(() => scansOf(env, "/data/TV/Show/Season 02").length > 0, () => `the scan (${log(env)})`);
