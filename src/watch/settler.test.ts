@@ -230,6 +230,18 @@ describe("a rename", () => {
     expect(reports[0]).toHaveLength(2);
   });
 
+  it("seen a few milliseconds apart (a busy machine): still one report", async () => {
+    await writeFile(join(dir, "Show.S01E05.WEB.mkv"), "episode");
+    await rename(join(dir, "Show.S01E05.WEB.mkv"), join(dir, "Show - S01E05.mkv"));
+    settler.gone(dir, "Show.S01E05.WEB.mkv");
+    await advance(3);
+    settler.saw(dir, await entry(dir, "Show - S01E05.mkv"), true);
+    await advance(MIN_AGE_MS - 3);
+    await advance(5_000);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toHaveLength(2);
+  });
+
   it("to another folder: both folders' changes in the same report", async () => {
     const from = join(dir, "Season 01");
     const to = join(dir, "Season 02");

@@ -73,7 +73,11 @@ export function createSettler(options: SettlerOptions): Settler {
 
   async function settle(): Promise<void> {
     const now = clock.now();
-    const due = [...waiting.entries()].filter(([, w]) => now - w.since >= minAgeMs);
+    // A folder that has a change due settles with it those seen up to a pass later (the two names of a rename, seen a
+    // few milliseconds apart on a busy machine, go out together); the second look still checks each has not changed.
+    const dirsDue = new Set<string>();
+    for (const w of waiting.values()) if (now - w.since >= minAgeMs) dirsDue.add(w.dir);
+    const due = [...waiting.entries()].filter(([, w]) => now - w.since >= minAgeMs || (dirsDue.has(w.dir) && now - w.since >= minAgeMs - PASS_MS));
     const byDir = new Map<string, [string, Waiting][]>();
     for (const entry of due) {
       const entries = byDir.get(entry[1].dir);
