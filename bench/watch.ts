@@ -478,13 +478,12 @@ async function stopChild(child: ChildProcess): Promise<void> {
 async function watcherChild(mode: "events" | "poll", tree: string, stateFile: string): Promise<void> {
   const send = (result: ChildResult): Promise<void> => new Promise((resolve) => process.send?.(result, () => resolve()));
   process.on("disconnect", () => process.exit(1));
-  const [{ default: pino }, { systemClock }, { createDiskProbe }, { createFolderWatcher }, { watchFoldersWithKernel }, { identifyFolder }, queueWiring] = await Promise.all([
+  const [{ default: pino }, { systemClock }, { createDiskProbe }, { createFolderWatcher }, { watchFoldersWithKernel }, queueWiring] = await Promise.all([
     import("pino"),
     import("../src/core/clock.ts"),
     import("../src/paths/disk-probe.ts"),
     import("../src/watch/folder-watcher.ts"),
     import("../src/watch/kernel-events.ts"),
-    import("../src/watch/folder-identity.ts"),
     import("../src/cli/wiring/queue.ts"),
   ]);
   const log = pino({ level: "silent" });
@@ -518,7 +517,6 @@ async function watcherChild(mode: "events" | "poll", tree: string, stateFile: st
     probe,
     clock,
     log,
-    identify: identifyFolder,
     report: (changes) => {
       for (const change of changes) reported.set(change.path, performance.now());
       reportWaiter?.();

@@ -208,6 +208,13 @@ function describeHungMount(): void {
       await mount.release();
     });
 
+    it("a folder whose mount's daemon died is listed as unreadable with its error (ENOTCONN), never as missing", async () => {
+      const probe = createDiskProbe({ log: captureLog().log, timeoutMs: 300 });
+      await mount.release();
+      expect(await within(probe.list(mount.dir), 5_000, "the listing")).toEqual({ unreadable: "ENOTCONN" });
+      expect(await within(probe.list(join(mount.dir, "Show")), 5_000, "the listing")).toEqual({ unreadable: "ENOTCONN" });
+    });
+
     it("starts one stat per path at a time: looks at a path whose stat has not returned wait for it, however many", async () => {
       const logs = captureLog();
       const probe = createDiskProbe({ log: logs.log, timeoutMs: 300 });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeFaults, type Capability } from "./support/faults/describe-faults.ts";
-import { cleanupMounts, mountHungFuse, mountTmpfs, probeFuse, probeMounts, umountLazy } from "./support/faults/mounts.ts";
+import { cleanupMounts, mountFaultyFuse, mountHungFuse, mountTmpfs, probeFuse, probeMounts, umountLazy } from "./support/faults/mounts.ts";
 import pg from "pg";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 import { createTestDatabase, describeWithPostgres, dropTestDatabase, terminateConnections } from "./support/postgres.ts";
@@ -437,6 +437,40 @@ describeFaults("WATCH on a FUSE mount that hangs", fuseMountable(), { concurrent
     expect(log(env).match(/Watcher 'remote' is waiting/g)).toHaveLength(1);
     expect(env.plex.scans.every((scan) => !scan.path.startsWith("/data/TV/Remote"))).toBe(true);
   }, 60_000);
+});
+
+describeFaults("WATCH on a FUSE mount that stops answering between a folder's listing and the next look", fuseMountable(), { concurrent: true }, () => {
+  it("the walk waits in the disk probe's helper, never on the thread pool: webhooks are answered and SIGTERM stops the service", async () => {
+    const env = await prepare();
+    const remote = await mountFaultyFuse(join(env.root, "backing"), join(env.root, "media", "Remote"));
+    cleanups.push(() => remote.stop());
+    await mkdir(join(env.root, "backing", "Show"), { recursive: true });
+    await put(join(env.root, "backing", "Movie.mkv"));
+    // Once the (empty) folder 'Show' has been listed, what it is (its attributes) never comes back.
+    await remote.set("getattr-hang Show");
+    await start(
+      env,
+      { remote: { PATHS: [remote.dir], MODE: "poll", POLL_SECONDS: 10, MIN_AGE_SECONDS: 1 } },
+      { SERVER_FILE_EXIST_PATH_MAPPINGS: { [`${remote.dir}/`]: ["/data/TV/Remote/"], [`${env.tv}/`]: ["/data/TV/"] } },
+    );
+    await until(() => log(env).includes("Watcher 'remote' is waiting"), () => `the watcher waiting for its mount (${log(env)})`, 40_000);
+    // A webhook is answered at once and stored.
+    await put(join(env.tv, "Hooked", "Season 01", "Hooked - S01E01.mkv"));
+    const answer = await fetch(`http://127.0.0.1:${String(env.port)}/${PASS}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        eventType: "Download",
+        series: { id: 1, title: "Hooked", path: "/tv/Hooked" },
+        episodeFile: { id: 1, relativePath: "Season 01/Hooked - S01E01.mkv", path: "/tv/Hooked/Season 01/Hooked - S01E01.mkv" },
+      }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(answer.status).toBe(200);
+    await until(() => scansOf(env, "/data/TV/Hooked/Season 01").length > 0, () => `the webhook's scan (${log(env)})`);
+    // The look that hangs is in a helper process: nothing of the service's own waits for it at the stop.
+    await stopService(env);
+  }, 90_000);
 });
 
 /** Root, /dev/fuse and a FUSE mount allowed here: tried once for real. */

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
@@ -15,6 +15,33 @@ describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-
     expect(await probe.stat(join(temp.dir, "nothing"))).toBe("missing");
     expect(await probe.stat(join(temp.dir, "file.mkv", "below-a-file"))).toBe("missing");
     expect(probe.inFlight()).toBe(0);
+    await temp.cleanup();
+  });
+
+  it("a listing says what the folder is (its identity) and tells links apart, so that nobody looks at it again", async () => {
+    const temp = await makeTempDir("autoscan-probe-");
+    const show = join(temp.dir, "Show");
+    await mkdir(join(show, "Season 01"), { recursive: true });
+    await writeFile(join(show, "e1.mkv"), "12345");
+    await symlink(join(show, "Season 01"), join(show, "loop"));
+    await symlink(join(show, "e1.mkv"), join(show, "alias.mkv"));
+    await symlink(join(show, "gone"), join(show, "broken"));
+    await symlink(show, join(temp.dir, "Linked"));
+    const probe = createDiskProbe({ log: captureLog().log });
+    const info = await stat(show, { bigint: true });
+    const listing = await probe.list(show);
+    expect(listing).toMatchObject({
+      id: `${String(info.dev)}:${String(info.ino)}:${String(info.birthtimeNs)}`,
+      folders: ["Season 01"],
+      links: ["loop"],
+    });
+    const files = typeof listing === "object" && "files" in listing ? listing.files : [];
+    expect(files.map((file) => [file.name, file.size]).sort()).toEqual([["alias.mkv", 5], ["e1.mkv", 5]]);
+    // A watched path that is a link is listed through it (the same folder); below one, a link is a link.
+    expect(await probe.list(join(temp.dir, "Linked"))).toMatchObject({ id: (listing as { id: string }).id });
+    expect(await probe.list(join(temp.dir, "Linked"), { followLink: false })).toBe("link");
+    expect(await probe.list(join(show, "nothing"))).toBe("missing");
+    expect(await probe.list(join(show, "e1.mkv"))).toBe("missing");
     await temp.cleanup();
   });
 

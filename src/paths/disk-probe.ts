@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "../core/logger.ts";
 import { createMountLookers, HELPER_GONE, type LookOp } from "./mount-looker.ts";
+import type { ListAnswer } from "./dir-listing.ts";
 import { parentFolder } from "./normalize.ts";
 
 /**
@@ -49,11 +50,12 @@ export interface DiskProbe {
    *  counts as missing, as `os.path.exists` did. */
   stat(localPath: string): Promise<DiskEntry>;
   /**
-   * A directory's entries, each file with its size and mtime, under the same budget, timeout and hung-mount rules as a
-   * stat (one look for the whole listing): `unanswered` when the disk did not answer, `missing` when it is not there
-   * (or not a directory, or unreadable).
+   * A directory's entries (`dir-listing.ts`: its identity, subfolders, links to folders, files with size and mtime),
+   * under the same budget, timeout and hung-mount rules as a stat (one look for all of it, what the folder is
+   * included, so a caller needs no look of its own at it): `unanswered` when the disk did not answer. A path that is a
+   * symbolic link is listed through it unless `followLink` is false (then it answers `link`).
    */
-  list(localPath: string): Promise<DirListing | "missing" | "unanswered">;
+  list(localPath: string, options?: { readonly followLink?: boolean }): Promise<ListAnswer | "unanswered">;
   /** Stats started and not returned yet (timed-out ones included). */
   inFlight(): number;
   /** Mounts that have stopped answering, by mount point. */
@@ -66,11 +68,7 @@ export interface DiskProbe {
   onMountAnswers(listener: (mount: string) => void): () => void;
 }
 
-/** What `list` found in a directory: its subfolders' names, and its files with size (bytes) and mtime (ms). */
-export interface DirListing {
-  readonly folders: readonly string[];
-  readonly files: readonly { readonly name: string; readonly size: number; readonly mtimeMs: number }[];
-}
+export type { DirListing, ListAnswer } from "./dir-listing.ts";
 
 export const DEFAULT_STAT_TIMEOUT_MS = 5_000;
 export const DEFAULT_SLOW_MS = 1_000;
@@ -299,9 +297,9 @@ export function createDiskProbe(options: DiskProbeOptions): DiskProbe {
       const mount = await mounts.mountOf(localPath);
       return waitsWithoutLook(mount) ? "unanswered" : look(statOp(localPath), mount);
     },
-    async list(localPath) {
+    async list(localPath, options = {}) {
       const mount = await mounts.mountOf(localPath);
-      return waitsWithoutLook(mount) ? "unanswered" : look(listOp(localPath), mount);
+      return waitsWithoutLook(mount) ? "unanswered" : look(listOp(localPath, options.followLink !== false), mount);
     },
     inFlight: () => running,
     unresponsiveMounts: () => [...hung.keys()],
@@ -330,8 +328,9 @@ interface DiskOp<T> {
 }
 
 const statOp = (path: string): DiskOp<DiskEntry> => ({ key: `s:${path}`, op: "stat", path });
-/** A directory listing: the entries, then each file's size and mtime (one look for all of it). */
-const listOp = (path: string): DiskOp<DirListing | "missing"> => ({ key: `l:${path}`, op: "list", path });
+/** A directory listing: what the folder is, its entries, then each file's size and mtime (one look for all of it). */
+const listOp = (path: string, follow: boolean): DiskOp<ListAnswer> =>
+  follow ? { key: `l:${path}`, op: "list", path } : { key: `L:${path}`, op: "list-here", path };
 
 /**
  * Whether a look that ran out of time was held by the process rather than the disk: its timer fired more than a second

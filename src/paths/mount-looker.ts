@@ -11,7 +11,8 @@ import { spawn, type ChildProcess } from "node:child_process";
  * A helper answers one look at a time (the probe sends it one at a time), exits when it loses its parent, and is
  * closed after `idleMs` without a look.
  */
-export type LookOp = "stat" | "list";
+/** `list` follows the listed path if it is a symbolic link; `list-here` answers `link` for one. */
+export type LookOp = "stat" | "list" | "list-here";
 
 /** What the helper found: a `DiskEntry`-like value (or a listing), with the error code when the call failed. */
 export interface LookAnswer {
@@ -35,30 +36,46 @@ const IDLE_MS = 30_000;
 /** The code of a look whose helper died before it answered. */
 export const HELPER_GONE = "ECHILD";
 
-/** The helper: synchronous calls on its own main thread, one message in, one message out. */
+/**
+ * The helper: synchronous calls on its own main thread, one message in, one message out. A listing answers a
+ * `ListAnswer` (`dir-listing.ts`): what the folder is (lstat, then stat through a link when it follows one), then its
+ * entries, a link's target looked at only to tell a link to a folder from a link to a file.
+ */
 const HELPER_SOURCE = `
 const fs = require("node:fs");
 const answer = (id, value, code) => process.send(code === undefined ? { id, value } : { id, value, code });
-function list(path) {
+const gone = (code) => code === "ENOENT" || code === "ENOTDIR";
+function list(path, follow) {
+  let info = fs.lstatSync(path, { bigint: true });
+  if (info.isSymbolicLink()) {
+    if (!follow) return "link";
+    info = fs.statSync(path, { bigint: true });
+  }
+  if (!info.isDirectory()) return "missing";
+  const id = info.dev + ":" + info.ino + ":" + info.birthtimeNs;
   const folders = [];
+  const links = [];
   const files = [];
   for (const entry of fs.readdirSync(path, { withFileTypes: true })) {
+    const link = entry.isSymbolicLink();
     if (entry.isDirectory()) folders.push(entry.name);
-    else if (entry.isFile() || entry.isSymbolicLink()) {
-      let info;
-      try { info = fs.statSync(path + "/" + entry.name); } catch { continue; }
-      if (info.isDirectory()) folders.push(entry.name);
-      else files.push({ name: entry.name, size: info.size, mtimeMs: Math.trunc(info.mtimeMs) });
+    else if (entry.isFile() || link) {
+      let target;
+      try { target = fs.statSync(path + "/" + entry.name); } catch { continue; }
+      if (target.isDirectory()) (link ? links : folders).push(entry.name);
+      else files.push({ name: entry.name, size: target.size, mtimeMs: Math.trunc(target.mtimeMs) });
     }
   }
-  return { folders, files };
+  return { id, folders, links, files };
 }
 process.on("message", ({ id, op, path }) => {
   try {
     if (op === "stat") answer(id, fs.statSync(path).isDirectory() ? "directory" : "file");
-    else answer(id, list(path));
+    else answer(id, list(path, op === "list"));
   } catch (error) {
-    answer(id, "missing", error && error.code);
+    const code = (error && error.code) || "EIO";
+    if (op === "stat" || gone(code)) answer(id, "missing", code);
+    else answer(id, { unreadable: code }, code);
   }
 });
 process.on("disconnect", () => process.exit(0));

@@ -7,7 +7,6 @@ import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
 import { systemClock } from "../core/clock.ts";
 import { within } from "../../test/support/run-cli.ts";
 import { createDiskProbe } from "../paths/disk-probe.ts";
-import { identifyFolder } from "./folder-identity.ts";
 import { createFolderWatcher, type FolderWatcher } from "./folder-watcher.ts";
 import { watchFoldersWithKernel, type WatchFolders } from "./kernel-events.ts";
 import type { SettledChange } from "./settler.ts";
@@ -40,7 +39,6 @@ function watcher(options: { minAgeMs: number; watchFolders?: WatchFolders }): { 
     probe: createDiskProbe({ log: captureLog().log }),
     clock: systemClock,
     log: captureLog().log,
-    identify: identifyFolder,
     report: (changes) => {
       reported.push(...changes);
       return Promise.resolve();

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import type { Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { DirListing, DiskProbe } from "../paths/disk-probe.ts";
+import type { DiskProbe } from "../paths/disk-probe.ts";
+import { isUnreadable, type DirListing, type ListAnswer } from "../paths/dir-listing.ts";
 import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf, keptFolders, type Listing } from "./listing.ts";
 import type { MountsUnder } from "./event-less-mounts.ts";
-import type { IdentifyFolder } from "./folder-identity.ts";
 import { createSettler, type SettledChange } from "./settler.ts";
 import type { WatchFolders } from "./kernel-events.ts";
 import { loadTreeState, saveTreeState } from "./tree-state.ts";
@@ -20,10 +20,12 @@ import { loadTreeState, saveTreeState } from "./tree-state.ts";
  * Either way the first walk compares the disk with what was kept at the last stop, so what changed while autoscan was
  * down is reported; a watcher's very first walk only records what is there (as the backfill starts from now).
  *
- * Every look at the disk goes through the disk probe, one folder at a time: a mount that hangs holds this watcher's
- * walk (it says once what it waits for, and goes on when the mount answers), never the intake or the other watchers.
+ * Every look at the watched tree goes through the disk probe (its listing says what the folder is too), one folder at
+ * a time, and nothing here looks at the tree on its own: a mount that hangs holds this watcher's walk in the probe's
+ * helper process (it says once what it waits for, and goes on when the mount answers), never libuv's thread pool,
+ * the intake or the other watchers.
  *
- * What the walk holds to (`folder-identity.ts`):
+ * What the walk holds to (`dir-listing.ts`: a folder's identity, its links, unreadable apart from missing):
  * - it follows no symbolic link to a folder below a watched path (out of the tree, or back into it) and enters no
  *   folder twice (by device and inode: a bind mount into a loop); what it skipped is said once, and the walk is as
  *   large as the tree, never more;
@@ -59,8 +61,6 @@ export interface FolderWatcherOptions {
   readonly report: (changes: readonly SettledChange[]) => Promise<void>;
   /** `events` mode's notifications (absent: `events` falls back to `poll`). */
   readonly watchFolders?: WatchFolders;
-  /** A listed folder's device and inode (links, loops, replaced folders, unreadable ones). */
-  readonly identify: IdentifyFolder;
   /** `events` mode: the filesystems mounted below the watched paths (absent: mounts are not looked at). */
   readonly mountsUnder?: MountsUnder;
   /** A walk ended: how long it took. */
@@ -149,13 +149,14 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     relist: async (dir) => {
       const listing = await listOnce(dir);
       if (listing === "unanswered") return undefined;
-      const found = await identified(dir, listing);
+      const found = identified(dir, listing);
       if (found.kind === "unreadable") return void cannotRead(dir, found.code);
       if (found.kind === "link") {
-        notFollowed(dir, "link");
+        notFollowed(dir, "a symbolic link");
         return [];
       }
       await apply(dir, found.kind === "missing" ? undefined : found.listing, true);
+      if (found.kind === "folder") skipLinks(dir, found.listing);
       return found.kind === "missing" ? [] : found.listing.files;
     },
     report: (changes) => {
@@ -170,10 +171,11 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     },
   });
 
-  const listOnce = (dir: string): Promise<DirListing | "missing" | "unanswered"> => probe.list(dir);
+  /** A watched path that is a link is followed (the user named it); below it, a link is a link. */
+  const listOnce = (dir: string): Promise<ListAnswer | "unanswered"> => probe.list(dir, { followLink: settings.paths.includes(dir) });
 
   /** Lists a folder, holding on while its mount does not answer (said once, and once when it answers again). */
-  async function list(dir: string): Promise<DirListing | "missing" | undefined> {
+  async function list(dir: string): Promise<ListAnswer | undefined> {
     for (;;) {
       if (stop.signal.aborted) return undefined;
       const listing = await listOnce(dir);
@@ -209,11 +211,19 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     return listing === undefined ? undefined : identified(dir, listing);
   }
 
-  async function identified(dir: string, listing: DirListing | "missing"): Promise<Found> {
-    const who = await options.identify(dir, { root: settings.paths.includes(dir), listed: listing !== "missing" });
-    if (who.kind !== "folder" || listing === "missing") return who.kind === "folder" ? { kind: "missing" } : who;
+  function identified(dir: string, listing: ListAnswer): Found {
+    if (listing === "missing" || listing === "link") return { kind: listing };
+    if (isUnreadable(listing)) return { kind: "unreadable", code: listing.unreadable };
     if (unreadable.delete(dir)) log.info({ ...fields, path: dir }, `Watcher '${name}' can read '${dir}' again.`);
-    return { kind: "folder", listing, id: who.id };
+    return { kind: "folder", listing, id: listing.id };
+  }
+
+  /** The links to folders a listing holds are not followed (a walk says so; a folder that was there is forgotten). */
+  function skipLinks(dir: string, listing: DirListing): void {
+    for (const link of listing.links) {
+      const path = join(dir, link);
+      if (dirs.has(path) || !skipped.has(path)) notFollowed(path, "a symbolic link");
+    }
   }
 
   /** A folder that is there and cannot be read: said once, and what was known of it kept (never reported gone). */
@@ -288,7 +298,8 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       }
       for (const gone of changes.removed) if (settings.wanted(join(dir, gone))) settler.gone(dir, gone);
     }
-    for (const gone of changes.goneFolders) forget(join(dir, gone), report);
+    // A folder that became a link is not followed, and not reported gone (`skipLinks`).
+    for (const gone of changes.goneFolders) if (!listing.links.includes(gone)) forget(join(dir, gone), report);
     return folders;
   }
 
@@ -342,6 +353,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
       if (root && absentRoots.delete(dir)) log.info({ ...fields, path: dir }, `Watcher '${name}' is watching '${dir}' again (it exists again).`);
       ids.set(dir, found.id);
       const folders = await apply(dir, found.listing, report);
+      skipLinks(dir, found.listing);
       seen.add(dir);
       // A folder that appeared while watching is listed once more once watched: what landed in it between its
       // listing and the start of its notifications would raise no event, and be missed.
@@ -415,6 +427,8 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
         if (found.kind === "folder") ids.set(next, found.id);
         const before = new Set(dirs.has(next) ? foldersOf(dirs.get(next) as string) : []);
         const folders = await apply(next, found.kind === "missing" ? undefined : found.listing, true);
+        if (found.kind === "folder") skipLinks(next, found.listing);
+        tellSkipped();
         // A folder moved in: everything in it is new.
         const added = folders.filter((folder) => !before.has(folder)).map((folder) => join(next, folder));
         if (added.length > 0) await walk(added, true);

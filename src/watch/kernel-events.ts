@@ -13,6 +13,10 @@ import { watch, type FSWatcher } from "node:fs";
  * chokidar 4 puts a watch on every file and stops at the kernel's limit (ENOSPC at 192,536 watches); @parcel/watcher
  * watches folders but keeps every file's path in its own tree, 57 MB of memory against the 40 MB allowed. `fs.watch`
  * per folder took 31 MB and 0.3 s for the same tree.
+ *
+ * `add` is the one call on the watched tree made outside the disk probe (inotify has to be asked by this process):
+ * it is made only right after the probe listed the folder, and `events` mode is for local disks (FUSE, NFS and SMB
+ * send no notifications of others' changes, and the watcher warns to use `poll` there), where it does not hang.
  */
 export interface KernelWatch {
   /** Starts the notifications of `dir`; throws as `fs.watch` does (ENOSPC: the kernel's limit of watches). */

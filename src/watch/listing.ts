@@ -1,4 +1,7 @@
-import type { DirListing } from "../paths/disk-probe.ts";
+import type { DirListing } from "../paths/dir-listing.ts";
+
+/** What a listing keeps of the disk's answer: folders and files (links to folders are not followed, so not kept). */
+type Entries = Pick<DirListing, "folders" | "files">;
 
 /**
  * One directory as the watcher remembers it, kept as a single string per directory (a tree of 200,000 files in 20,000
@@ -30,7 +33,7 @@ const SEP = "\u0000";
 const LINE = "\u0001";
 
 /** Names with a line break, a tab or \u0001 (which the listing and its file use as separators) are left out. */
-export function encodeListing(listing: DirListing): Listing {
+export function encodeListing(listing: Entries): Listing {
   const lines = [
     ...listing.folders.filter(plainName).map((name) => `${name}/`),
     ...listing.files.filter((file) => plainName(file.name)).map((file) => `${file.name}${SEP}${String(file.size)}${SEP}${String(file.mtimeMs)}`),
@@ -39,7 +42,7 @@ export function encodeListing(listing: DirListing): Listing {
 }
 
 /** The subfolders a listing keeps, from the disk's answer (names with a separator in them are left out). */
-export function keptFolders(listing: DirListing): string[] {
+export function keptFolders(listing: Entries): string[] {
   return listing.folders.filter(plainName);
 }
 

@@ -45,7 +45,7 @@ beforeEach(async () => {
         }
         const listing = await probe.list(folder);
         if (listing === "unanswered") return undefined;
-        return listing === "missing" ? [] : listing.files;
+        return typeof listing === "object" && "files" in listing ? listing.files : [];
       } finally {
         inFlight--;
       }
@@ -69,7 +69,7 @@ const advance = (ms: number): Promise<void> =>
 /** What the watcher would hand the settler for this file now (its size and mtime on disk). */
 async function entry(folder: string, name: string): Promise<FileEntry> {
   const listing = await probe.list(folder);
-  const found = listing !== "missing" && listing !== "unanswered" ? listing.files.find((file) => file.name === name) : undefined;
+  const found = typeof listing === "object" && "files" in listing ? listing.files.find((file) => file.name === name) : undefined;
   if (!found) throw new Error(`${name} is not in ${folder}`);
   return found;
 }

@@ -11,7 +11,6 @@ import { createLocalToServer } from "../../paths/local-to-server.ts";
 import type { PathMapper } from "../../paths/mapping.ts";
 import { backoffDelay } from "../../queue/dispatch/backoff.ts";
 import { mountsUnderWith, mountTypeOf } from "../../watch/event-less-mounts.ts";
-import { identifyFolder } from "../../watch/folder-identity.ts";
 import { createFolderWatcher, type FolderWatcher, type WatcherStatus } from "../../watch/folder-watcher.ts";
 import { watchFoldersWithKernel } from "../../watch/kernel-events.ts";
 import type { SettledChange } from "../../watch/settler.ts";
@@ -140,7 +139,6 @@ export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWir
       log,
       report: reporter(name, watcher),
       watchFolders: watchFoldersWithKernel,
-      identify: identifyFolder,
       mountsUnder: mountsUnderWith(),
       walked: (seconds) => input.metrics?.watchWalk(name, seconds),
     });

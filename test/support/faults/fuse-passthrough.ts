@@ -5,6 +5,8 @@
  * - `fsyncdir EPERM` — refuses fsync on a folder, as SMB/CIFS mounts and several FUSE file systems do;
  * - `fsync EIO` — every fsync/fdatasync of a file answers EIO, as a failing network disk does;
  * - `readonly on` — every change answers EROFS, as a share the server turned read-only;
+ * - `getattr-hang <name>` — once a folder named `<name>` has been listed, a look at what it is (GETATTR) is never
+ *   answered (lookups and listings still are): a mount that stops answering right after a folder's listing;
  * - `... ok` / `readonly off` — back to normal.
  *
  * Usage: node fuse-passthrough.ts <backing folder> <mount point>. Prints `mounted` once the mount is up; reads commands
@@ -27,7 +29,7 @@ const backing: string = backingArg;
 const mountPoint: string = mountArg;
 
 const E = constants.errno;
-const modes = { fsyncdir: "ok", fsync: "ok", readonly: false };
+const modes = { fsyncdir: "ok", fsync: "ok", readonly: false, getattrHang: "", getattrHangListed: false };
 
 const OP = {
   LOOKUP: 1, FORGET: 2, GETATTR: 3, SETATTR: 4, MKDIR: 9, UNLINK: 10, RMDIR: 11, RENAME: 12, LINK: 13, OPEN: 14,
@@ -159,6 +161,7 @@ function handle(opcode: number, nodeid: bigint, body: Buffer): Reply | typeof NO
     case OP.LOOKUP:
       return ok(entry(child(nodeid, names(body, 1)[0] ?? "")));
     case OP.GETATTR: {
+      if (modes.getattrHangListed && pathOf(nodeid).split("/").at(-1) === modes.getattrHang) return NO_REPLY;
       const fh = body.readBigUInt64LE(8);
       const fd = body.readUInt32LE(0) & 1 ? handles.get(fh) : undefined;
       return ok(attrOut(fd === undefined ? fs.lstatSync(full(pathOf(nodeid))) : fs.fstatSync(fd)));
@@ -288,6 +291,7 @@ function handle(opcode: number, nodeid: bigint, body: Buffer): Reply | typeof NO
       const size = body.readUInt32LE(16);
       const rel = pathOf(nodeid);
       const list = [".", "..", ...fs.readdirSync(full(rel))];
+      if (modes.getattrHang !== "" && rel.split("/").at(-1) === modes.getattrHang) modes.getattrHangListed = true;
       const parts: Buffer[] = [];
       let used = 0;
       for (let i = offset; i < list.length; i++) {
@@ -334,6 +338,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (what === "fsyncdir" && value) modes.fsyncdir = value;
   else if (what === "fsync" && value) modes.fsync = value;
   else if (what === "readonly") modes.readonly = value === "on";
+  else if (what === "getattr-hang") Object.assign(modes, { getattrHang: value ?? "", getattrHangListed: false });
   else return void process.stdout.write(`unknown ${line}\n`);
   process.stdout.write(`ok ${line.trim()}\n`);
 });
