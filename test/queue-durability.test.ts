@@ -181,6 +181,7 @@ describe("a damaged queue file", () => {
   it("takes a file written before the path key (schema 6): its waiting requests are found again by the new index", async () => {
     // As autoscan wrote it at schema 6: requests indexed by (item_id, path), no key column.
     const dir = await fileAsOlderAutoscanWroteIt(`
+      DROP INDEX requests_item_order;
       DROP INDEX requests_item_key;
       ALTER TABLE requests DROP COLUMN path_key;
       CREATE INDEX requests_item_path ON requests (item_id, path);
@@ -193,7 +194,7 @@ describe("a damaged queue file", () => {
     expect(pending.map((item) => item.requests.length)).toEqual([1, 1, 1]);
     await reopened.close();
     const after = new sql.Database(await readFile(join(dir, "queue.db")));
-    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(7);
+    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(8);
     expect(after.exec("SELECT COUNT(*) FROM requests WHERE path_key = 0")[0]?.values[0]?.[0]).toBe(0);
   });
 

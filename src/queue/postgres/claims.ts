@@ -1,10 +1,10 @@
 import type { Logger } from "../../core/logger.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
-import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/work-item.ts";
+import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequestsPage } from "../rules/work-item.ts";
 import type { ItemRow } from "../sqljs/rows.ts";
 import type { StoreClock } from "./database-clock.ts";
 import type { PgPool } from "./pool.ts";
-import { toPgPlaceholders } from "./pg-reads.ts";
+import { pgRows } from "./pg-reads.ts";
 import { inTransaction } from "./transaction.ts";
 
 /**
@@ -63,37 +63,29 @@ const FOR_TARGET = claimSql(
   `AND scan_folder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $6)
    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.item_id = items.id AND d.target = $6 AND (d.failed = 1 OR d.next_at > $1))`,
 );
-const REQUESTS_OF = toPgPlaceholders(WORK_REQUESTS_SQL).replace("item_id = $1", "item_id = ANY($1::bigint[])").replace(
-  "SELECT path",
-  "SELECT item_id, path",
-);
 
 const byOrder = (a: ItemRow, b: ItemRow): number => a.priority - b.priority || a.first_at - b.first_at || a.id - b.id;
 
 export function createClaims(options: ClaimOptions): Claims {
   const { pool, owner, leaseMs, log } = options;
 
+  const reads = pgRows(pool);
+  const requestsPage: WorkRequestsPage = (itemId, afterId, pageSize) => reads.all<WorkRequestRow>(WORK_REQUESTS_SQL, [itemId, afterId, pageSize]);
+
   async function claim(sql: string, limit: number, skip: ReadonlySet<number>, extra: unknown[]): Promise<WorkItem[]> {
     if (limit <= 0) return [];
-    const { items, taken } = await inTransaction(pool, async (client) => {
+    const claimed = await inTransaction(pool, async (client) => {
       const now = await options.now(client);
-      const claimed = await client.query<ClaimedRow>(sql, [now, owner, [...skip], limit, now + leaseMs, ...extra]);
-      const rows = claimed.rows.sort(byOrder);
-      if (rows.length === 0) return { items: [], taken: [] };
-      const requests = await client.query<WorkRequestRow & { item_id: number }>(REQUESTS_OF, [rows.map((r) => r.id)]);
-      const byItem = new Map<number, WorkRequestRow[]>();
-      for (const r of requests.rows) {
-        const list = byItem.get(r.item_id) ?? [];
-        list.push(r);
-        byItem.set(r.item_id, list);
-      }
-      return {
-        items: rows.map((row) => workItemOf(row, byItem.get(row.id) ?? [])),
-        taken: rows.filter((row) => row.prev_owner !== null && row.prev_owner !== owner),
-      };
+      const result = await client.query<ClaimedRow>(sql, [now, owner, [...skip], limit, now + leaseMs, ...extra]);
+      return result.rows.sort(byOrder);
     });
+    const taken = claimed.filter((row) => row.prev_owner !== null && row.prev_owner !== owner);
     // Told once the claims are committed (a transaction run again after a deadlock does not tell twice).
     for (const row of taken) tookOver(row);
+    // The requests are read once the claims are committed, a page at a time (`rules/work-item.ts`): the claim keeps
+    // the folder this instance's meanwhile, and new work changes its `rev`.
+    const items: WorkItem[] = [];
+    for (const row of claimed) items.push(await readWorkItem(row, requestsPage));
     return items;
   }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FatalError } from "../../core/errors.ts";
 import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
+import { WORK_REQUESTS_SQL } from "../rules/work-item.ts";
 import { pathKey } from "./rows.ts";
 import { loadSqlJs } from "./sql-js.ts";
 
@@ -23,6 +24,14 @@ describe("migrateDatabase", () => {
     expect(plan?.join(" ")).toMatch(/requests_item_key \(item_id=\? AND path_key=\?\)/);
   });
 
+  it("reads a folder's requests a page at a time on the (item_id, id) index, without sorting them", async () => {
+    const db = new (await loadSqlJs()).Database();
+    migrateDatabase(db, migrations, "/x/queue.db");
+    const plan = db.exec(`EXPLAIN QUERY PLAN ${WORK_REQUESTS_SQL}`, [1, 0, 1000])[0]?.values.flat().join(" ");
+    expect(plan).toMatch(/requests_item_order \(item_id=\? AND id>\?\)/);
+    expect(plan).not.toMatch(/TEMP B-TREE/);
+  });
+
   it("keys the requests a file already holds when it takes step 7", async () => {
     const db = new (await loadSqlJs()).Database();
     migrateDatabase(db, migrations.filter((step) => step.version < 7), "/x/queue.db");
@@ -35,7 +44,7 @@ describe("migrateDatabase", () => {
     expect(keys).toEqual(paths.map((path) => [path, pathKey(path)]));
     expect(new Set(keys?.map(([, key]) => key)).size).toBe(2);
     const indexes = db.exec("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'requests'")[0]?.values.flat();
-    expect(indexes).toEqual(["requests_item_key"]);
+    expect(indexes).toEqual(["requests_item_key", "requests_item_order"]);
   });
 
   it("applies steps in version order, each once", async () => {

@@ -5,14 +5,14 @@ import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
 import type { AsyncRows } from "../rows-async.ts";
-import { WORK_REQUESTS_SQL, workItemOf, type WorkRequestRow } from "../rules/work-item.ts";
+import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequestsPage } from "../rules/work-item.ts";
 import { findPendingImport, runPendingImport, type PendingImport } from "../plex-autoscan-import.ts";
 import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
 import type { StoreAdapter } from "../store-adapter.ts";
 import { openQueueStore, type QueueStore, type StoreTransaction } from "./open-store.ts";
-import { PRUNED_IDS, pathKey, type RowReader } from "./rows.ts";
+import { PRUNED_IDS, pathKey } from "./rows.ts";
 
 /**
  * The embedded queue (one process, `<data dir>/queue.db`): the sql.js store (`open-store.ts`: snapshot + append-only
@@ -119,7 +119,13 @@ function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void
     all: (sql, params) => store.read((rows) => rows.all(sql, params)),
     get: (sql, params) => store.read((rows) => rows.get(sql, params)),
   };
-  const workItems = (ids: readonly number[]): Promise<WorkItem[]> => store.read((rows) => ids.flatMap((id) => workItem(rows, id)));
+  const page: WorkRequestsPage = (itemId, afterId, limit) => store.read((rows) => rows.all<WorkRequestRow>(WORK_REQUESTS_SQL, [itemId, afterId, limit]));
+  const workItems = async (ids: readonly number[]): Promise<WorkItem[]> => {
+    const items = await store.read((rows) => ids.flatMap((id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ? AND state = 'pending'", [id]) ?? []));
+    const work: WorkItem[] = [];
+    for (const item of items) work.push(await readWorkItem(item, page));
+    return work;
+  };
   return {
     where: store.file,
     write: (work, options = {}) => store.write((tx) => work(sqlJsTx(tx, clock.now())), options.signal ? { signal: options.signal } : {}),
@@ -137,11 +143,6 @@ function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void
     },
     close,
   };
-}
-
-function workItem(rows: RowReader, id: number): WorkItem[] {
-  const item = rows.get<ItemRow>("SELECT * FROM items WHERE id = ? AND state = 'pending'", [id]);
-  return item ? [workItemOf(item, rows.all<WorkRequestRow>(WORK_REQUESTS_SQL, [item.id]))] : [];
 }
 
 /**

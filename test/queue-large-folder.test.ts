@@ -1,0 +1,92 @@
+import { afterEach, expect, it } from "vitest";
+import type { LibraryLookup } from "../src/core/target.ts";
+import { landedStart } from "../src/landed/landed-start.ts";
+import type { ScanRequest } from "../src/core/scan.ts";
+import { captureLog } from "./support/capture-log.ts";
+import { createFakeTarget } from "./support/fake-target.ts";
+import { createManualClock } from "./support/manual-clock.ts";
+import { SCAN_DELAY_MS, createQueueHarness, fileRequest, type QueueHarness } from "./support/queue-harness.ts";
+import { describeEachStore, type QueuePlace } from "./support/queue-adapters.ts";
+
+/**
+ * A folder a watcher saw 50,000 files appear in is one item of 50,000 requests (bench/watch.ts `burst50k` has them
+ * through the service; here 20,000 with sql.js, 3,000 with PostgreSQL, whose enqueue costs a round trip per request). The dispatcher reads them at each
+ * dispatch (the check, then each target): a page at a time with a turn of the event loop between (a webhook or
+ * /health answered meanwhile), and the folder is still one scan with the History and landed decision it always had.
+ */
+const season = "/tv/Big Show/Season 01";
+const landedFile = `${season}/Big Show - S01E01.mkv`;
+
+/** Deleted files (nothing to look for on disk), then the one file that is there: the last request read decides the check. */
+function folderRequests(count: number): ScanRequest[] {
+  const gone = Array.from({ length: count - 1 }, (_, n) =>
+    fileRequest(`${season}/Big Show - E${String(n).padStart(5, "0")}.mkv`, "Sonarr", { deleted: true, event: "EpisodeFileDelete" }),
+  );
+  return [...gone, fileRequest(landedFile)];
+}
+
+async function enqueueAll(count: number, enqueue: (requests: ScanRequest[]) => Promise<unknown>): Promise<void> {
+  const requests = folderRequests(count);
+  for (let at = 0; at < requests.length; at += 1_000) await enqueue(requests.slice(at, at + 1_000));
+}
+
+describeEachStore("a folder of many requests", (adapter) => {
+  const REQUESTS = adapter.name === "sql.js" ? 20_000 : 3_000;
+  let place: QueuePlace | undefined;
+  let harness: QueueHarness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    await place?.cleanup();
+    harness = undefined;
+    place = undefined;
+  });
+
+  it("is read for its dispatch a page at a time, with turns of the event loop between the pages", async () => {
+    place = await adapter.place();
+    const clock = createManualClock();
+    const queue = await place.open({ clock, log: captureLog().log, scanDelayMs: SCAN_DELAY_MS });
+    try {
+      await enqueueAll(REQUESTS, (requests) => queue.enqueue(requests));
+      await clock.advance(SCAN_DELAY_MS);
+      let turns = 0;
+      let reading = true;
+      const turn = (): void => {
+        if (!reading) return;
+        turns++;
+        setImmediate(turn);
+      };
+      setImmediate(turn);
+      const [item] = await queue.dueForCheck(clock.now(), 1, new Set());
+      reading = false;
+      expect(item?.requests).toHaveLength(REQUESTS);
+      expect(item?.requests.at(-1)).toMatchObject({ path: landedFile, deleted: false });
+      // Pages of 1,000: other work ran between them (reading them in one go ran none).
+      expect(turns).toBeGreaterThanOrEqual(REQUESTS / 1_000 - 1);
+    } finally {
+      await queue.close();
+    }
+  }, 120_000);
+
+  it("is one scan with every request's source, its file checked, its History kept short and its landed look started", async () => {
+    const lookup: LibraryLookup = { settleMs: 0, find: async (files) => new Map(files.map((file) => [file, true])) };
+    const plex = Object.assign(createFakeTarget("plex"), { lookup });
+    if (adapter.name !== "sql.js") place = await adapter.place();
+    harness = await createQueueHarness({
+      targets: [plex],
+      dispatcher: { landed: (target, item) => landedStart(true, target, item) },
+      ...(place ? { place } : {}),
+    });
+    const h = harness;
+    await h.touch(landedFile);
+    await enqueueAll(REQUESTS, (requests) => h.queue.enqueue(requests));
+    await h.advance(SCAN_DELAY_MS);
+    await h.advance(1_000);
+    expect(plex.folders()).toEqual([season]);
+    expect(plex.calls[0]?.context.sources).toHaveLength(REQUESTS);
+    expect(plex.calls[0]?.context.files).toEqual([landedFile]);
+    expect(await h.queue.pendingCount()).toBe(0);
+    const [done] = await h.queue.listHistory();
+    expect(done).toMatchObject({ folder: season, state: "done", requestsDropped: REQUESTS - 10, targets: [{ target: "plex", status: "scanned", landed: "pending" }] });
+    expect(done?.requests).toHaveLength(10);
+  }, 120_000);
+});
