@@ -10,9 +10,10 @@ import { describeEachStore, type QueuePlace } from "./support/queue-adapters.ts"
 
 /**
  * A folder a watcher saw 50,000 files appear in is one item of 50,000 requests (bench/watch.ts `burst50k` has them
- * through the service; here 20,000 with sql.js, 3,000 with PostgreSQL, whose enqueue costs a round trip per request). The dispatcher reads them at each
- * dispatch (the check, then each target): a page at a time with a turn of the event loop between (a webhook or
- * /health answered meanwhile), and the folder is still one scan with the History and landed decision it always had.
+ * through the service; here 10,000 with sql.js, 2,000 with PostgreSQL, whose enqueue costs a round trip per request).
+ * The dispatcher reads them at each dispatch (the check, then each target): a page at a time with a turn of the event
+ * loop between (a webhook or /health answered meanwhile), and the folder is still one scan with the History and landed
+ * decision it always had.
  */
 const season = "/tv/Big Show/Season 01";
 const landedFile = `${season}/Big Show - S01E01.mkv`;
@@ -31,7 +32,7 @@ async function enqueueAll(count: number, enqueue: (requests: ScanRequest[]) => P
 }
 
 describeEachStore("a folder of many requests", (adapter) => {
-  const REQUESTS = adapter.name === "sql.js" ? 20_000 : 3_000;
+  const REQUESTS = adapter.name === "sql.js" ? 10_000 : 2_000;
   let place: QueuePlace | undefined;
   let harness: QueueHarness | undefined;
   afterEach(async () => {
