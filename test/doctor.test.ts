@@ -475,7 +475,7 @@ describe("the server's start-up checks", () => {
 async function mountHung(): Promise<{ dir: string; cleanup(): Promise<void> } | string> {
   if (process.platform !== "linux" || process.getuid?.() !== 0 || !existsSync("/dev/fuse")) return "needs Linux, root and /dev/fuse";
   const dir = mkdtempSync(join(tmpdir(), "autoscan-doctor-hung-"));
-  const script = `exec 3<>/dev/fuse; mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && echo mounted; exec sleep 600`;
+  const script = `exec 3<>/dev/fuse; mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && echo mounted; exec sleep 600`;
   const daemon = spawn("bash", ["-c", script], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   daemon.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));

@@ -41,7 +41,7 @@ function whyNoFuse(): string | undefined {
   if (!existsSync("/dev/fuse")) return "no /dev/fuse";
   const dir = mkdtempSync(join(tmpdir(), "autoscan-fuse-probe-"));
   try {
-    const script = `exec 3<>/dev/fuse; mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && umount -l '${dir}'`;
+    const script = `exec 3<>/dev/fuse; mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && umount -l '${dir}'`;
     const result = spawnSync("bash", ["-c", script], { encoding: "utf8", timeout: 10_000 });
     return result.status === 0 ? undefined : `cannot mount FUSE here: ${result.stderr.trim() || `exit ${result.status}`}`;
   } finally {
@@ -52,7 +52,7 @@ function whyNoFuse(): string | undefined {
 async function mountHung(at?: string): Promise<HungMount> {
   const dir = at ?? mkdtempSync(join(tmpdir(), "autoscan-hung-"));
   const script =
-    `exec 3<>/dev/fuse; mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && echo mounted; ` +
+    `exec 3<>/dev/fuse; mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse '${dir}' && echo mounted; ` +
     "exec sleep 600";
   const daemon: ChildProcess = spawn("bash", ["-c", script], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";

@@ -479,7 +479,7 @@ function fuseMountable(): Capability {
   if (!fuse.ok) return fuse;
   const dir = mkdtempSync(join(tmpdir(), "autoscan-fuse-probe-"));
   try {
-    const script = `exec 3<>/dev/fuse; mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse "$1" && umount -l "$1"`;
+    const script = `exec 3<>/dev/fuse; mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse "$1" && umount -l "$1"`;
     const result = spawnSync("bash", ["-c", script, "fuse-probe", dir], { encoding: "utf8", timeout: 10_000 });
     return result.status === 0 ? { ok: true } : { ok: false, reason: `cannot mount FUSE here: ${result.stderr.trim() || `exit ${String(result.status)}`}` };
   } finally {

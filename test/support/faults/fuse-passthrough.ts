@@ -325,7 +325,7 @@ function handle(opcode: number, nodeid: bigint, body: Buffer): Reply | typeof NO
 const dev = fs.openSync("/dev/fuse", "r+");
 const mounted = spawnSync(
   "mount",
-  ["-t", "fuse", "-o", "fd=3,rootmode=40000,user_id=0,group_id=0,default_permissions", "autoscan-faults", mountPoint],
+  ["-i", "-t", "fuse", "-o", "fd=3,rootmode=40000,user_id=0,group_id=0,default_permissions", "autoscan-faults", mountPoint],
   { stdio: ["ignore", "inherit", "inherit", dev], timeout: 10_000 },
 );
 if (mounted.status !== 0) {

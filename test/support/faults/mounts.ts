@@ -242,13 +242,15 @@ export interface HungMount {
   release(): void;
 }
 
+// Every FUSE mount in the tests is made with `mount -i`: where Debian's fuse3 is installed, plain `mount -t fuse` hands
+// the call to its `mount.fuse` helper, which takes the source ("fuse", "autoscan-faults") for a program to run.
 export async function mountHungFuse(dir: string): Promise<HungMount> {
   mkdirSync(dir, { recursive: true });
   const shell = spawn(
     "bash",
     [
       "-c",
-      `exec 3<>/dev/fuse && mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse "$1" && echo mounted && exec sleep 600`,
+      `exec 3<>/dev/fuse && mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 fuse "$1" && echo mounted && exec sleep 600`,
       "hung-fuse",
       dir,
     ],
