@@ -166,3 +166,51 @@ describe("50,000 files appearing at once in one folder", () => {
     expect(delay.max / 1e6).toBeLessThan(1_000);
   }, 90_000);
 });
+
+describe("a folder of 10,000 files moved in", () => {
+  it("is encoded and compared a slice at a time, with turns of the event loop between, and all of it waits to settle", async () => {
+    const season = join(tv, "Season 01");
+    const probe = createDiskProbe({ log: captureLog().log });
+    /** Turns of the event loop, counted by a callback that runs once per turn. */
+    let turns = 0;
+    const at: { listed?: number; recorded?: number; compared?: number } = {};
+    const w = createFolderWatcher({
+      name: "tv",
+      settings: { paths: [tv], mode: "events", pollMs: 300_000, minAgeMs: 600_000, wanted: () => true },
+      stateFile: join(root, "watch", "tv.state"),
+      probe: {
+        mountOf: (path) => probe.mountOf(path),
+        list: async (path, options) => {
+          const answer = await probe.list(path, options);
+          if (path === season) at.listed ??= turns;
+          return answer;
+        },
+      },
+      clock: systemClock,
+      log: captureLog().log,
+      report: () => Promise.resolve(),
+      watchFolders: watchFoldersWithKernel,
+    });
+    w.start();
+    watchers.push(w);
+    await watching(w);
+    let counting = true;
+    const count = (): void => {
+      turns += 1;
+      if (at.listed !== undefined && w.status().files === 10_000) at.recorded ??= turns;
+      if (w.status().settling > 0) at.compared ??= turns;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const staged = join(root, "staging", "Season 01");
+    mkdirSync(staged, { recursive: true });
+    for (let file = 0; file < 10_000; file++) writeFileSync(join(staged, `Big - E${String(file).padStart(5, "0")}.mkv`), "x");
+    renameSync(staged, season);
+    await until(() => w.status().settling === 10_000, () => `10,000 settling (${String(w.status().settling)} so far)`, 30_000);
+    counting = false;
+    // All at once, the listing was kept in the turn it arrived and compared in the turn it was kept (0 turns each).
+    expect((at.recorded ?? 0) - (at.listed ?? 0)).toBeGreaterThanOrEqual(5);
+    expect((at.compared ?? 0) - (at.recorded ?? 0)).toBeGreaterThanOrEqual(5);
+    expect(w.status().files).toBe(10_000);
+  }, 60_000);
+});

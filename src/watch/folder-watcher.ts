@@ -4,7 +4,7 @@ import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { DiskProbe } from "../paths/disk-probe.ts";
 import { isUnreadable, type DirListing, type ListAnswer } from "../paths/dir-listing.ts";
-import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf, keptFolders, type Listing } from "./listing.ts";
+import { diffListingsInSlices, encodeListingInSlices, fileCountOf, filesOf, foldersOf, keptFolders, type Listing } from "./listing.ts";
 import type { MountsUnder } from "./event-less-mounts.ts";
 import { createSettler, type SettledChange } from "./settler.ts";
 import type { WatchFolders } from "./kernel-events.ts";
@@ -277,12 +277,13 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
    * files at a time with a turn of the event loop between (50,000 files at once must not hold webhooks and /health).
    */
   async function apply(dir: string, listing: DirListing | undefined, report: boolean): Promise<string[]> {
-    const before = dirs.get(dir);
     if (listing === undefined) {
       forget(dir, report);
       return [];
     }
-    const after = encodeListing(listing);
+    const after = await encodeListingInSlices(listing, yieldTurn);
+    // Read once encoded: a listing of the same folder applied during those turns is what this one is compared with.
+    const before = dirs.get(dir);
     const folders = keptFolders(listing);
     if (before === after) return folders;
     dirs.set(dir, after);
@@ -290,7 +291,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     fileCount += fileCountOf(after) - fileCountOf(before ?? "");
     // A folder seen for the first time on a walk that only records: nothing to compare (and no garbage made for it).
     if (before === undefined && !report) return folders;
-    const changes = diffListings(before, after);
+    const changes = await diffListingsInSlices(before, after, yieldTurn);
     if (report) {
       for (const [index, file] of changes.changed.entries()) {
         if (settings.wanted(join(dir, file.name))) settler.saw(dir, file, changes.created.has(file.name));
@@ -498,19 +499,24 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
    * as not seen (a new file left out, a changed one with size -1, a deleted one still listed), so a start after a stop
    * or a crash reports it again.
    */
-  function asSaved(): ReadonlyMap<string, Listing> {
+  async function asSaved(): Promise<ReadonlyMap<string, Listing>> {
     const unsettled = [...settler.pending(), ...[...unstored].map(splitChange)];
     if (unsettled.length === 0) return dirs;
     const saved = new Map(dirs);
-    for (const dir of new Set(unsettled.map((change) => change.dir))) {
-      const listing = dirs.get(dir) ?? "";
+    const byDir = new Map<string, typeof unsettled>();
+    for (const change of unsettled) {
+      const changes = byDir.get(change.dir);
+      if (changes) changes.push(change);
+      else byDir.set(change.dir, [change]);
+    }
+    for (const [dir, changes] of byDir) {
+      const listing = saved.get(dir) ?? "";
       const files = new Map(filesOf(listing).map((file) => [file.name, file]));
-      for (const change of unsettled) {
-        if (change.dir !== dir) continue;
+      for (const change of changes) {
         if (change.event === "Created") files.delete(change.name);
         else files.set(change.name, { name: change.name, size: -1, mtimeMs: -1 });
       }
-      saved.set(dir, encodeListing({ folders: foldersOf(listing), files: [...files.values()] }));
+      saved.set(dir, await encodeListingInSlices({ folders: foldersOf(listing), files: [...files.values()] }, yieldTurn));
     }
     return saved;
   }
@@ -524,7 +530,7 @@ export function createFolderWatcher(options: FolderWatcherOptions): FolderWatche
     if (!dirty) return;
     dirty = false;
     try {
-      await saveTreeState(options.stateFile, settings.paths, asSaved());
+      await saveTreeState(options.stateFile, settings.paths, await asSaved());
     } catch (error) {
       dirty = true;
       log.warn({ ...fields, err: error }, `Watcher '${name}' could not keep what it knows in '${options.stateFile}' (${describeError(error)}); it tries again later.`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffListings, encodeListing, fileCountOf, filesOf, foldersOf } from "./listing.ts";
+import { diffListings, diffListingsInSlices, encodeListing, encodeListingInSlices, fileCountOf, filesOf, foldersOf } from "./listing.ts";
 
 const file = (name: string, size = 1, mtimeMs = 1_700_000_000_000) => ({ name, size, mtimeMs });
 
@@ -119,5 +119,36 @@ describe("diffListings", () => {
     const a = encodeListing({ folders: [], files: [file("a b.mkv"), file("a  b.mkv"), file("A b.mkv")] });
     const b = encodeListing({ folders: [], files: [file("a b.mkv"), file("A b.mkv", 2)] });
     expect(diffListings(a, b)).toEqual({ changed: [file("A b.mkv", 2)], created: new Set(), removed: ["a  b.mkv"], newFolders: [], goneFolders: [] });
+  });
+});
+
+describe("a long listing in slices", () => {
+  const files = Array.from({ length: 5_500 }, (_, i) => file(`Show - E${String((i * 7919) % 5_500).padStart(5, "0")}.mkv`, i, 1_000 + i));
+  const listing = { folders: ["Extras", "Season 01"], files };
+  const changed = { folders: ["Season 01"], files: [...files.slice(10, 5_000).map((f, i) => (i % 3 === 0 ? { ...f, size: f.size + 1 } : f)), file("new.mkv")] };
+
+  it("encodes and compares as all at once does, with a turn between slices of 1,000", async () => {
+    let turns = 0;
+    const turn = (): Promise<void> => {
+      turns += 1;
+      return new Promise((resolve) => setImmediate(resolve));
+    };
+    const [before, after] = [encodeListing(listing), encodeListing(changed)];
+    expect(await encodeListingInSlices(listing, turn)).toBe(before);
+    expect(turns).toBeGreaterThanOrEqual(5);
+    turns = 0;
+    expect(await diffListingsInSlices(before, after, turn)).toEqual(diffListings(before, after));
+    expect(turns).toBeGreaterThanOrEqual(10);
+    expect(await diffListingsInSlices(undefined, before, turn)).toEqual(diffListings(undefined, before));
+  });
+
+  it("sorts as sort() does (code units: upper case, accents and CJK names)", async () => {
+    const names = Array.from({ length: 3_001 }, (_, i) => ["a", "B", "é", "東京", "Z", "ä"][i % 6] + String((i * 31) % 997));
+    const entries = { folders: [], files: names.map((name, i) => file(name, i)) };
+    const encoded = await encodeListingInSlices(entries, () => Promise.resolve());
+    expect(encoded).toBe(encodeListing(entries));
+    expect(filesOf(encoded).map((f) => `${f.name}\u0000${String(f.size)}\u0000${String(f.mtimeMs)}`)).toEqual(
+      names.map((name, i) => `${name}\u0000${String(i)}\u0000${String(file(name, i).mtimeMs)}`).sort(),
+    );
   });
 });
