@@ -1,4 +1,4 @@
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import type { LibraryLookup } from "../src/core/target.ts";
 import { landedStart } from "../src/landed/landed-start.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
@@ -68,6 +68,26 @@ describeEachStore("a folder of many requests", (adapter) => {
     }
   }, 120_000);
 
+  it("retried right as it finished, waits again with the first requests its History kept, as it always did", async () => {
+    place = await adapter.place();
+    const clock = createManualClock();
+    const queue = await place.open({ clock, log: captureLog().log, scanDelayMs: SCAN_DELAY_MS });
+    try {
+      await enqueueAll(2_000, (requests) => queue.enqueue(requests));
+      await clock.advance(SCAN_DELAY_MS);
+      const [item] = await queue.dueForCheck(clock.now(), 1, new Set());
+      if (!item) throw new Error("the folder is not due");
+      // It fails its check; its extra requests are being deleted a write at a time as it is retried.
+      await queue.recordCheck(item.id, item.rev, { kind: "failed", checks: 1, reason: "test" });
+      expect(await queue.retry(item.id)).toBe(true);
+      const retried = await queue.getItem(item.id);
+      expect(retried).toMatchObject({ state: "pending", requestsDropped: 1_990 });
+      expect(retried?.requests).toHaveLength(10);
+    } finally {
+      await queue.close();
+    }
+  }, 120_000);
+
   it("is one scan with every request's source, its file checked, its History kept short and its landed look started", async () => {
     const lookup: LibraryLookup = { settleMs: 0, find: async (files) => new Map(files.map((file) => [file, true])) };
     const plex = Object.assign(createFakeTarget("plex"), { lookup });
@@ -80,8 +100,30 @@ describeEachStore("a folder of many requests", (adapter) => {
     const h = harness;
     await h.touch(landedFile);
     await enqueueAll(REQUESTS, (requests) => h.queue.enqueue(requests));
+    // Each stored change, with the turns of the event loop that had run when it was heard.
+    let turns = 0;
+    let counting = true;
+    const turn = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    const afterScan: number[] = [];
+    const stop = h.queue.onChange(() => {
+      if (plex.calls.length > 0) afterScan.push(turns);
+    });
     await h.advance(SCAN_DELAY_MS);
     await h.advance(1_000);
+    // The History keeps the folder's first 10 requests; the others go a bounded write at a time after the finish.
+    const batches = Math.ceil((REQUESTS - 10) / 1_000);
+    await vi.waitFor(async () => expect(await h.queue.listHistory({ search: "Big Show - S01E01.mkv" })).toEqual([]), { timeout: 60_000, interval: 50 });
+    counting = false;
+    stop();
+    // The finishing write, then `batches` writes of 1,000 deletions, each after a turn of the event loop.
+    expect(afterScan).toHaveLength(1 + batches);
+    for (let n = 1; n < afterScan.length; n++) expect(afterScan[n]).toBeGreaterThan(afterScan[n - 1] ?? 0);
+    expect(await h.queue.listHistory({ search: "Big Show - E00009" })).toHaveLength(1);
     expect(plex.folders()).toEqual([season]);
     expect(plex.calls[0]?.context.sources).toHaveLength(REQUESTS);
     expect(plex.calls[0]?.context.files).toEqual([landedFile]);

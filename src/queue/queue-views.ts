@@ -1,5 +1,6 @@
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { AsyncRows as RowAccess } from "./rows-async.ts";
+import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
 import type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "./rules/rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
@@ -84,7 +85,11 @@ function pageParams(page: PageOptions): [number, number] {
 }
 
 async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
-  const requests = await rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id]);
+  // A finished folder shows its first requests (`HISTORY_REQUESTS_KEPT`), also while its others are being deleted.
+  const requests =
+    item.state === "pending"
+      ? await rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id", [item.id])
+      : await rows.all<RequestRow>("SELECT * FROM requests WHERE item_id = ? ORDER BY id LIMIT ?", [item.id, HISTORY_REQUESTS_KEPT]);
   const targets = await rows.all<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? ORDER BY target", [item.id]);
   const deliveries = await rows.all<DeliveryRow>("SELECT * FROM deliveries WHERE item_id = ? ORDER BY target", [item.id]);
   return {

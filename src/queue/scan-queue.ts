@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Clock } from "../core/clock.ts";
 import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
@@ -12,7 +13,17 @@ import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rule
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
 import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
-import { beginAttempt, failWaitingFor, recordCheck, recordFailure, recordInterrupted, recordScan } from "./rules/dispatch-records.ts";
+import {
+  FOLDER_WITH_EXTRA_REQUESTS_SQL,
+  HISTORY_REQUESTS_KEPT,
+  beginAttempt,
+  dropExtraRequests,
+  failWaitingFor,
+  recordCheck,
+  recordFailure,
+  recordInterrupted,
+  recordScan,
+} from "./rules/dispatch-records.ts";
 import { enqueueRequests, moveToFolder, recordRefused, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
 import { requestFolder } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
@@ -179,6 +190,38 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     }
   }
 
+  /**
+   * The requests finished folders hold beyond their History's first ones are deleted a write at a time, with a turn of
+   * the event loop between (the webhooks and /health answered meanwhile), after a folder finishes and at each
+   * maintenance tick (a restart finishes what a stop left). One run at a time; a finish during a run runs it again.
+   */
+  let closed = false;
+  let dropping: Promise<void> | undefined;
+  let dropAgain = false;
+  const dropExtra = async (): Promise<void> => {
+    do {
+      dropAgain = false;
+      for (;;) {
+        const folder = closed ? undefined : await store.reads.get<{ id: number }>(FOLDER_WITH_EXTRA_REQUESTS_SQL, [HISTORY_REQUESTS_KEPT]);
+        if (!folder) break;
+        await write((tx) => dropExtraRequests(tx, folder.id));
+        await nextTurn();
+      }
+    } while (dropAgain && !closed);
+  };
+  const dropExtraRequestsSoon = (): Promise<void> => {
+    if (dropping) {
+      dropAgain = true;
+      return dropping;
+    }
+    dropping = dropExtra()
+      .catch((error: unknown) => {
+        if (!closed) log.warn({ err: error }, "Could not delete the extra requests of a finished folder; trying again at the next maintenance");
+      })
+      .finally(() => (dropping = undefined));
+    return dropping;
+  };
+
   const prune = async (): Promise<void> => {
     const dropped = await write((tx) => pruneHistory(tx, maxDays, maxRows));
     if (dropped > 0) log.debug({ dropped }, `Pruned ${String(dropped)} folder(s) from the history.`);
@@ -187,6 +230,7 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
   // prune, so the history kept stays near SERVER_HISTORY_MAX_ROWS however busy the queue is.
   let finishedSincePrune = 0;
   const finished = (count: number): void => {
+    if (count > 0) void dropExtraRequestsSoon();
     finishedSincePrune += count;
     if (finishedSincePrune < Math.max(100, maxRows / 10)) return;
     finishedSincePrune = 0;
@@ -201,11 +245,13 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     clock,
     options.maintenanceIntervalMs ?? 10 * 60_000,
     async () => {
+      await dropExtraRequestsSoon();
       await prune();
       await store.maintain?.();
     },
     log,
   );
+  void dropExtraRequestsSoon();
   const { reads } = store;
   const retried = (ok: boolean | number): QueueEvent => (ok ? { kind: "work", inMs: 0 } : change());
 
@@ -227,12 +273,17 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     },
     async recordCheck(id, rev, result) {
       const moved = await write((tx) => recordCheck(tx, id, rev, result, policy), (out) => (out ? { kind: "work", inMs: out.waitMs } : change()));
+      if (result.kind === "failed") void dropExtraRequestsSoon();
       if (moved) {
         const seconds = String(Math.round(moved.waitMs / 1000));
         log.info({ id, folder: moved.movedTo }, `A requested path turned out to be a file: its requests wait with the folder '${moved.movedTo}' (scan in ${seconds} s).`);
       }
     },
-    beginAttempt: (id, rev, targets) => write((tx) => beginAttempt(tx, id, rev, targets)),
+    async beginAttempt(id, rev, targets) {
+      const start = await write((tx) => beginAttempt(tx, id, rev, targets));
+      if (start && !start.go) void dropExtraRequestsSoon();
+      return start;
+    },
     async recordScan(id, rev, target, outcome, allTargets, landed) {
       const result = await write((tx) => recordScan(tx, id, rev, target, outcome, allTargets, landed));
       if (result?.completed) finished(1);
@@ -282,6 +333,8 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     health: () => store.health(),
     async close() {
       maintenance.abort();
+      closed = true;
+      await dropping;
       await store.close();
       workListeners.clear();
       changeListeners.clear();

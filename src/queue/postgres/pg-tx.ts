@@ -64,6 +64,8 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
         "DELETE FROM requests WHERE item_id = $1 AND id NOT IN (SELECT id FROM requests WHERE item_id = $1 ORDER BY id LIMIT $2)",
         [itemId, keep],
       )),
+    dropRequestsAfter: (itemId, keep, limit) =>
+      run("DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE item_id = $1 ORDER BY id LIMIT $3 OFFSET $2)", [itemId, keep, limit]),
     moveRequests: async (fromItem, toItem) => void (await run("UPDATE requests SET item_id = $2 WHERE item_id = $1", [fromItem, toItem])),
     finishedTargets: async (itemId) => (await rows<{ target: string }>("SELECT target FROM item_targets WHERE item_id = $1", [itemId])).map((r) => r.target),
     target: async (itemId, target) =>

@@ -1,3 +1,4 @@
+import { HISTORY_REQUESTS_KEPT } from "./dispatch-records.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "./rows.ts";
@@ -27,6 +28,8 @@ export async function retryItem(tx: QueueTx, id: number): Promise<boolean> {
     await tx.updateItem({ ...item, ...FRESH, due_at: Math.min(item.due_at, now) });
     return true;
   }
+  // A folder retried right as it finished may still hold the requests its History let go: they go now, as they did.
+  if ((await tx.countRequests(id)) > HISTORY_REQUESTS_KEPT) await tx.keepFirstRequests(id, HISTORY_REQUESTS_KEPT);
   const waiting = await tx.pendingItem(item.folder);
   if (waiting) {
     await tx.moveRequests(id, waiting.id);

@@ -22,15 +22,35 @@ export const MAX_UNFINISHED_ATTEMPTS = 3;
  */
 export const HISTORY_REQUESTS_KEPT = 10;
 
-/** Stores an item image; a folder that finishes (done or failed) lets go of all but its first requests, and of its
- *  claim. */
+/** Extra requests of a finished folder deleted per write (`dropExtraRequests`). */
+export const EXTRA_REQUESTS_PER_WRITE = 1_000;
+
+/**
+ * Stores an item image; a folder that finishes (done or failed) counts all but its first requests as dropped, and lets
+ * go of its claim. The extra requests themselves go afterwards, `dropExtraRequests` a write at a time: a folder a
+ * watcher saw 50,000 files appear in deleted 49,990 rows in this write, and held the event loop half a second. Until
+ * then the views read a finished folder's first requests only, so nothing shows the difference.
+ */
 export async function storeItem(tx: QueueTx, row: ItemRow): Promise<void> {
   if (row.state === "pending") return tx.updateItem(row);
   const extra = Math.max(0, (await tx.countRequests(row.id)) - HISTORY_REQUESTS_KEPT);
   await tx.updateItem(extra > 0 ? { ...row, requests_dropped: row.requests_dropped + extra } : row);
   await tx.releaseClaim(row.id);
-  if (extra > 0) await tx.keepFirstRequests(row.id, HISTORY_REQUESTS_KEPT);
 }
+
+/**
+ * Deletes up to `limit` of the requests a finished folder holds beyond its first `HISTORY_REQUESTS_KEPT` (already
+ * counted in `requests_dropped`); answers how many. A folder waiting again (retried) is left alone.
+ */
+export async function dropExtraRequests(tx: QueueTx, id: number, limit = EXTRA_REQUESTS_PER_WRITE): Promise<number> {
+  const item = await tx.item(id);
+  if (!item || item.state === "pending") return 0;
+  return tx.dropRequestsAfter(id, HISTORY_REQUESTS_KEPT, limit);
+}
+
+/** The SQL (both engines, `AsyncRows`) of one finished folder still holding extra requests: parameter `HISTORY_REQUESTS_KEPT`. */
+export const FOLDER_WITH_EXTRA_REQUESTS_SQL =
+  "SELECT id FROM items i WHERE state <> 'pending' AND requests_dropped > 0 AND EXISTS (SELECT 1 FROM requests r WHERE r.item_id = i.id LIMIT 1 OFFSET ?) ORDER BY id LIMIT 1";
 
 /** The waiting item `id` as the dispatcher saw it (`rev`), else nothing. */
 async function current(tx: QueueTx, id: number, rev: number): Promise<ItemRow | undefined> {

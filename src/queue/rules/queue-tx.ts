@@ -35,6 +35,8 @@ export interface QueueTx {
   onlyUnknownRequests(itemId: number): Promise<boolean>;
   /** Keeps an item's first `keep` requests (by arrival). */
   keepFirstRequests(itemId: number, keep: number): Promise<void>;
+  /** Deletes at most `limit` of an item's requests after its first `keep` (by arrival); answers how many. */
+  dropRequestsAfter(itemId: number, keep: number, limit: number): Promise<number>;
   moveRequests(fromItem: number, toItem: number): Promise<void>;
   finishedTargets(itemId: number): Promise<string[]>;
   /** The target's row of the item (it finished the folder), if any. */

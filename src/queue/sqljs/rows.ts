@@ -25,6 +25,8 @@ export type RowChange =
   | { readonly k: "clr"; readonly id: number }
   /** Keeps only an item's first `keep` requests (by id). */
   | { readonly k: "trim"; readonly id: number; readonly keep: number }
+  /** Deletes an item's requests numbered `from` to `to` (a finished folder's extra requests, a batch at a time). */
+  | { readonly k: "dropreq"; readonly id: number; readonly from: number; readonly to: number }
   /** Drops history finished before `before`, and all but the newest `keep` history rows. */
   | { readonly k: "prune"; readonly before: number; readonly keep: number };
 
@@ -153,6 +155,8 @@ export function applyChange(rows: RowAccess, change: RowChange): void {
         "DELETE FROM requests WHERE item_id = ?1 AND id NOT IN (SELECT id FROM requests WHERE item_id = ?1 ORDER BY id LIMIT ?2)",
         [change.id, change.keep],
       );
+    case "dropreq":
+      return rows.run("DELETE FROM requests WHERE item_id = ? AND id BETWEEN ? AND ?", [change.id, change.from, change.to]);
     case "prune": {
       const params = [change.before, change.keep];
       rows.run(`DELETE FROM requests WHERE item_id IN (${PRUNED_IDS})`, params);

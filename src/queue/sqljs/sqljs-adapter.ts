@@ -183,6 +183,12 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
       rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = ? AND (kind <> 'unknown' OR deleted = 1)", [itemId])?.n === 0,
     countRequests: async (itemId) => rows.get<{ n: number }>("SELECT COUNT(*) AS n FROM requests WHERE item_id = ?", [itemId])?.n ?? 0,
     keepFirstRequests: async (itemId, keep) => tx.apply({ k: "trim", id: itemId, keep }),
+    async dropRequestsAfter(itemId, keep, limit) {
+      const ids = rows.all<{ id: number }>("SELECT id FROM requests WHERE item_id = ? ORDER BY id LIMIT ? OFFSET ?", [itemId, limit, keep]);
+      const [first, last] = [ids[0], ids.at(-1)];
+      if (first && last) tx.apply({ k: "dropreq", id: itemId, from: first.id, to: last.id });
+      return ids.length;
+    },
     async moveRequests(fromItem, toItem) {
       const columns = "id, item_id, path, kind, deleted, source, event, received_path, at"; // the row image, without the key
       for (const request of rows.all<RequestRow>(`SELECT ${columns} FROM requests WHERE item_id = ? ORDER BY id`, [fromItem])) {
