@@ -2,6 +2,7 @@ import { afterEach, expect, it, vi } from "vitest";
 import type { LibraryLookup } from "../src/core/target.ts";
 import { landedStart } from "../src/landed/landed-start.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
+import type { ScanQueue } from "../src/queue/scan-queue.ts";
 import { captureLog } from "./support/capture-log.ts";
 import { createFakeTarget } from "./support/fake-target.ts";
 import { createManualClock } from "./support/manual-clock.ts";
@@ -83,6 +84,31 @@ describeEachStore("a folder of many requests", (adapter) => {
       const retried = await queue.getItem(item.id);
       expect(retried).toMatchObject({ state: "pending", requestsDropped: 1_990 });
       expect(retried?.requests).toHaveLength(10);
+    } finally {
+      await queue.close();
+    }
+  }, 120_000);
+
+  it("stopped as it finished, lets go of the extra requests once it is open again", async () => {
+    place = await adapter.place();
+    const clock = createManualClock();
+    const open = (): Promise<ScanQueue> => (place as QueuePlace).open({ clock, log: captureLog().log, scanDelayMs: SCAN_DELAY_MS });
+    const first = await open();
+    try {
+      await enqueueAll(3_000, (requests) => first.enqueue(requests));
+      await clock.advance(SCAN_DELAY_MS);
+      const [item] = await first.dueForCheck(clock.now(), 1, new Set());
+      if (!item) throw new Error("the folder is not due");
+      await first.recordCheck(item.id, item.rev, { kind: "failed", checks: 1, reason: "test" });
+    } finally {
+      await first.close();
+    }
+    const queue = await open();
+    try {
+      await vi.waitFor(async () => expect(await queue.listHistory({ search: "Big Show - S01E01.mkv" })).toEqual([]), { timeout: 60_000, interval: 50 });
+      const [failed] = await queue.listHistory();
+      expect(failed).toMatchObject({ state: "failed", requestsDropped: 2_990 });
+      expect(failed?.requests.map((r) => r.path)).toEqual(folderRequests(10).slice(0, 9).map((r) => r.path).concat(`${season}/Big Show - E00009.mkv`));
     } finally {
       await queue.close();
     }
