@@ -1,8 +1,9 @@
+import { readdirSync } from "node:fs";
 import { mkdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
-import { createDiskProbe, parseMountPoints } from "./disk-probe.ts";
+import { createDiskProbe, parseMountPoints, type DirListing } from "./disk-probe.ts";
 
 describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-hung-mount.test.ts)", () => {
   it("tells a file from a folder from nothing, and counts an unreadable path as missing", async () => {
@@ -42,6 +43,21 @@ describe("createDiskProbe (a disk that answers; the hung mount is in test/paths-
     expect(await probe.list(join(temp.dir, "Linked"), { followLink: false })).toBe("link");
     expect(await probe.list(join(show, "nothing"))).toBe("missing");
     expect(await probe.list(join(show, "e1.mkv"))).toBe("missing");
+    await temp.cleanup();
+  });
+
+  it("a listing of 2,500 files (sent by the helper in parts) arrives whole, in the disk's order, and the next look gets its own answer", async () => {
+    const temp = await makeTempDir("autoscan-probe-");
+    const season = join(temp.dir, "Season 01");
+    await mkdir(join(season, "Extras"), { recursive: true });
+    for (let file = 0; file < 2_500; file++) await writeFile(join(season, `E${String(file).padStart(4, "0")}.mkv`), "x".repeat(file % 7));
+    const probe = createDiskProbe({ log: captureLog().log });
+    const listing = (await probe.list(season)) as DirListing;
+    const names = readdirSync(season).filter((name) => name !== "Extras");
+    expect(listing.files.map((file) => file.name)).toEqual(names);
+    expect(listing.files.map((file) => file.size)).toEqual(names.map((name) => Number(name.slice(1, 5)) % 7));
+    expect(listing).toMatchObject({ folders: ["Extras"], links: [] });
+    expect(await probe.list(join(season, "Extras"))).toMatchObject({ folders: [], files: [], links: [] });
     await temp.cleanup();
   });
 

@@ -36,10 +36,14 @@ const IDLE_MS = 30_000;
 /** The code of a look whose helper died before it answered. */
 export const HELPER_GONE = "ECHILD";
 
+/** Files per message of a long listing. */
+const PART = 1_000;
+
 /**
- * The helper: synchronous calls on its own main thread, one message in, one message out. A listing answers a
- * `ListAnswer` (`dir-listing.ts`): what the folder is (lstat, then stat through a link when it follows one), then its
- * entries, a link's target looked at only to tell a link to a folder from a link to a file.
+ * The helper: synchronous calls on its own main thread, one message in, one message out (a long listing's files go
+ * ahead of it in parts of `PART`). A listing answers a `ListAnswer` (`dir-listing.ts`): what the folder is (lstat, then
+ * stat through a link when it follows one), then its entries, a link's target looked at only to tell a link to a
+ * folder from a link to a file.
  */
 const HELPER_SOURCE = `
 const fs = require("node:fs");
@@ -68,10 +72,18 @@ function list(path, follow) {
   }
   return { id, folders, links, files };
 }
+// A long listing goes in parts of files, then the rest with the answer: one message of 50,000 files would be parsed by
+// autoscan in one stretch (~30 ms) while webhooks and /health wait.
+function answerInParts(id, listing) {
+  const files = listing && Array.isArray(listing.files) ? listing.files : [];
+  let at = 0;
+  for (; files.length - at > ${String(PART)}; at += ${String(PART)}) process.send({ id, part: files.slice(at, at + ${String(PART)}) });
+  answer(id, at === 0 ? listing : { ...listing, files: files.slice(at) });
+}
 process.on("message", ({ id, op, path }) => {
   try {
     if (op === "stat") answer(id, fs.statSync(path).isDirectory() ? "directory" : "file");
-    else answer(id, list(path, op === "list"));
+    else answerInParts(id, list(path, op === "list"));
   } catch (error) {
     const code = (error && error.code) || "EIO";
     if (op === "stat" || gone(code)) answer(id, "missing", code);
@@ -90,6 +102,8 @@ export function createMountLookers(): MountLookers {
     mount: string;
     readonly child: ChildProcess;
     readonly pending: Map<number, (answer: LookAnswer) => void>;
+    /** A long listing's files received so far, by look. */
+    readonly parts: Map<number, unknown[][]>;
     idle?: NodeJS.Timeout;
   }
   const helpers = new Map<string, Helper>();
@@ -102,13 +116,14 @@ export function createMountLookers(): MountLookers {
     helper.child.kill("SIGKILL");
     for (const resolve of helper.pending.values()) resolve({ value: "missing", code: HELPER_GONE });
     helper.pending.clear();
+    helper.parts.clear();
   }
 
   function helperOf(mount: string): Helper {
     const existing = helpers.get(mount);
     if (existing) return existing;
     const child = spawn(process.execPath, ["-e", HELPER_SOURCE], { stdio: ["ignore", "ignore", "ignore", "ipc"] });
-    const helper: Helper = { mount, child, pending: new Map() };
+    const helper: Helper = { mount, child, pending: new Map(), parts: new Map() };
     helpers.set(mount, helper);
     live.add(child);
     if (!exitHook) {
@@ -120,10 +135,19 @@ export function createMountLookers(): MountLookers {
     // Neither the helper nor its channel keeps the process alive: a look in flight has its own timer.
     child.unref();
     child.channel?.unref();
-    child.on("message", (message: { id: number; value: unknown; code?: string }) => {
+    child.on("message", (message: { id: number; value?: unknown; code?: string; part?: unknown[] }) => {
+      if (message.part !== undefined) {
+        const parts = helper.parts.get(message.id);
+        if (parts) parts.push(message.part);
+        else helper.parts.set(message.id, [message.part]);
+        return;
+      }
+      const parts = helper.parts.get(message.id);
+      helper.parts.delete(message.id);
+      const value = parts ? withParts(message.value as { files: unknown[] }, parts) : message.value;
       const resolve = helper.pending.get(message.id);
       helper.pending.delete(message.id);
-      resolve?.(message.code === undefined ? { value: message.value } : { value: message.value, code: message.code });
+      resolve?.(message.code === undefined ? { value } : { value, code: message.code });
       if (helper.pending.size === 0) {
         helper.idle = setTimeout(() => stop(helper), IDLE_MS);
         helper.idle.unref();
@@ -157,4 +181,9 @@ export function createMountLookers(): MountLookers {
       for (const helper of [...helpers.values()]) stop(helper);
     },
   };
+}
+
+/** A listing whose files came in parts ahead of it: all its files, in the helper's order. */
+function withParts(listing: { files: unknown[] }, parts: unknown[][]): unknown {
+  return { ...listing, files: parts.flat().concat(listing.files) };
 }
