@@ -2,6 +2,7 @@ import { afterEach, expect, it, vi } from "vitest";
 import type { LibraryLookup } from "../src/core/target.ts";
 import { landedStart } from "../src/landed/landed-start.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
+import { FILES_KEPT } from "../src/queue/rules/dispatch-records.ts";
 import type { ScanQueue } from "../src/queue/scan-queue.ts";
 import { captureLog } from "./support/capture-log.ts";
 import { createFakeTarget } from "./support/fake-target.ts";
@@ -66,6 +67,24 @@ describeEachStore("a folder of many requests", (adapter) => {
       expect(item?.requests.at(-1)).toMatchObject({ path: landedFile, deleted: false });
       // Pages of 1,000: other work ran between them (reading them in one go ran none).
       expect(turns).toBeGreaterThanOrEqual(REQUESTS / 1_000 - 1);
+    } finally {
+      await queue.close();
+    }
+  }, 120_000);
+
+  it("carries the first FILES_KEPT files the check found to its scan, not a list as long as the folder", async () => {
+    place = await adapter.place();
+    const clock = createManualClock();
+    const queue = await place.open({ clock, log: captureLog().log, scanDelayMs: SCAN_DELAY_MS });
+    try {
+      await queue.enqueue([fileRequest(landedFile)]);
+      await clock.advance(SCAN_DELAY_MS);
+      const [item] = await queue.dueForCheck(clock.now(), 1, new Set());
+      if (!item) throw new Error("the folder is not due");
+      const found = Array.from({ length: FILES_KEPT + 100 }, (_, n) => `${season}/Big Show - E${String(n).padStart(5, "0")}.mkv`);
+      await queue.recordCheck(item.id, item.rev, { kind: "ready", checks: 1, scanFolder: season, files: found });
+      const [ready] = await queue.dueForTarget("plex", clock.now(), 1, new Set());
+      expect(ready?.files).toEqual(found.slice(0, FILES_KEPT));
     } finally {
       await queue.close();
     }

@@ -22,6 +22,14 @@ export const MAX_UNFINISHED_ATTEMPTS = 3;
  */
 export const HISTORY_REQUESTS_KEPT = 10;
 
+/**
+ * Files a ready folder carries to its scan (the after-scan analysis, the commands' `AUTOSCAN_FILES`): the first 500 that
+ * the check found. A folder a watcher saw 50,000 files appear in wrote its 3.5 MB list into its row at each record
+ * (check, attempt, scan), each write holding the event loop ~100 ms; such a list fits in no environment variable
+ * (Linux takes 128 KB in one) and no one analyzes it item by item.
+ */
+export const FILES_KEPT = 500;
+
 /** Extra requests of a finished folder deleted per write (`dropExtraRequests`). */
 export const EXTRA_REQUESTS_PER_WRITE = 1_000;
 
@@ -220,7 +228,7 @@ async function settle(tx: QueueTx, item: ItemRow, allTargets: readonly string[])
 function afterCheck(item: ItemRow, result: CheckResult, at: number): ItemRow {
   switch (result.kind) {
     case "ready":
-      return { ...item, checks: result.checks, scan_folder: result.scanFolder, files: JSON.stringify(result.files) };
+      return { ...item, checks: result.checks, scan_folder: result.scanFolder, files: JSON.stringify(result.files.slice(0, FILES_KEPT)) };
     case "wait":
       return { ...item, checks: result.checks, next_at: at + result.waitMs };
     case "failed":
