@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_FLAGS } from "../src/arr/connection-facts.ts";
-import { ARR_EVENTS } from "../src/intake/connect-apps.ts";
+import { ARR_EVENTS } from "../src/arr/app-connections.ts";
 import { makeTempDir } from "./support/capture-log.ts";
 import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./support/console-service.ts";
 import { startFakeArr, type FakeArr, type FakeArrOptions } from "./support/fake-arr.ts";

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createArrClient, type ArrClient } from "../src/backfill/arr-client.ts";
-import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../src/backfill/arr-errors.ts";
-import type { ArrType } from "../src/backfill/arr-type.ts";
-import { recordPaths, recordRequests, type HistoryRecord } from "../src/backfill/history-record.ts";
+import { createArrClient, type ArrClient } from "../src/arr/arr-client.ts";
+import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../src/arr/arr-errors.ts";
+import type { ArrType } from "../src/arr/arr-type.ts";
+import { recordPaths, recordRequests } from "../src/backfill/history-record.ts";
+import type { HistoryRecord } from "../src/arr/history-wire.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { resolveFile, type ArrFile } from "../src/intake/arr-app.ts";
 import { parseWebhook } from "../src/intake/webhook.ts";

@@ -1,5 +1,5 @@
-import type { ArrClient } from "../backfill/arr-client.ts";
-import { ARR_TYPE_FACTS } from "../backfill/arr-type.ts";
+import type { ArrClient } from "./arr-client.ts";
+import { ARR_TYPE_FACTS } from "./arr-type.ts";
 import { describeError } from "../core/errors.ts";
 import { CONNECTION_NAME, EVENT_FLAGS, GRAB_FLAG, METHOD_POST } from "./connection-facts.ts";
 import {

@@ -1,4 +1,4 @@
-import type { ArrType } from "../backfill/arr-type.ts";
+import type { ArrType } from "./arr-type.ts";
 
 /**
  * What autoscan's connection in an *arr app is, in the words of the apps' notification API (read in their source:
@@ -22,7 +22,7 @@ export const GRAB_FLAG = "onGrab";
 export interface EventFlag {
   /** The resource's property (`onDownload`). */
   readonly flag: string;
-  /** The check box as the app labels it (`On File Import`): ARR_EVENTS in src/intake/connect-apps.ts, in its order. */
+  /** The check box as the app labels it (`On File Import`): ARR_EVENTS in src/arr/app-connections.ts, in its order. */
   readonly label: string;
 }
 

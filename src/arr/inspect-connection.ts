@@ -1,6 +1,6 @@
-import type { ArrClient } from "../backfill/arr-client.ts";
-import { ARR_TYPE_FACTS, type ArrType } from "../backfill/arr-type.ts";
-import { webhookUrl } from "../intake/connect-apps.ts";
+import type { ArrClient } from "./arr-client.ts";
+import { ARR_TYPE_FACTS, type ArrType } from "./arr-type.ts";
+import { webhookUrl } from "./app-connections.ts";
 import {
   CONNECTION_NAME,
   EVENT_FLAGS,

@@ -1,11 +1,11 @@
 import * as v from "valibot";
-import type { ArrClient, ArrRawAnswer } from "../backfill/arr-client.ts";
-import { ArrApiError } from "../backfill/arr-errors.ts";
+import type { ArrClient, ArrRawAnswer } from "./arr-client.ts";
+import { ArrApiError } from "./arr-errors.ts";
 import { excerpt } from "../http/http-call.ts";
 import { WEBHOOK_IMPLEMENTATION } from "./connection-facts.ts";
 
 /**
- * The apps' connection ("notification") and health resources, through the *arr client (src/backfill/arr-client.ts):
+ * The apps' connection ("notification") and health resources, through the *arr client (src/arr/arr-client.ts):
  * `GET {api}/notification`, `GET {api}/notification/schema`, `POST {api}/notification`, `PUT {api}/notification/{id}`,
  * `POST {api}/notification/test` and `GET {api}/health` (the provider controller, `ProviderControllerBase.cs`, and
  * `Health/HealthController.cs` of each app). A resource is kept whole (every property the app sent, the ones autoscan

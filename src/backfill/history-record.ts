@@ -4,12 +4,13 @@ import type { PathMapper } from "../paths/mapping.ts";
 import { renameFolders, type ReceivedPath } from "../intake/arr-app.ts";
 import { absolutePath } from "../intake/path-fields.ts";
 import { toScanRequests } from "../intake/to-scan-requests.ts";
-import { ARR_TYPE_FACTS, type ArrType, type HistoryEventKind } from "./arr-type.ts";
+import { ARR_TYPE_FACTS, type ArrType } from "../arr/arr-type.ts";
+import type { HistoryRecord } from "../arr/history-wire.ts";
 
 /**
- * One *arr history record, as the backfill uses it (../shared/reference/arr-history.md §4), and the scan requests it
- * stands for: the SAME requests the matching webhook would have produced (src/intake/*: same path checks, same
- * mapping, same kinds), with the webhook's event name plus " (backfill)":
+ * The scan requests an *arr history record (src/arr/history-wire.ts) stands for: the SAME requests the matching
+ * webhook would have produced (src/intake/*: same path checks, same mapping, same kinds), with the webhook's event
+ * name plus " (backfill)":
  * - import → the imported file (`Download`); an upgrade's replaced file comes from its own delete record;
  * - rename → the folder the file left (deleted, when it is another folder) and the folder it went to (`Rename`), as
  *   the webhook's `renamed…Files[]` give; Sonarr writes one record per renamed episode, so the folders repeat and
@@ -18,32 +19,6 @@ import { ARR_TYPE_FACTS, type ArrType, type HistoryEventKind } from "./arr-type.
  *   an `Upgrade` delete names the folder the new file is imported to, and the queue merges the two;
  * - anything else (grabs, failures, Lidarr's retags …) → no request.
  */
-export interface HistoryRecord {
-  /** The history row's id: grows with insertion, unique per app instance. */
-  readonly id: number;
-  /** When the app wrote the record, in ms since the epoch (whole seconds on v4-era apps). */
-  readonly date: number;
-  readonly eventType: HistoryEventKind;
-  /** `eventType` exactly as the app sent it (`downloadFolderImported`), for logs. */
-  readonly appEventType: string;
-  /** Import: `data.importedPath`, the file in the library. */
-  readonly importedPath?: string;
-  /** Rename: `data.sourcePath`, where the file was. */
-  readonly previousPath?: string;
-  /** Rename: `data.path`, where the file is now. */
-  readonly path?: string;
-  /** File delete: `sourceTitle`, the deleted file's path. */
-  readonly deletedPath?: string;
-  /** File delete: `data.reason` (`Upgrade`, `Manual`, `MissingFromDisk` …). */
-  readonly reason?: string;
-  /** `data.fileId`: the webhook's `episodeFile.id`, `movieFile.id` …, to match a webhook already received. */
-  readonly fileId?: string;
-  /** The download client's id (imports and grabs). */
-  readonly downloadId?: string;
-  /** `seriesId`, `movieId`, `artistId` or `authorId`: where to look up the item's current folder. */
-  readonly itemId?: number;
-}
-
 export interface RecordRequestOptions {
   readonly type: ArrType;
   /** Who asked, as the log shows it: `Sonarr`, `Sonarr (anime)`. */

@@ -1,9 +1,9 @@
-import { createArrClient } from "../../backfill/arr-client.ts";
+import { createArrClient } from "../../arr/arr-client.ts";
 import { connectApp, type ConnectOutcome } from "../../arr/connect-app.ts";
 import { loadConfig, requireServerPass } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
 import { UsageError } from "../../core/errors.ts";
-import { webhookUrl } from "../../intake/connect-apps.ts";
+import { webhookUrl } from "../../arr/app-connections.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { autoscanOrigin } from "../autoscan-address.ts";
 import { booleanFlag, stringFlag, type CommandSpec } from "../command.ts";

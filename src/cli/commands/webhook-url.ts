@@ -1,7 +1,7 @@
 import { loadConfig, requireServerPass } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
 import { UsageError } from "../../core/errors.ts";
-import { appConnections, type AppConnection } from "../../intake/connect-apps.ts";
+import { appConnections, type AppConnection } from "../../arr/app-connections.ts";
 import { stringFlag, type CommandSpec } from "../command.ts";
 import { autoscanOrigin } from "../autoscan-address.ts";
 import { isInContainer } from "../in-container.ts";

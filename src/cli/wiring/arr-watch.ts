@@ -1,6 +1,6 @@
 import { createArrConnectionWatch, type ArrConnectionWatch } from "../../arr/connection-watch.ts";
 import { expectedConnection, inspectArrConnection } from "../../arr/inspect-connection.ts";
-import { createArrClient } from "../../backfill/arr-client.ts";
+import { createArrClient } from "../../arr/arr-client.ts";
 import type { Config } from "../../config/schema.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";

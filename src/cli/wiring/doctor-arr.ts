@@ -1,7 +1,7 @@
 import { expectedConnection, inspectArrConnection, maskPass } from "../../arr/inspect-connection.ts";
-import { createArrClient, type ArrClient } from "../../backfill/arr-client.ts";
-import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../../backfill/arr-errors.ts";
-import { ARR_TYPE_FACTS } from "../../backfill/arr-type.ts";
+import { createArrClient, type ArrClient } from "../../arr/arr-client.ts";
+import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../../arr/arr-errors.ts";
+import { ARR_TYPE_FACTS } from "../../arr/arr-type.ts";
 import type { ArrConfig, Config } from "../../config/schema.ts";
 import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
@@ -12,7 +12,7 @@ import { originOf } from "../../http/http-call.ts";
  * `ARR` → doctor's probes, one per app. Whether the app answers at all is asked without the key
  * (`GET {api}/system/status`, which an *arr app answers 401, or 503 while starting up) through a bare fetch, so the
  * socket's error code is kept for the diagnosis and no key can leak. The key, the version and the history are asked
- * through the backfill's own client (src/backfill/arr-client.ts), whose errors are classified once; they are handed
+ * through the backfill's own client (src/arr/arr-client.ts), whose errors are classified once; they are handed
  * to doctor as values, with every secret blanked. The connection to autoscan is judged by src/arr/inspect-connection.ts
  * against the path autoscan expects (`<SERVER_URL_BASE>/<SERVER_PASS>/<name>`): the host the app uses to reach autoscan
  * is the app's side, which doctor cannot see, so it is not compared.

@@ -1,4 +1,5 @@
-import { appConnections, type ArrType } from "../../intake/connect-apps.ts";
+import { appConnections } from "../../arr/app-connections.ts";
+import type { ArrType } from "../../arr/arr-type.ts";
 import { escapeHtml } from "./escape.ts";
 
 /**

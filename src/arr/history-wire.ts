@@ -1,6 +1,5 @@
 import * as v from "valibot";
-import { eventKind, type ArrType } from "./arr-type.ts";
-import type { HistoryRecord } from "./history-record.ts";
+import { eventKind, type ArrType, type HistoryEventKind } from "./arr-type.ts";
 
 /**
  * The *arr apps' JSON, checked with valibot (../shared/reference/arr-history.md §2, §4). Lenient where the apps
@@ -8,6 +7,33 @@ import type { HistoryRecord } from "./history-record.ts";
  * output but read case-insensitively, values are strings); strict only on what the backfill cannot do without:
  * a record's `id`, `date` and `eventType`, and the page's `totalRecords` and `records`.
  */
+
+/** One *arr history record, reduced to what the backfill uses (../shared/reference/arr-history.md §4). */
+export interface HistoryRecord {
+  /** The history row's id: grows with insertion, unique per app instance. */
+  readonly id: number;
+  /** When the app wrote the record, in ms since the epoch (whole seconds on v4-era apps). */
+  readonly date: number;
+  readonly eventType: HistoryEventKind;
+  /** `eventType` exactly as the app sent it (`downloadFolderImported`), for logs. */
+  readonly appEventType: string;
+  /** Import: `data.importedPath`, the file in the library. */
+  readonly importedPath?: string;
+  /** Rename: `data.sourcePath`, where the file was. */
+  readonly previousPath?: string;
+  /** Rename: `data.path`, where the file is now. */
+  readonly path?: string;
+  /** File delete: `sourceTitle`, the deleted file's path. */
+  readonly deletedPath?: string;
+  /** File delete: `data.reason` (`Upgrade`, `Manual`, `MissingFromDisk` …). */
+  readonly reason?: string;
+  /** `data.fileId`: the webhook's `episodeFile.id`, `movieFile.id` …, to match a webhook already received. */
+  readonly fileId?: string;
+  /** The download client's id (imports and grabs). */
+  readonly downloadId?: string;
+  /** `seriesId`, `movieId`, `artistId` or `authorId`: where to look up the item's current folder. */
+  readonly itemId?: number;
+}
 
 // Whole seconds (`…T09:37:52Z`, v4-era) or fractional (`…T09:37:52.1234567Z`, Sonarr v3); both are UTC.
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -43,7 +69,7 @@ export const systemStatusSchema = v.looseObject({
   version: v.string("must be a string"),
 });
 
-/** A checked wire record → the backfill's record. */
+/** A checked wire record → its HistoryRecord. */
 export function toHistoryRecord(wire: WireRecord, type: ArrType): HistoryRecord {
   const data = readData(wire.data);
   const eventType = eventKind(type, wire.eventType);

@@ -3,14 +3,13 @@ import type { Logger } from "../core/logger.ts";
 import { excerpt, headersAreValid, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, originOf } from "../http/http-call.ts";
 import { ArrApiError, ArrAuthError, ArrUnavailableError } from "./arr-errors.ts";
 import { ARR_TYPE_FACTS, type ArrType } from "./arr-type.ts";
-import type { HistoryRecord } from "./history-record.ts";
-import { historyPageSchema, systemStatusSchema, toHistoryRecord } from "./history-wire.ts";
+import { historyPageSchema, systemStatusSchema, toHistoryRecord, type HistoryRecord } from "./history-wire.ts";
 
 /**
  * The one place that speaks an *arr app's API: its history (../shared/reference/arr-history.md) and, through `send`,
  * its connections and health list (src/arr/notification-api.ts). The API root per app,
  * the key in the `X-Api-Key` header (never in a URL: URLs end up in proxy logs), a timeout and a size cap on every
- * call, and the failure → meaning classification, done once here (src/backfill/arr-errors.ts).
+ * call, and the failure → meaning classification, done once here (src/arr/arr-errors.ts).
  *
  * Pages are read newest first (`sortKey=date&sortDirection=descending`), which every app and version honours; the
  * apps sort on the date alone, so records of the same date can come in any order and, when records arrive while

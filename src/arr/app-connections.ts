@@ -1,11 +1,11 @@
+import { ARR_TYPES, type ArrType } from "./arr-type.ts";
+
 /**
  * What a user pastes into each *arr app to connect it (Settings → Connect → + → Webhook): the URL, and the events to
  * tick. One URL per app, `/<SERVER_PASS>/<name>`, so logs and History name the instance (`Sonarr (sonarr4k)`). The
  * event names are the check boxes as the apps label them; autoscan scans on each of them and ignores the rest (a Grab
  * is answered 200 and not scanned, so ticking it does no harm, it only adds a log line).
  */
-export type ArrType = "sonarr" | "radarr" | "lidarr" | "readarr";
-
 export const ARR_EVENTS: Readonly<Record<ArrType, readonly string[]>> = {
   sonarr: ["On File Import", "On File Upgrade", "On Rename", "On Series Delete", "On Episode File Delete", "On Episode File Delete For Upgrade"],
   radarr: ["On File Import", "On File Upgrade", "On Rename", "On Movie Delete", "On Movie File Delete", "On Movie File Delete For Upgrade"],
@@ -37,12 +37,12 @@ export function appConnections(
   only?: string,
 ): AppConnection[] {
   const named = Object.entries(apps).map(([name, app]) => ({ name, type: app.TYPE }));
-  const all = named.length ? named : (Object.keys(ARR_EVENTS) as ArrType[]).map((type) => ({ name: type, type }));
+  const all = named.length ? named : ARR_TYPES.map((type) => ({ name: type, type }));
   const chosen = only === undefined ? all : [all.find((app) => app.name === only) ?? { name: only, type: typeFromName(only) }];
   return chosen.map(({ name, type }) => ({ name, type, url: webhookUrl(origin, pass, name), events: type ? ARR_EVENTS[type] : [] }));
 }
 
 /** `sonarr4k` → sonarr: a name that starts with an app's name. */
 function typeFromName(name: string): ArrType | undefined {
-  return (Object.keys(ARR_EVENTS) as ArrType[]).find((type) => name.toLowerCase().startsWith(type));
+  return ARR_TYPES.find((type) => name.toLowerCase().startsWith(type));
 }
