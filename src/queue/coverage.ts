@@ -1,5 +1,5 @@
 import type { ScanRequest } from "../core/scan.ts";
-import type { AsyncRows } from "./rows-async.ts";
+import type { AsyncRows } from "./store-port.ts";
 import { requestFolder } from "./rules/request-folder.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { QueueTx } from "./rules/queue-tx.ts";
-import type { ItemRow } from "./rules/rows.ts";
+import type { ItemRow } from "./store-rows.ts";
 
 /**
  * A folder this write finished as `failed`: its file never appeared, a server's delivery was given up, its attempts

@@ -1,4 +1,4 @@
-import type { AsyncRows } from "./rows-async.ts";
+import type { AsyncRows } from "./store-port.ts";
 import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
 import { RESCAN_REQUEST, namesFile } from "./rules/landed.ts";
 

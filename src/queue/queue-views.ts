@@ -1,14 +1,14 @@
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
-import type { AsyncRows as RowAccess } from "./rows-async.ts";
+import type { AsyncRows } from "./store-port.ts";
 import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
-import type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "./rules/rows.ts";
+import type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "./store-rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
 import type { TargetView } from "../core/queue-view.ts";
 
 const MAX_PAGE = 1000;
 
-export async function listPendingItems(rows: RowAccess, page: PageOptions): Promise<QueueItemView[]> {
+export async function listPendingItems(rows: AsyncRows, page: PageOptions): Promise<QueueItemView[]> {
   const items = await rows.all<ItemRow>(
     "SELECT * FROM items WHERE state = 'pending' ORDER BY priority, first_at, id LIMIT ? OFFSET ?",
     pageParams(page),
@@ -17,7 +17,7 @@ export async function listPendingItems(rows: RowAccess, page: PageOptions): Prom
 }
 
 /** Finished and failed folders, newest first, that match `query`. */
-export async function listHistoryItems(rows: RowAccess, query: HistoryQuery): Promise<QueueItemView[]> {
+export async function listHistoryItems(rows: AsyncRows, query: HistoryQuery): Promise<QueueItemView[]> {
   const filter = historyFilter(query);
   const items = await rows.all<ItemRow>(
     `SELECT * FROM items WHERE ${filter.where} ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?`,
@@ -27,13 +27,13 @@ export async function listHistoryItems(rows: RowAccess, query: HistoryQuery): Pr
 }
 
 /** How many history folders match `query` (all of them without filters). */
-export async function countHistory(rows: RowAccess, query: HistoryQuery = {}): Promise<number> {
+export async function countHistory(rows: AsyncRows, query: HistoryQuery = {}): Promise<number> {
   const filter = historyFilter(query);
   return (await rows.get<{ n: number }>(`SELECT COUNT(*) AS n FROM items WHERE ${filter.where}`, filter.params))?.n ?? 0;
 }
 
 /** The sources that sent the requests still kept, for the history's filter. */
-export async function listSources(rows: RowAccess): Promise<string[]> {
+export async function listSources(rows: AsyncRows): Promise<string[]> {
   return (await rows.all<{ source: string }>("SELECT DISTINCT source FROM requests ORDER BY source")).map((r) => r.source);
 }
 
@@ -66,7 +66,7 @@ function historyFilter(query: HistoryQuery): { where: string; params: (string | 
 }
 
 /** Folders per state, for the metrics' queue gauge. */
-export async function countByState(rows: RowAccess): Promise<Record<ItemState, number>> {
+export async function countByState(rows: AsyncRows): Promise<Record<ItemState, number>> {
   const counts: Record<ItemState, number> = { pending: 0, done: 0, failed: 0 };
   for (const row of await rows.all<{ state: ItemState; n: number }>("SELECT state, COUNT(*) AS n FROM items GROUP BY state")) {
     counts[row.state] = row.n;
@@ -74,7 +74,7 @@ export async function countByState(rows: RowAccess): Promise<Record<ItemState, n
   return counts;
 }
 
-export async function findItem(rows: RowAccess, id: number): Promise<QueueItemView | undefined> {
+export async function findItem(rows: AsyncRows, id: number): Promise<QueueItemView | undefined> {
   const item = await rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]);
   return item ? toView(rows, item) : undefined;
 }
@@ -84,7 +84,7 @@ function pageParams(page: PageOptions): [number, number] {
   return [limit, Math.max(0, Math.trunc(page.offset ?? 0))];
 }
 
-async function toView(rows: RowAccess, item: ItemRow): Promise<QueueItemView> {
+async function toView(rows: AsyncRows, item: ItemRow): Promise<QueueItemView> {
   // A finished folder shows its first requests (`HISTORY_REQUESTS_KEPT`), also while its others are being deleted.
   const requests =
     item.state === "pending"

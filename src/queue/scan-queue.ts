@@ -27,7 +27,7 @@ import {
 import { enqueueRequests, moveToFolder, recordRefused, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
 import { requestFolder } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
-import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-adapter.ts";
+import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-port.ts";
 
 /**
  * The scan queue: the queue's rules (`rules/`) over one store adapter (`StoreAdapter`: the embedded sql.js file, or

@@ -1,7 +1,7 @@
 import type { Logger } from "../../core/logger.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
 import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequestsPage } from "../rules/work-item.ts";
-import type { ItemRow } from "../sqljs/rows.ts";
+import type { ItemRow } from "../store-rows.ts";
 import type { StoreClock } from "./database-clock.ts";
 import type { PgPool } from "./pool.ts";
 import { pgRows } from "./pg-reads.ts";

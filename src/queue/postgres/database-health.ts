@@ -1,6 +1,6 @@
 import { StoreUnavailableError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { StoreHealth } from "../store-adapter.ts";
+import type { StoreHealth } from "../store-port.ts";
 import { classifyDatabaseError, type PgPool } from "./pool.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { AsyncRows } from "../rows-async.ts";
+import type { AsyncRows } from "../store-port.ts";
 import { classifyDatabaseError, type PgQueryable } from "./pool.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { DeliveryRow, ItemRow, TargetRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow, TargetRow } from "../store-rows.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
 import type { PgClient } from "./pool.ts";
 

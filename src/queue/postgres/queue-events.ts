@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { Logger } from "../../core/logger.ts";
-import type { QueueEvent } from "../store-adapter.ts";
+import type { QueueEvent } from "../store-port.ts";
 import type { PgQueryable } from "./pool.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { StoreMetrics } from "../../core/metrics.ts";
-import { WriteAbandonedError } from "../sqljs/store-fault.ts";
+import { WriteAbandonedError } from "../store-port.ts";
 import type { PgClient, PgPool } from "./pool.ts";
 import { inTransaction } from "./transaction.ts";
 

@@ -1,7 +1,7 @@
 import { HISTORY_REQUESTS_KEPT } from "./dispatch-records.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
 import type { QueueTx } from "./queue-tx.ts";
-import type { ItemRow } from "./rows.ts";
+import type { ItemRow } from "../store-rows.ts";
 
 /**
  * Retry, delete and prune, for the queue page, the API and the maintenance tick. A retried folder is due at once; a

@@ -4,7 +4,7 @@ import { requestFolder } from "./request-folder.ts";
 import { moveToFolder, type MergePolicy } from "./enqueue.ts";
 import { landedColumns, type LandedStart } from "./landed.ts";
 import type { QueueTx } from "./queue-tx.ts";
-import type { ItemRow } from "./rows.ts";
+import type { ItemRow } from "../store-rows.ts";
 
 /**
  * What the dispatcher records, as rules over the store port (`QueueTx`). Every record names the item's `rev` as the

@@ -3,7 +3,7 @@ import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
 import { requestFolder } from "./request-folder.ts";
 import type { NewRequest, QueueTx } from "./queue-tx.ts";
-import type { ItemRow } from "./rows.ts";
+import type { ItemRow } from "../store-rows.ts";
 
 /**
  * Merging and delay, plex_autoscan's rules with its flaws fixed:

@@ -1,5 +1,5 @@
 import type { QueueTx } from "./queue-tx.ts";
-import type { TargetRow } from "./rows.ts";
+import type { TargetRow } from "../store-rows.ts";
 
 /**
  * Did the files land? Per (folder, target): after the target scanned the folder, its library is asked for the files the

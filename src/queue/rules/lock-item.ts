@@ -1,5 +1,5 @@
 import type { QueueTx } from "./queue-tx.ts";
-import type { ItemRow } from "./rows.ts";
+import type { ItemRow } from "../store-rows.ts";
 
 /**
  * The one lock order of the queue's writes: folder locks first, then the items' rows, as a request takes them

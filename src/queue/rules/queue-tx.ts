@@ -1,4 +1,4 @@
-import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "./rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 
 /**
  * The storage port under the queue's rules: what differs between the engines, and nothing else. Each write runs

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { WorkItem, WorkRequest } from "../dispatch/dispatch-port.ts";
-import type { ItemRow, RequestRow } from "./rows.ts";
+import type { ItemRow, RequestRow } from "../store-rows.ts";
 
 /**
  * A folder's requests as a check and a scan use them, read a page at a time (by id, on the `(item_id, id)` index): a

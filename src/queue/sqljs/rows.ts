@@ -1,5 +1,5 @@
 import type { Database, Statement, SqlValue } from "sql.js";
-import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 
 /**
  * The embedded store's rows (the types are the queue's, `rules/rows.ts`), and `applyChange`, the only code that
@@ -7,7 +7,7 @@ import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.
  * the store applies it while a write is built, logs it, and applies the same value again once it is on disk; a
  * restart replays the log through the same function. Item, request and target changes are whole-row images.
  */
-export type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "../rules/rows.ts";
+export type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "../store-rows.ts";
 
 export type RowChange =
   | { readonly k: "item"; readonly r: ItemRow }

@@ -4,13 +4,12 @@ import { acquireDataDirLock } from "../../core/data-dir-lock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
-import type { AsyncRows } from "../rows-async.ts";
+import type { AsyncRows, StoreAdapter } from "../store-port.ts";
 import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequestsPage } from "../rules/work-item.ts";
 import { findPendingImport, runPendingImport, type PendingImport } from "../plex-autoscan-import.ts";
 import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../rules/rows.ts";
-import type { StoreAdapter } from "../store-adapter.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 import { openQueueStore, type QueueStore, type StoreTransaction } from "./open-store.ts";
 import { PRUNED_IDS, pathKey } from "./rows.ts";
 

@@ -1,11 +1,4 @@
-import { StoreUnavailableError, describeError } from "../../core/errors.ts";
-
-export { StoreUnavailableError };
-
-/** A write that gave up (its sender stopped waiting) before the store took it: it was not stored and never will be. */
-export class WriteAbandonedError extends Error {
-  override name = "WriteAbandonedError";
-}
+import { describeError } from "../../core/errors.ts";
 
 /** What went wrong writing in `dir`, and what the user can do about it, in words. */
 export function describeStoreFault(error: unknown, dir: string): string {

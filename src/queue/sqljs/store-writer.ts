@@ -9,7 +9,8 @@ import type { QueueStore, QueueStoreOptions, StoreTransaction } from "./open-sto
 import { applyChange, nextItemId, nextRequestId, type ItemRow, type RowAccess, type RowChange } from "./rows.ts";
 import { writeSnapshot } from "./snapshot-file.ts";
 import type { Database } from "./sql-js.ts";
-import { StoreUnavailableError, describeStoreFault, isDiskRefusal } from "./store-fault.ts";
+import { StoreUnavailableError } from "../../core/errors.ts";
+import { describeStoreFault, isDiskRefusal } from "./store-fault.ts";
 import { createWriteQueue, type Waiting } from "./write-queue.ts";
 
 /**

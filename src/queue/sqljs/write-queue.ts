@@ -1,5 +1,5 @@
 import { outsideLogContext } from "../../core/log-context.ts";
-import { WriteAbandonedError } from "./store-fault.ts";
+import { WriteAbandonedError } from "../store-port.ts";
 
 /**
  * The waiting line in front of the store's one write path. Writes asked for while a record is on its way to the disk

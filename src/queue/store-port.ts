@@ -1,12 +1,12 @@
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
-import type { AsyncRows } from "./rows-async.ts";
 
 /**
- * What one storage engine gives the queue (`scan-queue.ts` puts the rules over it): writes in transactions through
- * the `QueueTx` port, reads in SQL both engines read alike, and what differs in how due work is found and claimed
- * (the embedded store's in-memory schedule; PostgreSQL's leases on the database's clock). The sql.js adapter is
- * `sqljs/sqljs-adapter.ts`, PostgreSQL's `postgres/pg-scan-queue.ts`; nothing above them knows which one it has.
+ * The store port: what one storage engine gives the queue (`scan-queue.ts` puts the rules over it): writes in
+ * transactions through the `QueueTx` port, reads in SQL both engines read alike, and what differs in how due work is
+ * found and claimed (PostgreSQL's leases on the database's clock). The sql.js adapter is `sqljs/sqljs-adapter.ts`,
+ * PostgreSQL's `postgres/pg-scan-queue.ts`; `open-scan-queue.ts` builds the queue over one of them, and nothing above
+ * them knows which one it has. The rows both carry are `store-rows.ts`.
  */
 export interface StoreAdapter {
   /** Where the queue lives, for logs and messages: the file, or the database URL with its password masked. */
@@ -30,9 +30,24 @@ export interface StoreAdapter {
   close(): Promise<void>;
 }
 
+/**
+ * Reads that both stores answer: the embedded store's in memory at once, PostgreSQL's over the network. The views
+ * (`queue-views.ts`) and the covered check (`coverage.ts`) are written once against this, in SQL both engines read
+ * alike (`?` and `?N` placeholders; the PostgreSQL reader numbers them).
+ */
+export interface AsyncRows {
+  all<T>(sql: string, params?: readonly (string | number | null)[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly (string | number | null)[]): Promise<T | undefined>;
+}
+
 export interface WriteOptions<T> {
   readonly signal?: AbortSignal;
   readonly announce?: (result: T) => QueueEvent;
+}
+
+/** A write that gave up (its sender stopped waiting) before the store took it: it was not stored and never will be. */
+export class WriteAbandonedError extends Error {
+  override name = "WriteAbandonedError";
 }
 
 export interface StoreHealth {
