@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadDoctorConfig, runDoctor } from "../src/cli/wiring/doctor.ts";
+import { loadDoctorConfig, runDoctor } from "../src/ops/doctor/doctor.ts";
 import { resolveSettings } from "../src/config/settings.ts";
 import type { CheckResult } from "../src/ops/doctor/check.ts";
 import type { DoctorReport } from "../src/ops/doctor/run-checks.ts";

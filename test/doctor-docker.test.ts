@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { resolveSettings } from "../src/config/settings.ts";
-import { loadDoctorConfig, runDoctor } from "../src/cli/wiring/doctor.ts";
+import { loadDoctorConfig, runDoctor } from "../src/ops/doctor/doctor.ts";
 import type { CheckResult } from "../src/ops/doctor/check.ts";
 import { captureLog } from "./support/capture-log.ts";
 import {

@@ -3,7 +3,7 @@ import { createLogger } from "../../logging/create-logger.ts";
 import { renderReport, reportJson } from "../../ops/doctor/report.ts";
 import { booleanFlag, type CommandSpec } from "../command.ts";
 import { isInContainer } from "../in-container.ts";
-import { loadDoctorConfig, runDoctor } from "../wiring/doctor.ts";
+import { loadDoctorConfig, runDoctor } from "../../ops/doctor/doctor.ts";
 
 /**
  * `autoscan doctor`: every check it can run — the config, the data directory, Plex, the path mappings against Plex's

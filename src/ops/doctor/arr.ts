@@ -1,156 +1,123 @@
-import type { ConnectionInspection } from "../../arr/inspect-connection.ts";
+import { createArrClient, type ArrClient } from "../../arr/arr-client.ts";
+import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../../arr/arr-errors.ts";
+import { ARR_TYPE_FACTS, ARR_TYPES, type ArrType } from "../../arr/arr-type.ts";
+import { expectedConnection, inspectArrConnection, maskPass, type ConnectionInspection } from "../../arr/inspect-connection.ts";
+import type { ArrConfig, Config } from "../../config/schema.ts";
+import { describeError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import { httpCall, originOf } from "../../http/http-call.ts";
 import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
 import type { CheckFamily } from "./run-checks.ts";
+import { blankError, blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
 /**
- * The *arr apps (`ARR`) whose history the backfill reads, each in four steps, a failed step skipping the ones after it:
- * - does it answer (a call without the key; if not, the likely cause, in the words every family uses: unreachable.ts),
- *   or is it still starting up (503 with the app's `errorMessage`);
- * - is the key accepted (`GET …/system/status` with it: 401 names `ARR.<name>.API_KEY` and where the app shows it);
+ * The *arr apps (`ARR`) whose history the backfill reads, each in steps, a failed step skipping the ones after it:
+ * - does it answer: `GET {api}/system/status` without the key (an *arr app answers 401, or 503 with its
+ *   `errorMessage` while starting up), so the socket's error code is kept and no key can leak; if not, the likely
+ *   cause in unreachable.ts's words;
+ * - is the key accepted (the same call with it, through the backfill's client, src/arr/arr-client.ts, whose errors are
+ *   classified once): 401 names `ARR.<name>.API_KEY` and where the app shows it;
  * - which app and version answered (another app than `TYPE` says, e.g. a Radarr URL under a sonarr TYPE, is a
  *   warning: the history's event names and numbers differ between the apps);
  * - can the history be read (one page of one record);
  * - is the app connected to autoscan (src/arr/inspect-connection.ts): a Webhook connection to `…/<SERVER_PASS>/<name>`
  *   that is enabled, ticks the events autoscan scans on, and is not on the app's health list as "unavailable due to
- *   failures"; each problem names `autoscan arr connect`, which fixes it.
- * An app with `BACKFILL` false is one skipped line. The probes (cli/wiring/doctor-arr.ts) own the key and the client:
- * nothing here sees a key, and what they hand back is already classified.
+ *   failures"; each problem names `autoscan arr connect`, which fixes it. The host the app uses to reach autoscan is
+ *   the app's side, which doctor cannot see, so it is not compared.
+ * An app with `BACKFILL` false is one skipped line. Every message is blanked of the key and the URL's password.
  */
-export type ArrKind = "sonarr" | "radarr" | "lidarr" | "readarr";
-
-/** The answer to a call without the key (any HTTP answer: something listens). */
-export interface ArrReach {
-  readonly status: number;
-  /** The app's own `errorMessage` (503 while starting up: "Sonarr is starting up, please try again later"). */
-  readonly errorMessage?: string;
-}
-
-/** A call with the key, classified where the answer entered (the history client). */
-export type ArrAnswer<T> =
+type ArrAnswer<T> =
   | { readonly ok: true; readonly value: T }
-  | {
-      readonly ok: false;
-      /** `auth`: 401/403; `unavailable`: down, starting, 5xx, timeout; `api`: not what an *arr app sends. */
-      readonly problem: "auth" | "unavailable" | "api" | "other";
-      /** Already free of the key. */
-      readonly message: string;
-      readonly status?: number;
-    };
+  /** `auth`: 401/403; `unavailable`: down, starting, 5xx, timeout; `api`: not what an *arr app sends. */
+  | { readonly ok: false; readonly problem: "auth" | "unavailable" | "api" | "other"; readonly message: string; readonly status?: number };
 
-export interface ArrStatusValue {
-  readonly appName: string;
-  readonly version: string;
-}
-
-export interface ArrProbe {
-  /** The key in `ARR`. */
+interface ArrApp {
   readonly name: string;
-  readonly kind: ArrKind;
-  /** `ARR.<name>.BACKFILL`. */
-  readonly enabled: boolean;
+  readonly kind: ArrType;
+  readonly label: string;
   /** The URL shown: scheme, host and port only (a URL base or userinfo may carry a secret). */
   readonly url: string;
-  /** How long one call may take, for the message (the probe enforces it). */
-  readonly timeoutSeconds: number;
-  /** A call without the key. Rejects with the network error (its `cause` kept) when nothing answers. */
-  reach(signal: AbortSignal): Promise<ArrReach>;
-  /** `GET …/system/status` with the key. */
-  status(signal: AbortSignal): Promise<ArrAnswer<ArrStatusValue>>;
-  /** `GET …/history`, one page of one record, with the key. */
-  history(signal: AbortSignal): Promise<ArrAnswer<{ readonly totalRecords: number }>>;
-  /** The app's connection to autoscan, judged; undefined when SERVER_PASS is not set (no URL to look for). */
-  connection(signal: AbortSignal): Promise<ArrAnswer<ConnectionInspection> | undefined>;
 }
 
-export interface ArrCheckOptions {
-  readonly apps: readonly ArrProbe[];
-  /** Whether autoscan runs inside a container; injected for tests. */
-  readonly inContainer: boolean;
-}
+const PORT: Readonly<Record<ArrType, string>> = { sonarr: "8989", radarr: "7878", lidarr: "8686", readarr: "8787" };
 
-const LABEL: Readonly<Record<ArrKind, string>> = { sonarr: "Sonarr", radarr: "Radarr", lidarr: "Lidarr", readarr: "Readarr" };
-const PORT: Readonly<Record<ArrKind, string>> = { sonarr: "8989", radarr: "7878", lidarr: "8686", readarr: "8787" };
-
-export function arrFamily(options: ArrCheckOptions): CheckFamily {
-  return { name: "arr", run: (_findings, signal) => arrChecks(options, signal) };
-}
-
-export async function arrChecks(options: ArrCheckOptions, signal: AbortSignal): Promise<CheckResult[]> {
+export function arrFamily(config: Config, log: Logger, inContainer: boolean): CheckFamily {
   // Each app on its own, at once: one that hangs costs its timeout, not the sum of them.
-  const results = await Promise.all(options.apps.map((probe) => appChecks(probe, options.inContainer, signal)));
-  return results.flat();
+  const apps = Object.entries(config.ARR);
+  return { name: "arr", run: async (_findings, signal) => (await Promise.all(apps.map(([name, app]) => appChecks(name, app, config, log, inContainer, signal)))).flat() };
 }
 
-async function appChecks(probe: ArrProbe, inContainer: boolean, signal: AbortSignal): Promise<CheckResult[]> {
-  const { name, kind } = probe;
+async function appChecks(name: string, config: ArrConfig, whole: Config, log: Logger, inContainer: boolean, signal: AbortSignal): Promise<CheckResult[]> {
   const id = `arr:${name}`;
-  const label = LABEL[kind];
-  if (!probe.enabled) return [skip(id, name, `ARR.${name}.BACKFILL is false: not checked, and its history is not read.`)];
-
-  let reach: ArrReach;
+  if (!config.BACKFILL) return [skip(id, name, `ARR.${name}.BACKFILL is false: not checked, and its history is not read.`)];
+  const kind = config.TYPE;
+  const label = ARR_TYPE_FACTS[kind].appName;
+  const base = config.URL.replace(/\/+$/, "");
+  const app: ArrApp = { name, kind, label, url: originOf(base) };
+  const timeoutSeconds = Math.min(config.TIMEOUT, 10);
+  const blank = blankerOf([config.API_KEY], base);
+  let reach: { status: number; body: string };
   try {
-    reach = await probe.reach(signal);
+    const url = `${base}${ARR_TYPE_FACTS[kind].apiRoot}/system/status`;
+    const headers = { Accept: "application/json" };
+    // Only a 5xx's body is read: the app's `errorMessage` ("Sonarr is starting up, please try again later").
+    reach = await httpCall({ method: "GET", url, headers, timeoutMs: timeoutSeconds * 1000, maxBytes: 64 * 1024, overCap: "cut", readsBody: (s) => s >= 500, signal });
   } catch (error) {
-    const server = {
-      id,
-      title: name,
-      url: probe.url,
-      label,
-      setting: `ARR.${name}.URL`,
-      portHint: `${label} listens on ${PORT[kind]}`,
-      example: `http://${kind}:${PORT[kind]}`,
-      timeoutSeconds: probe.timeoutSeconds,
-    };
-    return [unreachableCheck(server, error, inContainer), ...skipRest(name, `${name} did not answer.`)];
+    const server = { id, title: name, url: app.url, label, setting: `ARR.${name}.URL`, portHint: `${label} listens on ${PORT[kind]}`, example: `http://${kind}:${PORT[kind]}` };
+    return [unreachableCheck({ ...server, timeoutSeconds }, blankError(error, blank), inContainer), ...skipRest(name, `${name} did not answer.`)];
   }
-  if (reach.status >= 500) return [notReady(probe, reach), ...skipRest(name, `${name} is not ready.`)];
-  const out: CheckResult[] = [ok(id, name, `Answers at ${probe.url}.`)];
+  if (reach.status >= 500) return [notReady(app, reach.status, errorMessageOf(reach.body)), ...skipRest(name, `${name} is not ready.`)];
+  const out: CheckResult[] = [ok(id, name, `Answers at ${app.url}.`)];
 
-  const status = await probe.status(signal);
+  const client: ArrClient = createArrClient({ name, type: kind, url: config.URL, apiKey: config.API_KEY, timeoutMs: timeoutSeconds * 1000, log: log.child({ component: "DOCTOR" }) });
+  const status = await answer(() => client.status(signal), blank);
   if (!status.ok) {
-    out.push(keyFailed(probe, status), ...skipRest(name, status.problem === "auth" ? `${name} refused the key.` : "The key check failed.", false));
+    out.push(keyFailed(app, status), ...skipRest(name, status.problem === "auth" ? `${name} refused the key.` : "The key check failed.", false));
     return out;
   }
-  const { appName, version } = status.value;
-  const app = shown(appName);
-  out.push(ok(`${id}.key`, `${name} key`, `${app} accepted ARR.${name}.API_KEY.`));
-  out.push(versionCheck(probe, app, shown(version)));
+  const appName = shown(status.value.appName);
+  out.push(ok(`${id}.key`, `${name} key`, `${appName} accepted ARR.${name}.API_KEY.`));
+  out.push(versionCheck(app, appName, shown(status.value.version)));
 
-  const history = await probe.history(signal);
+  const history = await answer(async () => (await client.historyPage(1, 1, signal)).totalRecords, blank);
   if (history.ok) {
-    const n = history.value.totalRecords;
+    const n = history.value;
     out.push(ok(`${id}.history`, `${name} history`, n === 0 ? "Readable; it holds no record yet." : `Readable; it holds ${n.toLocaleString("en-US")} record${n === 1 ? "" : "s"}.`));
   } else {
-    out.push(
-      fail(
-        `${id}.history`,
-        `${name} history`,
-        `Reading one page of the history failed: ${history.message}`,
-        history.problem === "auth"
-          ? `The key may not read the history: ${keyFix(probe)}`
-          : `Check ${label}'s log (System → Logs), and that ARR.${name}.URL points at ${label} itself.`,
-      ),
-    );
+    const fix =
+      history.problem === "auth"
+        ? `The key may not read the history: ${keyFix(app)}`
+        : `Check ${label}'s log (System → Logs), and that ARR.${name}.URL points at ${label} itself.`;
+    out.push(fail(`${id}.history`, `${name} history`, `Reading one page of the history failed: ${history.message}`, fix));
   }
-  out.push(connectionCheck(probe, await probe.connection(signal)));
+  const expected = expectedConnection(name, kind, whole);
+  const connection = expected && (await answer(() => inspectArrConnection(client, expected, signal), (text) => maskPass(blank(text), expected.pass)));
+  out.push(connectionCheck(app, connection));
   return out;
 }
 
-/** Whether the app sends its events to autoscan, and what to do when it does not. */
-function connectionCheck(probe: ArrProbe, answer: ArrAnswer<ConnectionInspection> | undefined): CheckResult {
-  const { name } = probe;
-  const label = LABEL[probe.kind];
+async function answer<T>(call: () => Promise<T>, blank: (text: string) => string): Promise<ArrAnswer<T>> {
+  try {
+    return { ok: true, value: await call() };
+  } catch (error) {
+    const message = blank(describeError(error));
+    const status = (error as { status?: unknown }).status;
+    const problem =
+      error instanceof ArrAuthError ? "auth" : error instanceof ArrUnavailableError ? "unavailable" : error instanceof ArrApiError ? "api" : "other";
+    return { ok: false, problem, message, ...(typeof status === "number" ? { status } : {}) };
+  }
+}
+
+/** Whether the app sends its events to autoscan, and what to do when it does not (undefined: SERVER_PASS is not set). */
+function connectionCheck(app: ArrApp, answer: ArrAnswer<ConnectionInspection> | undefined): CheckResult {
+  const { name, label } = app;
   const id = `arr:${name}.connection`;
   const title = `${name} connection`;
   if (answer === undefined) return skip(id, title, "SERVER_PASS is not set: there is no webhook URL to look for.");
   if (!answer.ok) {
-    return fail(
-      id,
-      title,
-      `Reading ${label}'s connections failed: ${answer.message}`,
-      answer.problem === "auth" ? `The key may not read the connections: ${keyFix(probe)}` : `Check ${label}'s log (System → Logs).`,
-    );
+    const fix = answer.problem === "auth" ? `The key may not read the connections: ${keyFix(app)}` : `Check ${label}'s log (System → Logs).`;
+    return fail(id, title, `Reading ${label}'s connections failed: ${answer.message}`, fix);
   }
   const { state, detail, duplicates } = answer.value;
   const command = `autoscan arr connect --app ${/^[\w.-]+$/.test(name) ? name : `'${name}'`}`;
@@ -182,34 +149,29 @@ function connectionCheck(probe: ArrProbe, answer: ArrAnswer<ConnectionInspection
 }
 
 /** A 5xx to the call without the key: starting up (the app says so), or a proxy in front of a stopped app. */
-function notReady(probe: ArrProbe, reach: ArrReach): CheckResult {
-  const { name, url } = probe;
-  const label = LABEL[probe.kind];
-  const said = reach.errorMessage === undefined ? undefined : shown(reach.errorMessage);
+function notReady({ name, url, label }: ArrApp, status: number, errorMessage: string | undefined): CheckResult {
+  const said = errorMessage === undefined ? undefined : shown(errorMessage);
   if (said !== undefined && /starting/i.test(said)) {
     return fail(
       `arr:${name}`,
       name,
-      `${label} at ${url} is starting up (${reach.status}: "${said}").`,
+      `${label} at ${url} is starting up (${status}: "${said}").`,
       `Wait until it has started, then run 'autoscan doctor' again; if it stays so, check ${label}'s log.`,
     );
   }
   return fail(
     `arr:${name}`,
     name,
-    `Something answers at ${url}, but with ${reach.status}${said ? ` ("${said}")` : ""}: ${label} is not serving its API.`,
+    `Something answers at ${url}, but with ${status}${said ? ` ("${said}")` : ""}: ${label} is not serving its API.`,
     `Check that ${label} runs (its log), and any proxy in front of it; else correct ARR.${name}.URL.`,
   );
 }
 
-function keyFailed(probe: ArrProbe, answer: Extract<ArrAnswer<unknown>, { ok: false }>): CheckResult {
-  const { name, url } = probe;
-  const label = LABEL[probe.kind];
+function keyFailed(app: ArrApp, answer: Extract<ArrAnswer<unknown>, { ok: false }>): CheckResult {
+  const { name, url, label } = app;
   const id = `arr:${name}.key`;
   const title = `${name} key`;
-  if (answer.problem === "auth") {
-    return fail(id, title, `${label} rejected ARR.${name}.API_KEY (${answer.status ?? 401} at ${url}).`, keyFix(probe));
-  }
+  if (answer.problem === "auth") return fail(id, title, `${label} rejected ARR.${name}.API_KEY (${answer.status ?? 401} at ${url}).`, keyFix(app));
   return fail(
     id,
     title,
@@ -220,19 +182,16 @@ function keyFailed(probe: ArrProbe, answer: Extract<ArrAnswer<unknown>, { ok: fa
   );
 }
 
-function keyFix(probe: ArrProbe): string {
-  const label = LABEL[probe.kind];
-  return `Set ARR.${probe.name}.API_KEY to ${label}'s API key: in ${label}, Settings → General → Security → API Key.`;
+function keyFix({ name, label }: ArrApp): string {
+  return `Set ARR.${name}.API_KEY to ${label}'s API key: in ${label}, Settings → General → Security → API Key.`;
 }
 
 /** The app that answered against `TYPE`: the history's event names and numbers are read by the type. */
-function versionCheck(probe: ArrProbe, appName: string, version: string): CheckResult {
-  const { name, kind, url } = probe;
+function versionCheck({ name, kind, url, label }: ArrApp, appName: string, version: string): CheckResult {
   const id = `arr:${name}.version`;
   const title = `${name} version`;
-  const label = LABEL[kind];
   if (appName.toLowerCase() === label.toLowerCase()) return ok(id, title, `${appName} ${version}.`);
-  const other = (Object.keys(LABEL) as ArrKind[]).find((k) => LABEL[k].toLowerCase() === appName.toLowerCase());
+  const other = ARR_TYPES.find((type) => ARR_TYPE_FACTS[type].appName.toLowerCase() === appName.toLowerCase());
   if (other) {
     return warn(
       id,
@@ -250,14 +209,18 @@ function versionCheck(probe: ArrProbe, appName: string, version: string): CheckR
 }
 
 function skipRest(name: string, reason: string, withKey = true): CheckResult[] {
-  const out: CheckResult[] = [];
-  if (withKey) out.push(skip(`arr:${name}.key`, `${name} key`, reason));
-  out.push(
-    skip(`arr:${name}.version`, `${name} version`, reason),
-    skip(`arr:${name}.history`, `${name} history`, reason),
-    skip(`arr:${name}.connection`, `${name} connection`, reason),
-  );
-  return out;
+  const steps = [...(withKey ? ["key"] : []), "version", "history", "connection"];
+  return steps.map((step) => skip(`arr:${name}.${step}`, `${name} ${step}`, reason));
+}
+
+/** `{"errorMessage":"Sonarr is starting up, please try again later"}` (StartingUpMiddleware). */
+function errorMessageOf(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { errorMessage?: unknown };
+    return typeof parsed.errorMessage === "string" && parsed.errorMessage.trim() ? parsed.errorMessage : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Text the app sent, for a one-line message: control characters dropped, at most 80 characters. */

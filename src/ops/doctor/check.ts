@@ -37,14 +37,14 @@ export const fail = (id: string, title: string, detail: string, fix: string): Ch
 
 export const skip = (id: string, title: string, reason: string): CheckResult => ({ id, status: "skip", title, detail: reason });
 
-/** The error codes along an error's `cause` chain (fetch hides `ECONNREFUSED` under "fetch failed"). */
+/** The error codes along an error's `cause` chain (a client's error holds the socket's under `cause`). */
 export function causeCodes(error: unknown): string[] {
   const codes: string[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 8 && current; depth++) {
     const { code, name } = current as { code?: unknown; name?: unknown };
     if (typeof code === "string") codes.push(code);
-    if (name === "TimeoutError") codes.push("TIMEOUT");
+    if (name === "TimeoutError" || name === "HttpTimeoutError") codes.push("TIMEOUT");
     current = (current as { cause?: unknown }).cause;
   }
   return codes;

@@ -115,7 +115,7 @@ async function diskChecks(
 }
 
 /** `outer` is `inner` or holds it, on whole segments (Windows folders without regard to case). */
-function contains(outer: string, inner: string): boolean {
+export function contains(outer: string, inner: string): boolean {
   const fold = isWindowsPath(outer) || isWindowsPath(inner);
   const a = withTrailingSlash(normalizePath(outer));
   const b = withTrailingSlash(normalizePath(inner));
@@ -150,6 +150,6 @@ function hostMountFix(location: string): string {
   );
 }
 
-function unique(values: readonly string[]): string[] {
+export function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }

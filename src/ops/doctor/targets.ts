@@ -1,63 +1,51 @@
+import type { Config, TargetConfig } from "../../config/schema.ts";
 import { TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
-import type { PathMappings } from "../../paths/mapping.ts";
+import { httpCall, originOf, type HttpAnswer } from "../../http/http-call.ts";
+import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
+import { withTrailingSlash } from "../../paths/normalize.ts";
+import type { LibraryFolder } from "../../targets/library-folders.ts";
+import { createMediaHttp } from "../../targets/media-http.ts";
+import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
+import { createPlexClient } from "../../targets/plex/client.ts";
 import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
+import { contains, unique } from "./mappings.ts";
 import type { CheckFamily, Findings } from "./run-checks.ts";
-import { mappingChecks, unique } from "./target-mappings.ts";
-import { unreachableCheck } from "./unreachable.ts";
+import { blankError, blankerOf } from "./secrets.ts";
+import { foreignCheck, unreachableCheck } from "./unreachable.ts";
 
 /**
- * The further scan targets (`TARGETS`), each as Plex is checked: does it answer (and if not, the likely cause:
- * `localhost` inside a container, a name that does not resolve, a closed port, a timeout), is the key accepted, which
- * libraries it has, and whether its `PATH_MAPPINGS` lead from the primary Plex's form into them:
+ * The further scan targets (`TARGETS`), each as Plex is checked: does it answer (if not, the likely cause in
+ * unreachable.ts's words), is the key accepted, which libraries it has, and whether its `PATH_MAPPINGS` lead from
+ * the primary Plex's form into them:
  * - each mapping key (the folder as the target sees it) should lie in one of its libraries, or hold one;
  * - each of its library folders should be reached: by a mapping key, or by a primary Plex folder passed as it is.
  * A relay (another autoscan) has no libraries: it is checked for an answer and for its manual trigger taking our
- * credentials. A disabled target is one skipped line. The probes (cli/wiring/doctor-targets.ts) own the secrets:
- * nothing here sees a key.
+ * credentials. A disabled target is one skipped line.
+ *
+ * Each probe calls what the target itself calls with the same auth: the Plex client for another Plex, media-http for
+ * Jellyfin and Emby. Whether a target answers at all is asked without credentials (Jellyfin/Emby
+ * `GET /System/Info/Public`, Plex `GET /identity`, a relay `GET /health`), so the socket's error code is kept for the
+ * diagnosis. A relay's credentials are tried with `HEAD /triggers/manual`, which queues nothing. Every error leaving a
+ * probe has the key blanked.
  */
-export type TargetKind = "plex" | "jellyfin" | "emby" | "autoscan";
+type TargetKind = TargetConfig["TYPE"];
 
-export interface TargetLibraryFolder {
-  /** The library's name. */
-  readonly library: string;
-  /** One of its folders, as the target sees it. */
-  readonly path: string;
-}
-
-export interface TargetAnswer {
-  /** What answered, when it says: `Jellyfin Server 10.11.2 ('den')`. */
-  readonly server?: string;
-  /** Something answered, but not as this kind of server does: what it said (`it answered 404 to GET /System/Info/Public`). */
-  readonly foreign?: string;
-}
-
-export interface TargetProbe {
-  /** The key in `TARGETS`. */
+interface TargetProbe {
   readonly name: string;
   readonly kind: TargetKind;
   readonly enabled: boolean;
   /** The URL shown: scheme, host and port only (a path or userinfo may carry a secret). */
   readonly url: string;
-  /** How long one call may take, for the message (the probe enforces it). */
   readonly timeoutSeconds: number;
   readonly mappings: PathMappings;
   /** Whether the relay has USERNAME/PASSWORD set (for the message). */
   readonly hasCredentials?: boolean;
-  /** A call without credentials. Rejects with the network error (its `cause` kept) when nothing answers. */
-  reach(signal: AbortSignal): Promise<TargetAnswer>;
-  /**
-   * A call with the key (a relay: `HEAD /triggers/manual` with Basic auth). Resolves with what it learnt (a version),
-   * `TargetAuthError` when refused, `TargetConfigError` when the route is not there (404), another error else.
-   */
+  /** A call without credentials: what answered (`Jellyfin Server 10.11.2 ('den')`), or what answered instead. */
+  reach(signal: AbortSignal): Promise<{ readonly server?: string; readonly foreign?: string }>;
+  /** A call with the key: what it learnt; `TargetAuthError` refused, `TargetConfigError` no such route (404). */
   checkKey(signal: AbortSignal): Promise<string | undefined>;
   /** Every library folder; absent for a relay. `TargetAuthError` when the key may not list them. */
-  readonly listLibraries?: (signal: AbortSignal) => Promise<readonly TargetLibraryFolder[]>;
-}
-
-export interface TargetsCheckOptions {
-  readonly targets: readonly TargetProbe[];
-  /** Whether autoscan runs inside a container; injected for tests. */
-  readonly inContainer: boolean;
+  readonly listLibraries?: (signal: AbortSignal) => Promise<readonly LibraryFolder[]>;
 }
 
 const KIND_LABEL: Readonly<Record<TargetKind, string>> = { plex: "Plex", jellyfin: "Jellyfin", emby: "Emby", autoscan: "the other autoscan" };
@@ -73,54 +61,45 @@ const KIND_EXAMPLE: Readonly<Record<TargetKind, string>> = {
   emby: "http://emby:8096",
   autoscan: "http://autoscan-nas:3467",
 };
+const KEY_HELP: Readonly<Record<TargetKind, (name: string) => string>> = {
+  plex: (name) =>
+    `Set TARGETS.${name}.TOKEN to that server's token: in its Plex Web open any item's '…' → Get Info → View XML, and copy the X-Plex-Token value from the address.`,
+  jellyfin: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Dashboard → API Keys → '+'.`,
+  emby: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Settings → Advanced → API Keys → New API Key.`,
+  autoscan: (name) =>
+    `Set TARGETS.${name}.USERNAME and PASSWORD to that autoscan's SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD (Cloudbox/autoscan: its authentication username and password).`,
+};
 
-export function targetsFamily(options: TargetsCheckOptions): CheckFamily {
-  return { name: "targets", run: (findings, signal) => targetsChecks(options, findings, signal) };
-}
-
-export async function targetsChecks(options: TargetsCheckOptions, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
+export function targetsFamily(config: Config, inContainer: boolean): CheckFamily {
+  const probes = Object.entries(config.TARGETS).map(([name, target]) => targetProbe(name, target));
   // Each target on its own, at once: one that hangs costs its timeout, not the sum of them.
-  const results = await Promise.all(options.targets.map((probe) => targetChecks(probe, options.inContainer, findings, signal)));
-  return results.flat();
+  return { name: "targets", run: async (findings, signal) => (await Promise.all(probes.map((probe) => targetChecks(probe, inContainer, findings, signal)))).flat() };
 }
 
 async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
   const { name } = probe;
   const id = `target:${name}`;
   const kind = KIND_LABEL[probe.kind];
-  if (!probe.enabled) {
-    return [skip(id, name, `TARGETS.${name}.ENABLED is false: not checked, and no scan goes to it.`)];
-  }
-  let answer: TargetAnswer;
+  if (!probe.enabled) return [skip(id, name, `TARGETS.${name}.ENABLED is false: not checked, and no scan goes to it.`)];
+  const server = { id, title: name, url: probe.url, label: kind, setting: `TARGETS.${name}.URL`, portHint: KIND_PORT[probe.kind] };
+  let answer: Awaited<ReturnType<TargetProbe["reach"]>>;
   try {
     answer = await probe.reach(signal);
   } catch (error) {
-    return [unreachableTarget(probe, error, inContainer), ...skipRest(probe, `${name} did not answer.`)];
+    const unreachable = unreachableCheck({ ...server, example: KIND_EXAMPLE[probe.kind], timeoutSeconds: probe.timeoutSeconds }, error, inContainer);
+    return [unreachable, ...skipRest(probe, `${name} did not answer.`)];
   }
-  if (answer.foreign !== undefined) {
-    return [
-      fail(
-        id,
-        name,
-        `Something answered at ${probe.url}, but not as ${kind} does: ${answer.foreign}.`,
-        `Check that TARGETS.${name}.URL points at ${kind} itself (${KIND_PORT[probe.kind]}), not at a proxy or another app.`,
-      ),
-      ...skipRest(probe, `${name} did not answer as ${kind} does.`),
-    ];
-  }
+  if (answer.foreign !== undefined) return [foreignCheck(server, answer.foreign), ...skipRest(probe, `${name} did not answer as ${kind} does.`)];
   const out: CheckResult[] = [ok(id, name, `${answer.server ?? kind} answers at ${probe.url}.`)];
   const key = await keyCheck(probe, signal);
   out.push(key.check);
-  if (!key.accepted) {
-    out.push(...skipRest(probe, key.reason, false));
-    return out;
-  }
+  if (key.skipReason !== undefined) return [...out, ...skipRest(probe, key.skipReason, false)];
   if (!probe.listLibraries) return out;
-  let folders: readonly TargetLibraryFolder[];
+  let folders: readonly LibraryFolder[];
   try {
     folders = await probe.listLibraries(signal);
   } catch (error) {
-    out.push(librariesFailed(probe, error), ...skipMappings(probe, `${name} did not list its libraries.`));
+    out.push(librariesFailed(probe, error), skip(`${id}.mappings`, `${name} mappings`, `${name} did not list its libraries.`));
     return out;
   }
   const libraries = unique(folders.map((folder) => folder.library));
@@ -129,18 +108,12 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
       ? warn(`${id}.libraries`, `${name} libraries`, `${name} has no library yet: every scan sent to it is skipped.`, `Add your libraries in ${kind} first.`)
       : ok(`${id}.libraries`, `${name} libraries`, `${libraries.length} librar${libraries.length === 1 ? "y" : "ies"}: ${libraries.join(", ")}.`),
   );
-  out.push(...mappingChecks(probe, kind, folders, findings));
+  out.push(...targetMappingChecks(probe, kind, folders, findings));
   return out;
 }
 
-interface KeyOutcome {
-  readonly check: CheckResult;
-  readonly accepted: boolean;
-  /** Why the checks after it are skipped. */
-  readonly reason: string;
-}
-
-async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<KeyOutcome> {
+/** The key (a relay: the trigger's credentials) check, and why the checks after it are skipped when it fails. */
+async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ readonly check: CheckResult; readonly skipReason?: string }> {
   const { name } = probe;
   const id = `target:${name}.key`;
   const kind = KIND_LABEL[probe.kind];
@@ -154,7 +127,7 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<KeyOut
         ? `Its /triggers/manual takes ${setting}.`
         : "Its /triggers/manual answers without credentials."
       : `${kind} accepted ${setting}${learnt ? ` (${learnt})` : ""}.`;
-    return { check: ok(id, title, detail), accepted: true, reason: "" };
+    return { check: ok(id, title, detail) };
   } catch (error) {
     if (error instanceof TargetAuthError) {
       const detail = relay
@@ -162,44 +135,16 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<KeyOut
           ? `That autoscan refused ${setting} (401 at ${probe.url}/triggers/manual).`
           : `That autoscan wants credentials for /triggers/manual (401): TARGETS.${name}.USERNAME and PASSWORD are empty.`
         : `${kind} rejected ${setting} (401 at ${probe.url}).`;
-      return { check: fail(id, title, detail, keyHelp(probe)), accepted: false, reason: `${name} refused the ${relay ? "credentials" : "key"}.` };
+      return { check: fail(id, title, detail, KEY_HELP[probe.kind](name)), skipReason: `${name} refused the ${relay ? "credentials" : "key"}.` };
     }
     if (relay && error instanceof TargetConfigError) {
-      return {
-        check: fail(
-          id,
-          title,
-          `That autoscan answered 404 at ${probe.url}/triggers/manual: its manual trigger is off, or the URL is not an autoscan.`,
-          `Set SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD on that autoscan (its /triggers/manual is off without them) and the same in TARGETS.${name}.USERNAME and PASSWORD, or put its /<SERVER_PASS> in TARGETS.${name}.URL; else check the URL.`,
-        ),
-        accepted: false,
-        reason: `${name}'s trigger is not there.`,
-      };
+      const detail = `That autoscan answered 404 at ${probe.url}/triggers/manual: its manual trigger is off, or the URL is not an autoscan.`;
+      const fix = `Set SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD on that autoscan (its /triggers/manual is off without them) and the same in TARGETS.${name}.USERNAME and PASSWORD, or put its /<SERVER_PASS> in TARGETS.${name}.URL; else check the URL.`;
+      return { check: fail(id, title, detail, fix), skipReason: `${name}'s trigger is not there.` };
     }
-    return {
-      check: fail(
-        id,
-        title,
-        `${name} answers, but the check with the ${relay ? "credentials" : "key"} failed: ${describeError(error)}.`,
-        `Check that TARGETS.${name}.URL points at ${kind} itself, and ${kind}'s log.`,
-      ),
-      accepted: false,
-      reason: `The ${relay ? "trigger" : "key"} check failed.`,
-    };
-  }
-}
-
-function keyHelp(probe: TargetProbe): string {
-  const { name } = probe;
-  switch (probe.kind) {
-    case "plex":
-      return `Set TARGETS.${name}.TOKEN to that server's token: in its Plex Web open any item's '…' → Get Info → View XML, and copy the X-Plex-Token value from the address.`;
-    case "jellyfin":
-      return `Set TARGETS.${name}.TOKEN to an API key of that server: Dashboard → API Keys → '+'.`;
-    case "emby":
-      return `Set TARGETS.${name}.TOKEN to an API key of that server: Settings → Advanced → API Keys → New API Key.`;
-    case "autoscan":
-      return `Set TARGETS.${name}.USERNAME and PASSWORD to that autoscan's SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD (Cloudbox/autoscan: its authentication username and password).`;
+    const detail = `${name} answers, but the check with the ${relay ? "credentials" : "key"} failed: ${describeError(error)}.`;
+    const fix = `Check that TARGETS.${name}.URL points at ${kind} itself, and ${kind}'s log.`;
+    return { check: fail(id, title, detail, fix), skipReason: `The ${relay ? "trigger" : "key"} check failed.` };
   }
 }
 
@@ -208,12 +153,8 @@ function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
   const id = `target:${name}.libraries`;
   const kind = KIND_LABEL[probe.kind];
   if (error instanceof TargetAuthError) {
-    return fail(
-      id,
-      `${name} libraries`,
-      `${kind} accepted TARGETS.${name}.TOKEN but refuses to list the libraries with it (a user's key, not an administrator's?).`,
-      keyHelp(probe),
-    );
+    const detail = `${kind} accepted TARGETS.${name}.TOKEN but refuses to list the libraries with it (a user's key, not an administrator's?).`;
+    return fail(id, `${name} libraries`, detail, KEY_HELP[probe.kind](name));
   }
   return fail(id, `${name} libraries`, `Listing the libraries failed: ${describeError(error)}.`, `Check ${kind}'s log.`);
 }
@@ -222,28 +163,174 @@ function skipRest(probe: TargetProbe, reason: string, withKey = true): CheckResu
   const { name } = probe;
   const out: CheckResult[] = [];
   if (withKey) out.push(skip(`target:${name}.key`, probe.kind === "autoscan" ? `${name} trigger` : `${name} key`, reason));
-  if (probe.listLibraries) out.push(skip(`target:${name}.libraries`, `${name} libraries`, reason), ...skipMappings(probe, reason));
+  if (probe.listLibraries) out.push(skip(`target:${name}.libraries`, `${name} libraries`, reason), skip(`target:${name}.mappings`, `${name} mappings`, reason));
   return out;
 }
 
-function skipMappings(probe: TargetProbe, reason: string): CheckResult[] {
-  return [skip(`target:${probe.name}.mappings`, `${probe.name} mappings`, reason)];
+/**
+ * A target's PATH_MAPPINGS against its library folders. A key in no library is a warning (the folders mapped there
+ * are skipped by that target only); a library folder nothing reaches is a warning (it never gets a scan from us).
+ */
+function targetMappingChecks(probe: TargetProbe, kind: string, folders: readonly LibraryFolder[], findings: Findings): CheckResult[] {
+  const { name } = probe;
+  const keys = Object.keys(probe.mappings);
+  const known = unique(folders.map((folder) => folder.path)).join(", ") || "(none)";
+  const out: CheckResult[] = [];
+  for (const key of keys) {
+    const id = `target:${name}.mapping:${key}`;
+    const holding = folders.filter((folder) => contains(folder.path, key)).map((folder) => folder.library);
+    const held = folders.filter((folder) => contains(key, folder.path)).map((folder) => folder.library);
+    if (holding.length > 0) out.push(ok(id, `${name} mapping`, `'${key}' is in ${name}'s library ${unique(holding).join(", ")}.`));
+    else if (held.length > 0) out.push(ok(id, `${name} mapping`, `'${key}' holds ${name}'s library ${unique(held).join(", ")}.`));
+    else {
+      out.push(
+        warn(
+          id,
+          `${name} mapping`,
+          `TARGETS.${name}.PATH_MAPPINGS key '${key}' is in no library of ${name}: folders mapped there are skipped by ${name}.`,
+          `The key is the folder as ${name} sees it: use one of its library folders (${known}), with the primary Plex's form of it in the list.`,
+        ),
+      );
+    }
+  }
+  const mapper = createPathMapper({ mappings: probe.mappings });
+  const primary = findings.sections?.flatMap((section) => section.locations);
+  for (const folder of folders) {
+    const id = `target:${name}.library:${folder.path}`;
+    const title = `${name} library`;
+    const byKey = keys.find((key) => contains(key, folder.path) || contains(folder.path, key));
+    if (byKey !== undefined) {
+      out.push(ok(id, title, `'${folder.path}' (${folder.library}) is reached through the mapping '${byKey}'.`));
+      continue;
+    }
+    if (!primary) {
+      out.push(skip(id, title, `No mapping reaches '${folder.path}' (${folder.library}); whether a primary Plex folder does needs Plex's library list: ${findings.sectionsUnknown ?? "Plex was not asked."}`));
+      continue;
+    }
+    const from = primary.find((location) => {
+      const mapped = mapper.toServer(location).path;
+      return contains(mapped, folder.path) || contains(folder.path, mapped);
+    });
+    out.push(
+      from !== undefined
+        ? ok(id, title, `'${folder.path}' (${folder.library}) is reached from the primary Plex's '${from}'${keys.length === 0 ? " (no PATH_MAPPINGS: the same path)" : ""}.`)
+        : warn(
+            id,
+            title,
+            `No folder of the primary Plex reaches '${folder.path}' (${folder.library}) on ${name}: scans there never go to ${kind}.`,
+            `If ${name} sees one of Plex's folders at '${folder.path}', add "${withTrailingSlash(folder.path)}": ["<that folder as the primary Plex sees it>/"] to TARGETS.${name}.PATH_MAPPINGS.`,
+          ),
+    );
+  }
+  return out;
 }
 
-/** What is wrong when a target does not answer, and what to do about it (as for Plex: plex.ts `unreachable`). */
-export function unreachableTarget(probe: TargetProbe, error: unknown, inContainer: boolean): CheckResult {
-  return unreachableCheck(
-    {
-      id: `target:${probe.name}`,
-      title: probe.name,
-      url: probe.url,
-      label: KIND_LABEL[probe.kind],
-      setting: `TARGETS.${probe.name}.URL`,
-      portHint: KIND_PORT[probe.kind],
-      example: KIND_EXAMPLE[probe.kind],
-      timeoutSeconds: probe.timeoutSeconds,
-    },
-    error,
-    inContainer,
-  );
+function targetProbe(name: string, target: TargetConfig): TargetProbe {
+  const timeoutSeconds = Math.min(target.TIMEOUT, 10);
+  const timeoutMs = timeoutSeconds * 1000;
+  const base = target.URL.replace(/\/+$/, "");
+  const common = { name, kind: target.TYPE, enabled: target.ENABLED, url: originOf(base), timeoutSeconds, mappings: target.PATH_MAPPINGS };
+  const secrets = [target.TOKEN, target.PASSWORD];
+  const look = (path: string, signal: AbortSignal, method = "GET", headers: Record<string, string> = {}) =>
+    httpCall({ method, url: `${base}${path}`, headers: { Accept: "application/json", ...headers }, timeoutMs, maxBytes: 256 * 1024, overCap: "cut", signal });
+  const mediaHttp = (kind: string, headers: Record<string, string>) =>
+    createMediaHttp({ url: target.URL, label: `${kind} '${name}'`, authKey: `TARGETS.${name}.TOKEN`, headers, secrets: [target.TOKEN], notFoundHint: `check TARGETS.${name}.URL`, timeoutMs });
+  switch (target.TYPE) {
+    case "jellyfin": {
+      const http = mediaHttp("Jellyfin", { Authorization: `MediaBrowser Token="${target.TOKEN}"` });
+      return blanked(secrets, base, {
+        ...common,
+        reach: async (signal) => publicInfo(await look("/System/Info/Public", signal), "Jellyfin"),
+        checkKey: async (signal) => void (await http.request("GET", "/System/Info", { signal })),
+        listLibraries: async (signal) => parseJellyfinLibraries((await http.request("GET", "/Library/VirtualFolders", { signal })).body, `GET /Library/VirtualFolders`),
+      });
+    }
+    case "emby": {
+      const http = mediaHttp("Emby", { "X-Emby-Token": target.TOKEN });
+      // Emby serves its API with or without `/emby` in front (the proxy decides): the form that answered is used after.
+      let prefix = "";
+      return blanked(secrets, base, {
+        ...common,
+        async reach(signal) {
+          const plain = await look("/System/Info/Public", signal);
+          if (plain.status !== 404) return publicInfo(plain, "Emby");
+          const prefixed = await look("/emby/System/Info/Public", signal);
+          if (prefixed.status === 200) prefix = "/emby";
+          return publicInfo(prefixed, "Emby", "with and without /emby");
+        },
+        checkKey: async (signal) => void (await http.request("GET", `${prefix}/System/Info`, { signal })),
+        listLibraries: async (signal) =>
+          parseEmbyLibraries((await http.request("GET", `${prefix}/Library/SelectableMediaFolders`, { signal })).body, `GET /Library/SelectableMediaFolders`),
+      });
+    }
+    case "plex": {
+      const client = createPlexClient({ url: target.URL, token: target.TOKEN, timeoutMs });
+      return blanked(secrets, base, {
+        ...common,
+        async reach(signal) {
+          const answer = await look("/identity", signal);
+          const version = answer.status === 200 ? jsonField(answer.body, ["MediaContainer", "version"]) : undefined;
+          return version ? { server: `Plex Media Server ${version}` } : { foreign: `it answered ${answer.status} to GET /identity` };
+        },
+        async checkKey(signal) {
+          const info = await client.serverInfo(signal);
+          return info.friendlyName ? `'${info.friendlyName}'` : undefined;
+        },
+        listLibraries: async (signal) => (await client.listSections(signal)).flatMap((section) => section.locations.map((path) => ({ library: section.title, path }))),
+      });
+    }
+    case "autoscan": {
+      const hasCredentials = target.USERNAME !== "" || target.PASSWORD !== "";
+      const basic = Buffer.from(`${target.USERNAME}:${target.PASSWORD}`, "utf8").toString("base64");
+      const headers: Record<string, string> = hasCredentials ? { Authorization: `Basic ${basic}` } : {};
+      return blanked([...secrets, ...(hasCredentials ? [basic] : [])], base, {
+        ...common,
+        hasCredentials,
+        // Any answer means something listens: Cloudbox/autoscan has no /health (404); ours answers 503 while it
+        // cannot store requests, which its own doctor tells.
+        async reach(signal) {
+          await look("/health", signal);
+          return {};
+        },
+        async checkKey(signal) {
+          const { status } = await look("/triggers/manual", signal, "HEAD", headers);
+          if (status >= 200 && status < 300) return undefined;
+          if (status === 401 || status === 403) throw new TargetAuthError(`refused (${status})`);
+          if (status === 404) throw new TargetConfigError("404");
+          throw new Error(`it answered ${status} to HEAD /triggers/manual`);
+        },
+      });
+    }
+  }
+}
+
+/** `GET /System/Info/Public` → `Jellyfin Server 10.11.2 ('den')`, or what answered instead. */
+function publicInfo(answer: HttpAnswer, kind: string, tried = ""): { server?: string; foreign?: string } {
+  const version = answer.status === 200 ? jsonField(answer.body, ["Version"]) : undefined;
+  if (!version) return { foreign: `it answered ${answer.status} to GET /System/Info/Public${tried ? ` (${tried})` : ""}` };
+  const product = jsonField(answer.body, ["ProductName"]) ?? kind;
+  const server = jsonField(answer.body, ["ServerName"]);
+  return { server: `${product} ${version}${server ? ` ('${server}')` : ""}` };
+}
+
+function jsonField(body: string, path: readonly string[]): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  for (const key of path) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Every error out of the probe has the secrets blanked from its message (its class kept). */
+function blanked(secrets: readonly string[], url: string, probe: TargetProbe): TargetProbe {
+  const blank = blankerOf(secrets, url);
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      call(...args).catch((error: unknown) => Promise.reject(blankError(error, blank)));
+  const { listLibraries } = probe;
+  return { ...probe, reach: guard(probe.reach), checkKey: guard(probe.checkKey), ...(listLibraries ? { listLibraries: guard(listLibraries) } : {}) };
 }

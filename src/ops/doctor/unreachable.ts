@@ -1,11 +1,10 @@
 import { describeError } from "../../core/errors.ts";
 import { causeCodes, fail, type CheckResult } from "./check.ts";
-import { isLoopback } from "./plex.ts";
 
 /**
  * What is wrong when a server autoscan calls does not answer, and what to do about it: `localhost` inside a
  * container, a name that does not resolve, a closed port, a timeout, another socket error. The same words for every
- * family that calls out (the *arr apps in arr.ts, the TARGETS in targets.ts).
+ * family that calls out (Plex, the database, the *arr apps, the TARGETS).
  */
 export interface UnreachableServer {
   /** The check's id and title (`arr:sonarr`, `sonarr`). */
@@ -23,6 +22,8 @@ export interface UnreachableServer {
   readonly example: string;
   /** How long one call may take (the probe enforces it). */
   readonly timeoutSeconds: number;
+  /** The call read the answer (Plex's client): an error without a socket code means something else answered there. */
+  readonly readsAnswer?: boolean;
 }
 
 export function unreachableCheck(server: UnreachableServer, error: unknown, inContainer: boolean): CheckResult {
@@ -61,5 +62,21 @@ export function unreachableCheck(server: UnreachableServer, error: unknown, inCo
   }
   const code = codes.find((c) => /^E[A-Z_]+$/.test(c));
   if (code) return fail(id, title, `Cannot connect to ${url} (${code}).`, `Check the address in ${setting} and the network between autoscan and ${label}.`);
+  if (server.readsAnswer) return foreignCheck(server, describeError(error));
   return fail(id, title, `No answer from ${url}: ${describeError(error)}.`, `Check the address in ${setting}.`);
+}
+
+/** Something answered at the URL, but not as the server autoscan expects there: what it said. */
+export function foreignCheck(server: Pick<UnreachableServer, "id" | "title" | "url" | "label" | "setting" | "portHint">, said: string): CheckResult {
+  return fail(
+    server.id,
+    server.title,
+    `Something answered at ${server.url}, but not as ${server.label} does: ${said}.`,
+    `Check that ${server.setting} points at ${server.label} itself (${server.portHint}), not at a proxy or another app.`,
+  );
+}
+
+export function isLoopback(host: string): boolean {
+  const name = host.toLowerCase();
+  return name === "localhost" || name.endsWith(".localhost") || name === "::1" || /^127\./.test(name) || name === "0.0.0.0";
 }

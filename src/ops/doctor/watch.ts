@@ -1,11 +1,18 @@
+import { opendir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Config } from "../../config/schema.ts";
+import type { DiskEntry } from "../../paths/disk-probe.ts";
+import { inotifyWatchLimit, mountTypeOf } from "../../watch/event-less-mounts.ts";
 import { ok, warn, fail, type CheckResult } from "./check.ts";
 import type { CheckFamily } from "./run-checks.ts";
+import { readServerHealth } from "./running-server.ts";
 
 /**
  * The folder watchers (`WATCH`), each path: that it is there, which filesystem it is on and whether that filesystem
  * tells of changes (`events` mode on FUSE, NFS or SMB misses what other machines write: `poll` is the mode there), and in
  * `events` mode whether the kernel lets autoscan watch that many folders (`fs.inotify.max_user_watches`, counted against
  * the folders under the paths). From the running server's `/health`: a watcher that stopped or waits for a mount.
+ * The probe (`watchProbe`) looks at each path through the disk probe; tests give their own.
  */
 export interface WatchPathFacts {
   readonly path: string;
@@ -35,6 +42,52 @@ export interface WatchProbe {
   inotifyLimit(): Promise<number | undefined>;
   /** The running server's troubled watchers; undefined when no server answers here. */
   troubled(): Promise<readonly ServerWatcherTrouble[] | undefined>;
+}
+
+/** `WATCH` → the watcher facts (each path looked at through the disk probe), and the server's troubled ones. */
+export function watchProbe(config: Config, look: (path: string) => Promise<DiskEntry>): WatchProbe {
+  let limit: Promise<number | undefined> | undefined;
+  return {
+    inotifyLimit: () => (limit ??= inotifyWatchLimit()),
+    async watchers() {
+      const max = (await (limit ??= inotifyWatchLimit())) ?? 8192;
+      return Promise.all(
+        Object.entries(config.WATCH).map(async ([name, watcher]): Promise<WatcherFacts> => {
+          const paths = await Promise.all(
+            watcher.PATHS.map(async (path) => {
+              const entry = await look(path);
+              const mount = await mountTypeOf(path);
+              return { path, entry, ...(mount ? { mount } : {}) };
+            }),
+          );
+          const usable = paths.filter((p) => p.entry === "directory" && !p.mount?.eventLess).map((p) => p.path);
+          const folders = watcher.MODE === "events" && usable.length > 0 ? await countFolders(usable, max + 1) : undefined;
+          return { name, mode: watcher.MODE, paths, ...(folders === undefined ? {} : { folders }) };
+        }),
+      );
+    },
+    async troubled() {
+      const body = await readServerHealth(config);
+      return body === undefined ? undefined : ((body.watchers as ServerWatcherTrouble[] | undefined) ?? []);
+    },
+  };
+}
+
+/** Folders under `roots` (themselves included), counted up to `stopAt` and for at most 10 s: a local disk only. */
+async function countFolders(roots: readonly string[], stopAt: number): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  const queue = [...roots];
+  let count = 0;
+  while (queue.length > 0 && count < stopAt && Date.now() < deadline) {
+    const dir = queue.pop() as string;
+    count++;
+    try {
+      for await (const entry of await opendir(dir)) if (entry.isDirectory()) queue.push(join(dir, entry.name));
+    } catch {
+      // A folder that went away or cannot be read is not watched either.
+    }
+  }
+  return count;
 }
 
 export function watchFamily(probe: WatchProbe): CheckFamily {

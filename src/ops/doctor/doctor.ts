@@ -1,0 +1,127 @@
+import { BUILT_FEATURES } from "../../cli/built-features.ts";
+import { isInContainer } from "../../cli/in-container.ts";
+import { unbuiltFeatureWarnings } from "../../config/features.ts";
+import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
+import { describeSource, type ConfigSource } from "../../config/provenance.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Settings } from "../../config/settings.ts";
+import { ConfigError } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
+import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
+import { anchorsFamily } from "./anchors.ts";
+import { arrFamily } from "./arr.ts";
+import { withSources } from "./blame.ts";
+import { skip } from "./check.ts";
+import { configFamily, type ConfigOutcome } from "./config-checks.ts";
+import { dataDirFamily } from "./data-dir.ts";
+import { databaseFamily, databaseProbe } from "./database.ts";
+import { driveFamily, rcFamily } from "./drive.ts";
+import { mappingFamily } from "./mappings.ts";
+import { notifyFamily } from "./notify.ts";
+import { plexFamily } from "./plex.ts";
+import { runChecks, type CheckFamily, type DoctorReport } from "./run-checks.ts";
+import { portFamily, refusedFamily } from "./running-server.ts";
+import { scannerFamily } from "./scanner.ts";
+import { targetsFamily } from "./targets.ts";
+import { watchFamily, watchProbe } from "./watch.ts";
+
+/**
+ * Config → the doctor's check families, each looking through the modules the service itself uses (the Plex client,
+ * the Docker executor and preset detection, the Drive credentials, the disk probe), so doctor sees what the server
+ * would. `autoscan doctor` runs them all; the server runs them at start (cli/wiring/doctor.ts) and logs each warning
+ * or error once. Each family runs after the ones above it: the TARGETS' and the mappings' checks read Plex's library
+ * folders (the primary form).
+ */
+export interface DoctorInput {
+  readonly settings: Settings;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The config as loaded, or why it could not be (see `loadDoctorConfig`). */
+  readonly loaded: DoctorConfig;
+  readonly log: Logger;
+  /** Whether autoscan runs inside a container (default: /.dockerenv or /run/.containerenv exists). */
+  readonly inContainer?: boolean;
+  /** `startup`: the server's own run (no port check: the server binds it; no Drive call: the monitor makes it). */
+  readonly mode?: "doctor" | "startup";
+  /** How long one look at a disk may take (default 3 s; Plex calls take at most min(PLEX_TIMEOUT, 10 s)). */
+  readonly diskTimeoutMs?: number;
+  /** The disk probe to look through (the server's shared one at start; a fresh one for doctor). */
+  readonly stat?: (path: string) => Promise<DiskEntry>;
+}
+
+export type DoctorConfig =
+  | { readonly config: Config; readonly outcome: ConfigOutcome; readonly sources?: ReadonlyMap<string, ConfigSource> }
+  | { readonly config?: undefined; readonly outcome: ConfigOutcome; readonly sources?: undefined };
+
+/**
+ * Loads the config for doctor: a bad or missing config is a finding, not a stop. Doctor does not need SERVER_PASS;
+ * without it, it warns as `config check` does (only the server needs it).
+ */
+export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<string, string | undefined>>): Promise<DoctorConfig> {
+  const path = settings.configPath;
+  try {
+    const loaded = await loadConfig(path, env, false);
+    if (loaded.kind !== "loaded") throw new ConfigError(`No config at ${path}.`);
+    const serverPass = loaded.config.SERVER_PASS === "" ? [SERVER_PASS_MISSING] : [];
+    const warnings = [...serverPass, ...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
+    return { config: loaded.config, sources: loaded.sources, outcome: { kind: "loaded", path, warnings } };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const missing = error.message.startsWith("No config file") || error.message.startsWith("Cannot read");
+    const fix = missing ? { fix: error.problems.join(" ") || `Create ${path} with 'autoscan config init'.` } : {};
+    return { outcome: { kind: "failed", path, message: error.message.replace(/:$/, "."), problems: error.problems, ...fix } };
+  }
+}
+
+export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promise<DoctorReport> {
+  const report = await runChecks(buildFamilies(input), signal);
+  const sources = input.loaded.sources;
+  if (!sources) return report;
+  const inContainer = input.inContainer ?? isInContainer();
+  // config.json is where a user looks first: only the other sources (which win over it, or a default) are said.
+  return withSources(report, (key) => {
+    const source = sources.get(key);
+    return source && source.kind !== "config.json" ? describeSource(key, source, inContainer) : undefined;
+  });
+}
+
+function buildFamilies(input: DoctorInput): CheckFamily[] {
+  const { settings, loaded, log } = input;
+  const startup = input.mode === "startup";
+  const inContainer = input.inContainer ?? isInContainer();
+  const diskTimeoutMs = input.diskTimeoutMs ?? 3000;
+  const timeoutSeconds = Math.round(diskTimeoutMs / 100) / 10;
+  const stat = input.stat ?? createDiskProbe({ log, timeoutMs: diskTimeoutMs }).stat;
+  const families: CheckFamily[] = [configFamily(loaded.outcome), dataDirFamily({ dir: settings.dataDir, look: stat })];
+  const config = loaded.config;
+  if (!config) {
+    const reason = "Skipped until the config is valid (database, Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).";
+    return [...families, { name: "rest", run: async () => [skip("rest", "Other checks", reason)] }];
+  }
+  const has = (table: object): boolean => Object.keys(table).length > 0;
+  // Each entry: whether it applies, and the family. At start the server itself connects the store, binds the port,
+  // watches the anchors and makes the Drive call; doctor only reads the running server when run beside it.
+  const table: [boolean, () => CheckFamily][] = [
+    [!startup, () => databaseFamilyOf(config, settings.queueFile, inContainer)],
+    [true, () => plexFamily(config, inContainer)],
+    [true, () => mappingFamily({ mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS, stat, timeoutSeconds, inContainer })],
+    [has(config.TARGETS), () => targetsFamily(config, inContainer)],
+    [has(config.ARR), () => arrFamily(config, log, inContainer)],
+    [config.SERVER_ANCHORS.length > 0 && !startup, () => anchorsFamily({ anchors: config.SERVER_ANCHORS, stat, timeoutSeconds })],
+    [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, () => scannerFamily(config, settings.dockerHost)],
+    [config.CLOUD.ENABLED, () => driveFamily({ config, settings, env: input.env, log, startup })],
+    [config.RCLONE.RC_CACHE_REFRESH.ENABLED, () => rcFamily(config.RCLONE.RC_CACHE_REFRESH.RC_URL)],
+    [!startup, () => portFamily(config)],
+    [!startup && config.SERVER_PASS !== "", () => refusedFamily(config)],
+    [!startup && has(config.NOTIFY), () => notifyFamily(config)],
+    [!startup && has(config.WATCH), () => watchFamily(watchProbe(config, stat))],
+  ];
+  return [...families, ...table.filter(([applies]) => applies).map(([, family]) => family())];
+}
+
+/** The queue's store: the embedded file, or PostgreSQL at SERVER_DATABASE_URL. */
+function databaseFamilyOf(config: Config, queueFile: string, inContainer: boolean): CheckFamily {
+  if (config.SERVER_DATABASE_URL === "") return databaseFamily({ kind: "embedded", queueFile });
+  const knownVersion = Math.max(0, ...pgMigrations.map((step) => step.version));
+  return databaseFamily({ kind: "postgresql", probe: databaseProbe({ url: config.SERVER_DATABASE_URL }), knownVersion, inContainer });
+}

@@ -1,0 +1,122 @@
+import { connect } from "node:net";
+import type { Config } from "../../config/schema.ts";
+import { httpCall, httpReason } from "../../http/http-call.ts";
+import { fail, ok, warn, type CheckResult } from "./check.ts";
+import type { CheckFamily } from "./run-checks.ts";
+
+/**
+ * The server that may run beside doctor, at SERVER_IP:SERVER_PORT: whether its address is free, or taken by an
+ * autoscan already running (doctor is often run beside the server: that is fine), or taken by something else (the
+ * server could not start: an error); its `/health` (read by the notify and watch checks); and the requests it refused
+ * at intake because no server can scan them (no `SERVER_PATH_MAPPINGS` form, no library), from its History.
+ */
+type ServerAddress = Pick<Config, "SERVER_IP" | "SERVER_PORT">;
+
+/** Where to look for a server bound to `ip`: a wildcard address is reached on loopback. */
+export function connectHost(ip: string): string {
+  if (ip === "" || ip === "0.0.0.0") return "127.0.0.1";
+  if (ip === "::" || ip === "[::]") return "::1";
+  return ip.replace(/^\[|\]$/g, "");
+}
+
+function serverUrl(config: ServerAddress): string {
+  const host = connectHost(config.SERVER_IP);
+  return `http://${host.includes(":") ? `[${host}]` : host}:${String(config.SERVER_PORT)}`;
+}
+
+/**
+ * The running server's `/health` body (a 503 is an answer too: the queue cannot write, and the rest of the detail
+ * still holds); `undefined` when no autoscan answers at the configured port.
+ */
+export async function readServerHealth(config: ServerAddress): Promise<Record<string, unknown> | undefined> {
+  const answer = await httpCall({ method: "GET", url: `${serverUrl(config)}/health`, timeoutMs: 3000, maxBytes: 1024 * 1024 }).catch(() => undefined);
+  if (answer === undefined || (answer.status !== 200 && answer.status !== 503)) return undefined;
+  try {
+    const body = JSON.parse(answer.body) as Record<string, unknown>;
+    return typeof body.status === "string" ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function portFamily(config: ServerAddress, timeoutMs = 3000): CheckFamily {
+  return { name: "port", run: async () => [await portCheck(config, timeoutMs)] };
+}
+
+async function portCheck(config: ServerAddress, timeoutMs: number): Promise<CheckResult> {
+  const where = `${config.SERVER_IP}:${config.SERVER_PORT}`;
+  const id = "server.port";
+  const title = "Server port";
+  const state = await probeTcp(connectHost(config.SERVER_IP), config.SERVER_PORT, timeoutMs);
+  if (state === "free") return ok(id, title, `Nothing listens on ${where} yet: the server can take it.`);
+  if (state !== "open") {
+    return warn(id, title, `Could not tell whether ${where} is free (${state}).`, "Check SERVER_IP: it must be an address of this machine, or 0.0.0.0.");
+  }
+  const answer = await httpCall({ method: "GET", url: `${serverUrl(config)}/health`, timeoutMs, maxBytes: 64 * 1024 }).catch((error: unknown) => ({
+    status: 0,
+    body: httpReason(error),
+  }));
+  const health = parseHealth(answer.body);
+  if (health !== undefined) return ok(id, title, `An autoscan is already running on ${where} (/health: ${health}).`);
+  const said = answer.status === 0 ? `no HTTP answer (${answer.body})` : `/health answered ${answer.status}`;
+  return fail(
+    id,
+    title,
+    `Something else listens on ${where} (${said}): the server cannot start there.`,
+    `Stop that service, or set SERVER_PORT to a free port (and the port in your webhook URLs).`,
+  );
+}
+
+/** autoscan's /health: `{"status":"ok"|"starting"|"error", …}`. */
+function parseHealth(body: string): string | undefined {
+  try {
+    const json = JSON.parse(body) as { status?: unknown };
+    return typeof json.status === "string" && ["ok", "starting", "error"].includes(json.status) ? json.status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function probeTcp(host: string, port: number, timeoutMs: number): Promise<"open" | "free" | string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (result: string): void => {
+      socket.destroy();
+      resolve(result);
+    };
+    socket.setTimeout(timeoutMs, () => done("no answer"));
+    socket.once("connect", () => done("open"));
+    socket.once("error", (error: NodeJS.ErrnoException) => done(error.code === "ECONNREFUSED" ? "free" : (error.code ?? error.message)));
+  });
+}
+
+/** The History's failed rows refused at intake ("Not queued: …"), newest first; no line when no server answers here. */
+export function refusedFamily(config: ServerAddress & Pick<Config, "SERVER_URL_BASE" | "SERVER_PASS">): CheckFamily {
+  return {
+    name: "refused",
+    async run() {
+      const url = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
+      const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
+      if (answer?.status !== 200) return [];
+      let history: { lastError?: string | null; finishedAt?: string | null }[];
+      try {
+        history = (JSON.parse(answer.body) as { history?: typeof history }).history ?? [];
+      } catch {
+        return [];
+      }
+      const recent = history.filter((item) => item.lastError?.startsWith("Not queued: "));
+      const id = "intake.refused";
+      const title = "Unmapped paths";
+      if (recent.length === 0) return [ok(id, title, "No request was refused for lack of a mapping or a library.")];
+      const listed = recent.slice(0, 5).map((r) => `${r.finishedAt ?? ""}: ${(r.lastError ?? "").replace(/^Not queued: /, "")}`);
+      return [
+        warn(
+          id,
+          title,
+          `${String(recent.length)} request(s) were not queued: their path matches no SERVER_PATH_MAPPINGS form and lies in no library. Last: ${listed.join(" | ")}`,
+          "Add each app's path form to SERVER_PATH_MAPPINGS under the folder Plex uses (the reason names the nearest form; 'autoscan sections' lists Plex's folders), then Retry them in History.",
+        ),
+      ];
+    },
+  };
+}
