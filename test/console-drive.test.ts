@@ -9,7 +9,7 @@ import { parseConfigText } from "../src/config/load.ts";
 import { createMonitorStatus } from "../src/drive/monitor-status.ts";
 import { SCOPE_METADATA_READONLY } from "../src/drive/scope.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
-import type { DriveStatus } from "../src/web/console/sources.ts";
+import type { DriveStatus } from "../src/core/drive-status.ts";
 import { CLIENT_ID, CLIENT_SECRET, createDriveHarness, type Harness } from "./support/drive-harness.ts";
 import { startFakeGoogle, type FakeGoogle } from "./support/fake-google.ts";
 import { createManualClock } from "./support/manual-clock.ts";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { DriveStatus } from "../src/web/console/sources.ts";
+import type { DriveStatus } from "../src/core/drive-status.ts";
 import { buildWebApp, TEST_PASS } from "./support/web-builders.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { DriveStateStore } from "../drive/drive-store.ts";
-import type { DriveMonitorStatus } from "../drive/monitor-status.ts";
+import type { DriveStatus } from "../core/drive-status.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 import { openPgDriveStore } from "./pg-drive-store.ts";
 import { createRoleComponent, type RoleHolding, type RoleLockSettings } from "./role-component.ts";
@@ -41,7 +41,7 @@ export function driveMonitorByRole(options: DriveByRoleOptions): DriveMonitor & 
     get state() {
       return role.current()?.state ?? "idle";
     },
-    status(): DriveMonitorStatus {
+    status(): DriveStatus {
       const monitor = role.current();
       if (monitor) return monitor.status();
       const base = idle.status();

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { escapeHtml } from "../core/escape-html.ts";
 
 /**
  * The loopback half of Google's installed-app flow (RFC 8252 §7.3): a tiny HTTP server on 127.0.0.1 that catches the
@@ -73,8 +74,4 @@ async function listen(server: Server, port: number): Promise<number> {
     if (port === 0 || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
     return attempt(0);
   }
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

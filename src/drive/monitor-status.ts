@@ -1,40 +1,13 @@
 import type { Clock } from "../core/clock.ts";
+import type { DriveStatus } from "../core/drive-status.ts";
 import { describeError } from "../core/errors.ts";
 
 /**
- * What the Drive monitor has been doing, for the console's Drive page: kept in memory as it happens (a few numbers and
- * the last five errors), so reading it costs nothing and asks Google nothing. "Today" is the UTC day of the monitor's
- * clock; its counters start again at midnight. Every message kept passes through `redact` first (the tokens and keys
- * the credentials registered), and is cut to one line: the page shows it as it is.
+ * What the Drive monitor has been doing, for the console's Drive page (`DriveStatus`): kept in memory as it happens
+ * (a few numbers and the last five errors), so reading it costs nothing and asks Google nothing. "Today" is the UTC
+ * day of the monitor's clock; its counters start again at midnight. Every message kept passes through `redact` first
+ * (the tokens and keys the credentials registered), and is cut to one line: the page shows it as it is.
  */
-export interface DriveMonitorStatus {
-  /** How the monitor reaches Google, in words (`OAuth token stored by autoscan authorize (…)`, `service account …`). */
-  readonly access: string;
-  /** The credentials as Google knows them once connected (`OAuth client 123….apps.googleusercontent.com`), when not the same as `access`. */
-  readonly account?: string;
-  /** `standby`: another instance shares the database and polls (the monitor's wrapper in src/cluster says so). */
-  readonly state: "idle" | "starting" | "running" | "stopped" | "failed" | "standby";
-  /** While `standby`: the instance that polls Google Drive, when known. */
-  readonly activeInstance?: string;
-  /** Why monitoring stopped for good, with the fix (state `failed`). */
-  readonly reason?: string;
-  /** When the current access token expires (ms since the epoch), when known. */
-  readonly tokenExpiresAt?: number;
-  readonly pollIntervalMs: number;
-  readonly lastPoll?: { readonly at: number; readonly ok: boolean; readonly detail?: string };
-  /** When the next poll is due (ms since the epoch), while the monitor runs. */
-  readonly nextPollAt?: number;
-  /** Failed polls since the last good one. */
-  readonly failuresInARow?: number;
-  readonly today: { readonly changes: number; readonly scansQueued: number };
-  /** When the monitor last handed a scan to the queue. */
-  readonly lastScanQueuedAt?: number;
-  /** The feeds polled: `My Drive` and the shared drives' names (before the first connection: the configured names). */
-  readonly drives: readonly string[];
-  /** Newest first, five at most. */
-  readonly errors: readonly { readonly at: number; readonly message: string }[];
-}
-
 export interface MonitorStatusOptions {
   readonly clock: Clock;
   readonly pollIntervalMs: number;
@@ -62,7 +35,7 @@ export interface MonitorStatusRecorder {
   nextPollAt(at: number | undefined): void;
   /** Monitoring stopped for good; `reason` names the fix. */
   failed(reason: string): void;
-  snapshot(state: DriveMonitorStatus["state"]): DriveMonitorStatus;
+  snapshot(state: DriveStatus["state"]): DriveStatus;
 }
 
 const DAY_MS = 86_400_000;
@@ -76,7 +49,7 @@ export function createMonitorStatus(options: MonitorStatusOptions): MonitorStatu
   let day = dayOf(clock.now());
   let today = { changes: 0, scansQueued: 0 };
   let poll = { changes: 0, scans: 0 };
-  let lastPoll: DriveMonitorStatus["lastPoll"];
+  let lastPoll: DriveStatus["lastPoll"];
   let lastScanQueuedAt: number | undefined;
   let nextPollAt: number | undefined;
   let failuresInARow = 0;

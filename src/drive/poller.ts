@@ -10,7 +10,8 @@ import type { DriveFilterOptions } from "./filters.ts";
 import { createDriveFilter } from "./filters.ts";
 import { explainOAuthError } from "./google-errors.ts";
 import { GoogleCallError } from "./google-retry.ts";
-import { createMonitorStatus, type DriveMonitorStatus } from "./monitor-status.ts";
+import type { DriveStatus } from "../core/drive-status.ts";
+import { createMonitorStatus } from "./monitor-status.ts";
 import { MY_DRIVE_NAME } from "./path-cache.ts";
 import { requiredScope } from "./scope.ts";
 import { openSession, type DriveConnection, type Session } from "./session.ts";
@@ -64,7 +65,7 @@ export interface DriveMonitor {
   clearCache(): Promise<string>;
   readonly state: MonitorState;
   /** What the monitor has been doing (console's Drive page), from memory. */
-  status(): DriveMonitorStatus;
+  status(): DriveStatus;
 }
 
 export function createDriveMonitor(options: DriveMonitorOptions): DriveMonitor {

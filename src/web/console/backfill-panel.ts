@@ -1,4 +1,4 @@
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { messageHtml, timeTag } from "./format.ts";
 import type { BackfillAppStatus } from "./sources.ts";
 

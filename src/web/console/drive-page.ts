@@ -1,9 +1,9 @@
 import { notFound, type Handler } from "../responses.ts";
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { consoleHtml, type ConsoleDeps } from "./console-deps.ts";
 import { duration, plural, timeTag, messageHtml } from "./format.ts";
 import { renderConsolePage, type ConsoleShell } from "./layout.ts";
-import type { DriveStatus } from "./sources.ts";
+import type { DriveStatus } from "../../core/drive-status.ts";
 
 /**
  * The Drive page (`GET /<SERVER_PASS>/drive`, only when `CLOUD.ENABLED`): whether the monitor works, how it reaches

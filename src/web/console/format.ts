@@ -1,4 +1,4 @@
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 
 /**
  * How the console writes times, durations and paths. Every time is a `<time>` element with its ISO value: the page's

@@ -1,5 +1,5 @@
 import type { HistoryQuery, QueueItemView } from "../../core/queue-view.ts";
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { duration, pathHtml, plural, timeTag } from "./format.ts";
 import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";
 import { csrfField, renderConsolePage, type ConsoleShell } from "./layout.ts";

@@ -1,5 +1,5 @@
 import type { QueueItemView, RequestView, TargetView } from "../../core/queue-view.ts";
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { csrfField, type ConsoleShell } from "./layout.ts";
 import { duration, pathHtml, plural, timeTag } from "./format.ts";
 

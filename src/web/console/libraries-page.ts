@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { describeError } from "../../core/errors.ts";
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { consoleHtml, type ConsoleDeps } from "./console-deps.ts";
 import { pathHtml, plural } from "./format.ts";
 import { consolePath, renderConsolePage, type ConsoleShell } from "./layout.ts";

@@ -1,4 +1,4 @@
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 
 /**
  * What an action answers, in words: as JSON to the page script, or, without the script, as a notice on the page the

@@ -1,4 +1,4 @@
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 
 /** "Newer / 51–100 of 10,000 / Older" links that keep the page's other query parameters. */
 export function pager(path: string, query: URLSearchParams, offset: number, size: number, total: number, noun: string): string {

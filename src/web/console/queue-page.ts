@@ -1,5 +1,5 @@
 import type { QueueItemView } from "../../core/queue-view.ts";
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { pager } from "./pager.ts";
 import { pathHtml, plural, timeTag } from "./format.ts";
 import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";

@@ -1,3 +1,4 @@
+import type { DriveStatus } from "../../core/drive-status.ts";
 import type { QueueItemView } from "../../core/queue-view.ts";
 import type { PathPreview } from "../../paths/preview.ts";
 import type { WatcherStatus } from "../../watch/folder-watcher.ts";
@@ -89,33 +90,6 @@ export interface MappingView {
   readonly forms: readonly string[];
   /** The ids of the sections this server form lies in or holds a folder of; empty → flagged (when Plex answered). */
   readonly sections: readonly string[];
-}
-
-export interface DriveStatus {
-  /** "rclone", "service account", "OAuth" … */
-  readonly access: string;
-  /** The credentials as Google knows them once connected, when they say more than `access`. */
-  readonly account?: string;
-  /** The monitor's state: idle, starting, running, stopped, failed, standby (another instance polls). */
-  readonly state: string;
-  /** While `standby`: the instance that polls Google Drive, when known. */
-  readonly activeInstance?: string;
-  /** Why monitoring stopped for good, with the fix (state `failed`). */
-  readonly reason?: string;
-  /** ms since the epoch. */
-  readonly tokenExpiresAt?: number;
-  readonly pollIntervalMs: number;
-  readonly lastPoll?: { readonly at: number; readonly ok: boolean; readonly detail?: string };
-  /** ms since the epoch, while the monitor runs. */
-  readonly nextPollAt?: number;
-  /** Failed polls since the last good one. */
-  readonly failuresInARow?: number;
-  readonly today: { readonly changes: number; readonly scansQueued: number };
-  /** ms since the epoch. */
-  readonly lastScanQueuedAt?: number;
-  readonly drives: readonly string[];
-  /** Newest first. */
-  readonly errors: readonly { readonly at: number; readonly message: string }[];
 }
 
 export interface BackfillAppStatus {

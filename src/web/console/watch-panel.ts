@@ -1,4 +1,4 @@
-import { escapeHtml } from "../views/escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 import { duration, plural, timeTag } from "./format.ts";
 import type { WatcherView } from "./sources.ts";
 

@@ -1,6 +1,6 @@
 import { appConnections } from "../../arr/app-connections.ts";
 import type { ArrType } from "../../arr/arr-type.ts";
-import { escapeHtml } from "./escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 
 /**
  * "Connect your apps" on the Scan page (and the page shown while it is off): the URL to paste into each *arr app and

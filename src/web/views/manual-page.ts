@@ -1,7 +1,7 @@
 import { renderPreviewFacts, renderPreviewProblems } from "../console/preview-view.ts";
 import { renderConsolePage, type ConsoleShell } from "../console/layout.ts";
 import type { PathPreview } from "../console/sources.ts";
-import { escapeHtml } from "./escape.ts";
+import { escapeHtml } from "../../core/escape-html.ts";
 
 /**
  * The Scan page (`GET /<SERVER_PASS>`, plex_autoscan's manual page) in the console's layout: one path, one button,

@@ -1,4 +1,4 @@
-/** Text → HTML text or attribute value. Every value a view prints goes through this. */
+/** Text → HTML text or attribute value. Every value a page prints (the console, Drive's sign-in answer) goes through this. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => ENTITIES[ch] ?? ch);
 }
