@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createNotifiersFromConfig } from "../src/cli/wiring/notify.ts";
+import { createNotifiersFromConfig } from "../src/notify/from-config.ts";
 import type { NotifierConfig } from "../src/config/schema.ts";
 import { formatDiscord } from "../src/notify/formats/discord.ts";
 import { formatWebhook } from "../src/notify/formats/webhook.ts";
@@ -100,7 +100,7 @@ describe("what an answer comes to", () => {
   });
 });
 
-describe("the service's notifiers (cli/wiring/notify.ts)", () => {
+describe("the service's notifiers (notify/from-config.ts)", () => {
   it("send each type in its format, and try a failed message again after the backoff with the same events", async () => {
     const clock = createManualClock();
     const { log, records } = captureLog();

@@ -22,18 +22,17 @@ import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
 import type { ScanSink } from "../core/scan.ts";
 import { createUnroutableGuard, unroutableJudge } from "../intake/unroutable-guard.ts";
-import { rcRefresherFromConfig } from "./wiring/rclone.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
-import { newInstanceId } from "./wiring/instance-id.ts";
+import { newInstanceId } from "../cluster/instance-id.ts";
 import { openQueue } from "./wiring/open-queue.ts";
-import { instanceHealth, type InstanceHealth } from "./wiring/instance-health.ts";
-import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
+import { instanceHealth, type InstanceHealth } from "../cluster/instance-health.ts";
+import { dispatcherOptionsFromConfig, rcRefresherFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
 import type { BackfillAdmin } from "../web/options.ts";
-import { landedFromConfig, type LandedWiring } from "./wiring/landed.ts";
-import type { NotifyWiring } from "./wiring/notify.ts";
+import { startLandedCheck, type LandedCheck } from "../landed/from-config.ts";
+import type { Notifications } from "../notify/from-config.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -78,7 +77,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   metrics?.countQueueWith(() => queue.countByState());
   // NOTIFY (loaded only when a notifier is configured): events are kept in memory and sent on timers; nothing here
   // ever waits for a notifier.
-  const notify = Object.keys(config.NOTIFY).length > 0 ? (await import("./wiring/notify.ts")).notifyFromConfig({ config, clock, log, instance }) : undefined;
+  const notify = Object.keys(config.NOTIFY).length > 0 ? (await import("../notify/from-config.ts")).notifyFromConfig({ config, clock, log, instance }) : undefined;
   if (notify) queue.onFailed(notify.foldersFailed);
   // Refused requests are summarised per client across config reloads (each reload makes a new web app).
   const rejections = createRejectionLog({ log: log.child({ component: "WEB" }) });
@@ -152,7 +151,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   // WATCH (loaded only when a watcher is configured): library folders' changes, as manual requests of those files.
   const watch =
     Object.keys(config.WATCH).length > 0
-      ? await (await import("./wiring/watch.ts")).watchFromConfig({
+      ? await (await import("../watch/from-config.ts")).startWatchers({
           config,
           dataDir: settings.dataDir,
           mapper,
@@ -189,7 +188,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     notify?.stop();
     throw error;
   });
-  const landed = landedFromConfig({ config, queue, targets, clock, log, metrics, notify: notify?.notifiers.emit });
+  const landed = startLandedCheck({ config, queue, targets, clock, log, metrics, notify: notify?.notifiers.emit });
   const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors, notify, landed);
   state.dispatcher = dispatcher;
   state.ready = true;
@@ -327,8 +326,8 @@ function startDispatcher(
   env: ServiceOptions["env"],
   metrics: ServiceMetrics | undefined,
   anchors: DispatcherOptions["anchors"],
-  notify: NotifyWiring | undefined,
-  landed: LandedWiring,
+  notify: Notifications | undefined,
+  landed: LandedCheck,
 ): Dispatcher {
   const { config, log } = runtime;
   const refresh = rcRefresherFromConfig(config, log);
@@ -362,7 +361,7 @@ interface Parts {
   readonly budgetMs: number;
   readonly runtime: Runtime;
   readonly rejections: RejectionLog;
-  readonly landed: LandedWiring;
+  readonly landed: LandedCheck;
 }
 
 async function stopAll(parts: Parts): Promise<void> {

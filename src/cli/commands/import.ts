@@ -5,7 +5,7 @@ import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } fro
 import { describeDamage, importPlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
 import { booleanFlag, stringFlag, type CommandIO, type CommandSpec } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
-import { newInstanceId } from "../wiring/instance-id.ts";
+import { newInstanceId } from "../../cluster/instance-id.ts";
 import { openQueue } from "../wiring/open-queue.ts";
 
 /**

@@ -2,8 +2,8 @@ import { systemClock } from "../../core/clock.ts";
 import { UsageError } from "../../core/errors.ts";
 import { stringFlag, type CommandSpec } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
-import { newInstanceId } from "../wiring/instance-id.ts";
-import { createNotifiersFromConfig } from "../wiring/notify.ts";
+import { newInstanceId } from "../../cluster/instance-id.ts";
+import { createNotifiersFromConfig } from "../../notify/from-config.ts";
 
 /**
  * `autoscan notify test [--name N]`: one test message to each notifier of `NOTIFY` (or to N), now, in its own format,

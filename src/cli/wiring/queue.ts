@@ -8,6 +8,7 @@ import { createPathMapper } from "../../paths/mapping.ts";
 import type { DispatchQueue, WorkRequest } from "../../queue/dispatch/dispatch-port.ts";
 import type { DispatcherOptions } from "../../queue/dispatch/dispatcher.ts";
 import { createKindResolver } from "../../queue/resolve-kind.ts";
+import { createRcRefresher, type RefreshBeforeCheck } from "../../rclone/rc.ts";
 import type { ScanQueueOptions } from "../../queue/sqljs/sqljs-adapter.ts";
 
 /**
@@ -82,6 +83,17 @@ export interface DispatcherWiringInput {
   readonly disk?: DiskProbe;
   /** `SERVER_METRICS`: scans, file checks and target calls. */
   readonly metrics?: DispatchMetrics & TargetCallMetrics;
+}
+
+/** `RCLONE.RC_CACHE_REFRESH` → the dispatcher's `refreshMissing` for Google Drive scans, when enabled. */
+export function rcRefresherFromConfig(config: Config, log: Logger): RefreshBeforeCheck | undefined {
+  const rc = config.RCLONE.RC_CACHE_REFRESH;
+  if (!rc.ENABLED) return undefined;
+  const rcLog = log.child({ component: "RCLONE" });
+  if (Object.keys(rc.FILE_EXISTS_TO_REMOTE_MAPPINGS).length === 0) {
+    rcLog.warn("RCLONE.RC_CACHE_REFRESH is on but FILE_EXISTS_TO_REMOTE_MAPPINGS is empty: nothing will be refreshed.");
+  }
+  return createRcRefresher({ rcUrl: rc.RC_URL, remoteMappings: rc.FILE_EXISTS_TO_REMOTE_MAPPINGS, log: rcLog });
 }
 
 /** The source name the drive monitor gives its requests. */

@@ -1,22 +1,22 @@
-import type { Config, NotifierConfig } from "../../config/schema.ts";
-import type { Clock } from "../../core/clock.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { NotifyEvent, NotifySink } from "../../core/notify-event.ts";
-import type { ScanSink } from "../../core/scan.ts";
-import { formatDuration } from "../../docker/format-duration.ts";
-import { createScrubber } from "../../logging/redact.ts";
-import type { FormatMessage } from "../../notify/batch.ts";
-import { formatApprise } from "../../notify/formats/apprise.ts";
-import { formatDiscord } from "../../notify/formats/discord.ts";
-import { formatNtfy } from "../../notify/formats/ntfy.ts";
-import { formatWebhook } from "../../notify/formats/webhook.ts";
-import { createNotifier, type Notifier } from "../../notify/notifier.ts";
-import { parseNotifierUrl } from "../../notify/notifier-url.ts";
-import { combineNotifiers, type Notifiers } from "../../notify/notifiers.ts";
-import { sendMessage } from "../../notify/send-message.ts";
-import type { FailedFolder } from "../../queue/failed-watch.ts";
-import { backoffDelay } from "../../queue/dispatch/backoff.ts";
-import type { TargetChange } from "../../queue/dispatch/target-health.ts";
+import type { Config, NotifierConfig } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
+import type { NotifyEvent, NotifySink } from "../core/notify-event.ts";
+import type { ScanSink } from "../core/scan.ts";
+import { formatDuration } from "../docker/format-duration.ts";
+import { createScrubber } from "../logging/redact.ts";
+import type { FormatMessage } from "./batch.ts";
+import { formatApprise } from "./formats/apprise.ts";
+import { formatDiscord } from "./formats/discord.ts";
+import { formatNtfy } from "./formats/ntfy.ts";
+import { formatWebhook } from "./formats/webhook.ts";
+import { createNotifier, type Notifier } from "./notifier.ts";
+import { parseNotifierUrl } from "./notifier-url.ts";
+import { combineNotifiers, type Notifiers } from "./notifiers.ts";
+import { sendMessage } from "./send-message.ts";
+import type { FailedFolder } from "../queue/failed-watch.ts";
+import { backoffDelay } from "../queue/dispatch/backoff.ts";
+import type { TargetChange } from "../queue/dispatch/target-delivery.ts";
 
 /**
  * `NOTIFY` → the notifiers, and the events of the parts onto them: the queue's failed folders (`failed`), the
@@ -24,7 +24,7 @@ import type { TargetChange } from "../../queue/dispatch/target-health.ts";
  * (`backfill_found`), the landed check's files no server showed (`not_visible`, through `notifiers.emit`) and the *arr
  * connection watch (`arr_disconnected`).
  */
-export interface NotifyWiringInput {
+export interface NotificationsInput {
   readonly config: Pick<Config, "NOTIFY">;
   readonly clock: Clock;
   readonly log: Logger;
@@ -52,7 +52,7 @@ const FORMATS: Readonly<Record<NotifierConfig["TYPE"], FormatMessage>> = {
  * The service's notifications: the notifiers, and what the queue, the dispatcher and the backfill tell them. Each
  * hook returns at once (an event is only kept in memory).
  */
-export interface NotifyWiring {
+export interface Notifications {
   readonly notifiers: Notifiers;
   /** For `queue.onFailed`. */
   foldersFailed(folders: readonly FailedFolder[]): void;
@@ -67,7 +67,7 @@ export interface NotifyWiring {
   stop(): void;
 }
 
-export function notifyFromConfig(input: NotifyWiringInput): NotifyWiring {
+export function notifyFromConfig(input: NotificationsInput): Notifications {
   const notifiers = createNotifiersFromConfig(input);
   const { clock } = input;
   return {
@@ -81,12 +81,12 @@ export function notifyFromConfig(input: NotifyWiringInput): NotifyWiring {
   };
 }
 
-export function createNotifiersFromConfig(input: NotifyWiringInput): Notifiers {
+export function createNotifiersFromConfig(input: NotificationsInput): Notifiers {
   const log = input.log.child({ component: "NOTIFY" });
   return combineNotifiers(Object.entries(input.config.NOTIFY).map(([name, entry]) => notifierFromConfig(name, entry, input, log)));
 }
 
-function notifierFromConfig(name: string, entry: NotifierConfig, input: NotifyWiringInput, log: Logger): Notifier {
+function notifierFromConfig(name: string, entry: NotifierConfig, input: NotificationsInput, log: Logger): Notifier {
   const url = parseNotifierUrl(entry.URL);
   // The receiver's answer is quoted in errors (doctor, /health, `notify test`), which the log's redaction never sees.
   const scrubber = createScrubber(url.answerSecrets);

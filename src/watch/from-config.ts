@@ -1,19 +1,19 @@
 import { join } from "node:path";
-import type { Config, WatcherConfig } from "../../config/schema.ts";
-import type { Clock } from "../../core/clock.ts";
-import { describeError } from "../../core/errors.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { WatchMetrics } from "../../core/metrics.ts";
-import type { ScanRequest, ScanSink } from "../../core/scan.ts";
-import type { DiskProbe } from "../../paths/disk-probe.ts";
-import { findIgnoreMatch } from "../../paths/ignore.ts";
-import { createLocalToServer } from "../../paths/local-to-server.ts";
-import type { PathMapper } from "../../paths/mapping.ts";
-import { backoffDelay } from "../../queue/dispatch/backoff.ts";
-import { mountsUnderWith, mountTypeOf } from "../../watch/event-less-mounts.ts";
-import { createFolderWatcher, type FolderWatcher, type WatcherStatus } from "../../watch/folder-watcher.ts";
-import { watchFoldersWithKernel } from "../../watch/kernel-events.ts";
-import type { SettledChange } from "../../watch/settler.ts";
+import type { Config, WatcherConfig } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import { describeError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { WatchMetrics } from "../core/metrics.ts";
+import type { ScanRequest, ScanSink } from "../core/scan.ts";
+import type { DiskProbe } from "../paths/disk-probe.ts";
+import { findIgnoreMatch } from "../paths/ignore.ts";
+import { createLocalToServer } from "../paths/local-to-server.ts";
+import type { PathMapper } from "../paths/mapping.ts";
+import { backoffDelay } from "../queue/dispatch/backoff.ts";
+import { mountsUnderWith, mountTypeOf } from "./event-less-mounts.ts";
+import { createFolderWatcher, type FolderWatcher, type WatcherStatus } from "./folder-watcher.ts";
+import { watchFoldersWithKernel } from "./kernel-events.ts";
+import type { SettledChange } from "./settler.ts";
 
 /**
  * `WATCH` → the folder watchers, and their settled changes → scan requests, exactly as a manual post of that file
@@ -23,7 +23,7 @@ import type { SettledChange } from "../../watch/settler.ts";
  * nothing a watcher reported is dropped meanwhile. A watcher hears when its changes are stored, and only then saves
  * them as seen: a stop while the store refuses them leaves them for the next start's walk.
  */
-export interface WatchWiringInput {
+export interface WatchersInput {
   readonly config: Config;
   readonly dataDir: string;
   readonly mapper: Pick<PathMapper, "toServer">;
@@ -36,7 +36,7 @@ export interface WatchWiringInput {
   readonly inLibrary?: (serverPath: string) => Promise<boolean | undefined>;
 }
 
-export interface WatchWiring {
+export interface Watchers {
   statuses(): WatcherStatus[];
   /** `/health`'s `watchers`, while one is stopped or waits for a mount (the status stays 200). */
   health(): { watchers?: { readonly name: string; readonly state: string; readonly problem?: string; readonly waitingFor?: string }[] };
@@ -51,7 +51,7 @@ const BATCH_MS = 250;
  */
 const BATCH_REQUESTS = 100;
 
-export async function watchFromConfig(input: WatchWiringInput): Promise<WatchWiring> {
+export async function startWatchers(input: WatchersInput): Promise<Watchers> {
   const { config, clock } = input;
   const log = input.log.child({ component: "WATCH" });
   const toServer = createLocalToServer(config.SERVER_FILE_EXIST_PATH_MAPPINGS, input.mapper);

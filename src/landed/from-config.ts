@@ -1,27 +1,27 @@
-import type { Config } from "../../config/schema.ts";
-import type { Clock } from "../../core/clock.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { LandedMetrics } from "../../core/metrics.ts";
-import type { NotifySink } from "../../core/notify-event.ts";
-import type { Target } from "../../core/target.ts";
-import { startLandedChecker, type LandedChecker } from "../../landed/landed-checker.ts";
-import { landedStart } from "../../landed/landed-start.ts";
-import type { WorkItem } from "../../queue/dispatch/dispatch-port.ts";
-import type { LandedStart } from "../../queue/rules/landed.ts";
-import type { ScanQueue } from "../../queue/scan-queue.ts";
+import type { Config } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
+import type { LandedMetrics } from "../core/metrics.ts";
+import type { NotifySink } from "../core/notify-event.ts";
+import type { Target } from "../core/target.ts";
+import { startLandedChecker, type LandedChecker } from "./landed-checker.ts";
+import { landedStart } from "./landed-start.ts";
+import type { WorkItem } from "../queue/dispatch/dispatch-port.ts";
+import type { LandedStart } from "../queue/rules/landed.ts";
+import type { ScanQueue } from "../queue/scan-queue.ts";
 
 /**
  * `SERVER_CONFIRM_LANDED`, `SERVER_LANDED_RECHECK` → the landed check: the dispatcher's decision per scan (`start`) and
  * the checker that looks the files up. Both read the config at each use, so a reload switches them at once. The
  * checker runs whether checking is on or off: looks already due when it is switched off still end.
  */
-export interface LandedWiring {
+export interface LandedCheck {
   readonly start: (target: Target, item: WorkItem) => LandedStart | undefined;
   reconfigure(next: Config): void;
   stop(): Promise<void>;
 }
 
-export interface LandedWiringInput {
+export interface LandedCheckInput {
   readonly config: Config;
   readonly queue: ScanQueue;
   readonly targets: readonly Target[];
@@ -31,7 +31,7 @@ export interface LandedWiringInput {
   readonly notify?: NotifySink | undefined;
 }
 
-export function landedFromConfig(input: LandedWiringInput): LandedWiring {
+export function startLandedCheck(input: LandedCheckInput): LandedCheck {
   let config = input.config;
   const checker: LandedChecker = startLandedChecker({
     queue: input.queue,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { NotifyEvent } from "../../core/notify-event.ts";
-import type { ScanRequest, ScanSink } from "../../core/scan.ts";
-import { failedFolderEvents, reportBackfillFinds, targetChangeEvent } from "./notify.ts";
+import type { NotifyEvent } from "../core/notify-event.ts";
+import type { ScanRequest, ScanSink } from "../core/scan.ts";
+import { failedFolderEvents, reportBackfillFinds, targetChangeEvent } from "./from-config.ts";
 
 /** The service's events as the notifiers get them: from the queue, the dispatcher and the backfill's sink. */
 const AT = Date.UTC(2026, 10, 25, 6, 0, 0);
