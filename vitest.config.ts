@@ -8,5 +8,10 @@ export default defineConfig({
     pool: "forks",
     // One throwaway PostgreSQL for the run (test/support/postgres.ts); absent PostgreSQL skips those suites loudly.
     globalSetup: ["test/support/postgres-global-setup.ts"],
+    // A test file marks itself with a `// @module-tag <name>` line; `npm run test:unit` leaves these out (vitest.unit.config.ts).
+    tags: [
+      { name: "process", description: "starts a child process (the disk probe's helper, a shell, a scanner, mount)" },
+      { name: "realtime", description: "waits on the real clock to let time pass" },
+    ],
   },
 });

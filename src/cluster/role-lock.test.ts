@@ -1,3 +1,4 @@
+// @module-tag process
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";

@@ -1,3 +1,4 @@
+// @module-tag process
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, readlink, rm, utimes, writeFile } from "node:fs/promises";

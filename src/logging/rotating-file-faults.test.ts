@@ -1,3 +1,4 @@
+// @module-tag process
 import { execFileSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";

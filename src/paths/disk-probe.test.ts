@@ -1,3 +1,4 @@
+// @module-tag process
 import { readdirSync } from "node:fs";
 import { mkdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+// @module-tag process
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import pino from "pino";

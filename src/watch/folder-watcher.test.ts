@@ -1,3 +1,4 @@
+// @module-tag process
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";

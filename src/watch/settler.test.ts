@@ -1,3 +1,4 @@
+// @module-tag process
 import { appendFile, mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

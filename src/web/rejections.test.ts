@@ -1,3 +1,4 @@
+// @module-tag realtime
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { captureLog } from "../../test/support/capture-log.ts";

@@ -1,3 +1,4 @@
+// @module-tag process
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfigText } from "../../config/load.ts";

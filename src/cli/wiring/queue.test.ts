@@ -1,3 +1,4 @@
+// @module-tag process
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import pino from "pino";

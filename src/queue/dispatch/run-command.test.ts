@@ -1,3 +1,4 @@
+// @module-tag process
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+// @module-tag process
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
