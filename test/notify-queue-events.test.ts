@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from "vitest";
 import { TargetUnavailableError } from "../src/core/errors.ts";
 import type { FailedFolder } from "../src/queue/failed-watch.ts";
-import type { TargetChange } from "../src/queue/dispatch/target-health.ts";
+import type { TargetChange } from "../src/queue/dispatch/target-delivery.ts";
 import { createFakeTarget } from "./support/fake-target.ts";
 import { describeEachStore, type QueuePlace } from "./support/queue-adapters.ts";
 import { CHECK_DELAY_MS, createQueueHarness, fileRequest, SCAN_DELAY_MS, type QueueHarness } from "./support/queue-harness.ts";
@@ -45,9 +45,10 @@ describeEachStore("notification events", (adapter) => {
     expect(failed).toHaveLength(1);
   });
 
-  it("requests no server can scan, stored straight into History as failed, are told too", async () => {
+  it("requests no server can scan, moved into History as failed, are told too", async () => {
     const { harness, failed } = await start([createFakeTarget("plex")]);
-    await harness.queue.refuse([fileRequest("/nowhere/Show/e01.mkv")], () => "Not queued: no mapping.");
+    const { items } = await harness.queue.enqueue([fileRequest("/nowhere/Show/e01.mkv")]);
+    await harness.queue.refuseWaiting([{ id: items[0]?.id ?? 0, reason: "Not queued: no mapping." }]);
     expect(failed).toEqual([{ id: expect.any(Number), folder: "/nowhere/Show", reason: "Not queued: no mapping.", targets: [] }]);
   });
 

@@ -67,19 +67,23 @@ describe("delay and merging", () => {
     expect(messages).toContain(`File '${h.dir}/media${episode(24)}' exists on check 1 of 10.`);
   });
 
-  it("stores refused requests (no server can scan them) straight into History as failed, one folder per item, never dispatched", async () => {
+  it("moves waiting folders no server can scan into History as failed, each with its reason, never dispatched", async () => {
     const plex = createFakeTarget();
     const h = await setup({ targets: [plex] });
     const requests = [fileRequest("/lost/Show/Season 02/e1.mkv"), fileRequest("/lost/Show/Season 02/e2.mkv"), fileRequest("/lost/Other/x.mkv")];
-    const result = await h.queue.refuse(requests, (folder) => `Not queued: nowhere for '${folder}'.`);
-    expect(result.items.map((item) => item.folder)).toEqual(["/lost/Show/Season 02", "/lost/Show/Season 02", "/lost/Other"]);
-    expect(result.items[0]?.id).toBe(result.items[1]?.id);
+    const { items } = await h.queue.enqueue(requests);
+    expect(items[0]?.id).toBe(items[1]?.id);
+    const ids = [items[0]?.id ?? 0, items[2]?.id ?? 0];
+    const refused = ids.map((id, index) => ({ id, reason: `Not queued: nowhere for '${items[index * 2]?.folder ?? ""}'.` }));
+    expect(await h.queue.refuseWaiting(refused)).toEqual(ids);
     expect(await h.queue.pendingCount()).toBe(0);
     const history = await h.queue.listHistory({ state: "failed" });
     expect(history.map((item) => [item.folder, item.lastError, item.requests.length]).sort()).toEqual([
       ["/lost/Other", "Not queued: nowhere for '/lost/Other'.", 1],
       ["/lost/Show/Season 02", "Not queued: nowhere for '/lost/Show/Season 02'.", 2],
     ]);
+    // A folder no longer waiting is left as it is.
+    expect(await h.queue.refuseWaiting(refused)).toEqual([]);
     await h.advance(10 * SCAN_DELAY_MS);
     expect(plex.calls).toHaveLength(0);
     // Retry works as for any failed folder.

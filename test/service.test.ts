@@ -93,6 +93,25 @@ function postWebhook(body: unknown): Promise<Response> {
   });
 }
 
+/** A Download for a folder no mapping and no library knows. */
+const lost = {
+  ...sonarrDownload,
+  series: { ...sonarrDownload.series, path: "/TV/Severance" },
+  episodeFile: { id: 2, relativePath: "Season 02/Severance - S02E01.mkv" },
+};
+
+/** History's failed folders, once there are some, within `ms`. */
+async function failedWithin(ms: number): Promise<{ folder: string; state: string; lastError: string }[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const { history } = (await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=history&state=failed`)).json()) as {
+      history: { folder: string; state: string; lastError: string }[];
+    };
+    if (history.length > 0 || Date.now() > deadline) return history;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("autoscan server, end to end", () => {
   it("turns a Sonarr webhook into one partial scan of the season folder, in Plex's path form", async () => {
     const child = startServer();
@@ -156,20 +175,13 @@ describe("autoscan server, end to end", () => {
     expect(out.match(/- INFO - PLEX \[\d+\]: Analysis after a scan is off: Plex's database is not at PLEX_DATABASE_PATH/g)).toHaveLength(1);
   });
 
-  it("answers a path no mapping and no library knows at once: 200, failed in History with the nearest form, one WARNING, shown on the Queue page until dismissed", async () => {
+  it("answers a path no mapping and no library knows: 200, failed in History within 2 s with the nearest form, one WARNING, shown on the Queue page until dismissed", async () => {
     const child = startServer();
     await waitForHealth(child);
-    const lost = {
-      ...sonarrDownload,
-      series: { ...sonarrDownload.series, path: "/TV/Severance" },
-      episodeFile: { id: 2, relativePath: "Season 02/Severance - S02E01.mkv" },
-    };
     const answer = await postWebhook(lost);
     expect(answer.status).toBe(200);
-    // Straight into History, no file checks, with the key and the form that almost matched.
-    const history = (await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=history&state=failed`)).json()) as {
-      history: { folder: string; state: string; lastError: string }[];
-    };
+    // Into History within 2 s, no file checks, with the key and the form that almost matched.
+    const history = { history: await failedWithin(2_000) };
     expect(history.history).toEqual([
       expect.objectContaining({
         folder: "/TV/Severance/Season 02",
@@ -204,6 +216,32 @@ describe("autoscan server, end to end", () => {
     // A mapped path still goes the usual way.
     expect((await postWebhook(sonarrDownload)).status).toBe(200);
     await waitFor(() => plex.scans.length > 0, `a scan reached Plex (log: ${child.stdout()})`);
+  });
+
+  it("answers such a path while Plex hangs, and moves it to History as failed within 2 s from the list it knows", async () => {
+    const child = startServer();
+    await waitForHealth(child);
+    // The section list is known: a mapped request reached Plex.
+    expect((await postWebhook(sonarrDownload)).status).toBe(200);
+    await waitFor(() => plex.scans.length > 0, `a scan reached Plex (log: ${child.stdout()})`);
+    // Plex hangs now: every answer waits a minute, past the webhook's own timeout.
+    plex.setDelay(60_000);
+    expect((await postWebhook(lost)).status).toBe(200);
+    expect(await failedWithin(2_000)).toEqual([expect.objectContaining({ folder: "/TV/Severance/Season 02", lastError: expect.stringContaining("Not queued:") })]);
+    expect(child.stdout()).toMatch(/- WARNING - QUEUE \[\d+\]: Not queued: '\/TV\/Severance\/Season 02\/Severance - S02E01\.mkv'/);
+  });
+
+  it("answers such a path while Plex hangs with no list known, keeps it, and moves it to History once Plex answers", async () => {
+    // File checks 10 s apart: the folder still waits when Plex answers.
+    const config = JSON.parse(await readFile(join(dir, "config.json"), "utf8")) as Record<string, unknown>;
+    await writeFile(join(dir, "config.json"), JSON.stringify({ ...config, SERVER_FILE_CHECK_DELAY: 10 }));
+    const child = startServer();
+    await waitForHealth(child);
+    // Every answer of Plex waits 3 s: the list is known only then.
+    plex.setDelay(3_000);
+    expect((await postWebhook(lost)).status).toBe(200);
+    expect(((await (await fetch(`http://127.0.0.1:${port}/api/${SERVER_PASS}?cmd=queue_count`)).json()) as { queue_count: number }).queue_count).toBe(1);
+    expect(await failedWithin(3_000 + 2_000)).toEqual([expect.objectContaining({ folder: "/TV/Severance/Season 02", lastError: expect.stringContaining("Not queued:") })]);
   });
 
   it("queues such a path as before while Plex's libraries cannot be read (Plex down)", async () => {

@@ -88,10 +88,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const others = createTargetsFromConfig({ config, clock, log, metrics });
   const targets = [plex.target, ...others.targets];
   let current = config;
-  // A request no server can scan (no mapping, no library) goes straight to History as failed, said at once.
+  // A request no server can scan (no mapping, no library) is stored and answered, then moved to History as failed.
   const guard = createUnroutableGuard({
     sink: queue.enqueue,
-    refuse: (requests, reason) => queue.refuse(requests, reason),
+    refuse: (refused) => queue.refuseWaiting(refused),
     judge: unroutableJudge({
       mapper,
       mappings: () => current.SERVER_PATH_MAPPINGS,

@@ -1,25 +1,29 @@
 import type { Logger } from "../core/logger.ts";
-import type { EnqueueResult, EnqueuedItem, ScanRequest, ScanSink } from "../core/scan.ts";
+import type { EnqueuedItem, ScanRequest, ScanSink } from "../core/scan.ts";
 import type { PathMapper, PathMappings } from "../paths/mapping.ts";
 import { unroutableReason, type Unroutable } from "../paths/unroutable.ts";
 
 /**
- * In front of the queue's sink: a request no server can scan (its path matches no `SERVER_PATH_MAPPINGS` form and
- * lies in no library) is not queued for file checks. It is answered as accepted (an *arr app must not disable the
- * connection over it), stored straight into History as failed with the reason (`refuse`), and said once, as a
- * WARNING naming the path, the key and the fix; the answer's item says why (`ignoredBecause`). A request the user
- * confirmed after seeing the Scan page's preview is queued as it is. The console's Queue page shows the last ones until dismissed; doctor
- * reads them from History. `judge` answers undefined when the path is fine, and also when it cannot tell (the
- * libraries could not be read in time): then the request is queued as before.
+ * Behind the queue's sink: a request no server can scan (its path matches no `SERVER_PATH_MAPPINGS` form and lies in
+ * no library) is not left waiting for ten file checks. The request is stored and answered first, as any other (an
+ * *arr app must not disable the connection over it, and a slow or hung media server never delays or fails a 2xx);
+ * right after, off the request's path, `judge` asks whether a library holds it. One that none holds leaves the queue
+ * for History as failed with the reason (`refuse`), and is said once, as a WARNING naming the path, the key and the
+ * fix. A request the user confirmed after seeing the Scan page's preview is not judged. The console's Queue page
+ * shows the last ones until dismissed; doctor reads them from History. `judge` answers undefined when the path is
+ * fine, and also when it cannot tell (the libraries could not be read): then the request waits as any other.
  */
 export interface UnroutableGuardOptions {
   readonly sink: ScanSink;
-  readonly refuse: (requests: readonly ScanRequest[], reason: (folder: string) => string) => Promise<EnqueueResult>;
+  /** Moves waiting folders to History as failed; answers the ids it failed (the queue's `refuseWaiting`). */
+  readonly refuse: (refused: readonly { readonly id: number; readonly reason: string }[]) => Promise<readonly number[]>;
   readonly judge: (request: ScanRequest) => Promise<Unroutable | undefined>;
   readonly log: Logger;
   readonly clock: { now(): number };
   /** How many refused paths the console keeps (default 20). */
   readonly keep?: number;
+  /** How many stored requests may wait for a verdict at once (default 10,000); beyond, they wait as any other. */
+  readonly maxJudging?: number;
 }
 
 export interface RefusedPath {
@@ -40,39 +44,42 @@ export interface UnroutableGuard {
 export function createUnroutableGuard(options: UnroutableGuardOptions): UnroutableGuard {
   const { log, clock } = options;
   const keep = options.keep ?? 20;
+  const maxJudging = options.maxJudging ?? 10_000;
   let recent: RefusedPath[] = [];
+  let judging = 0;
 
-  const sink: ScanSink = async (requests, sinkOptions) => {
-    if (sinkOptions?.confirmed) return options.sink(requests, sinkOptions);
+  /** The verdicts of one stored batch: a folder is refused when every request of the batch in it is unroutable. */
+  async function judgeStored(requests: readonly ScanRequest[], items: readonly EnqueuedItem[]): Promise<void> {
     const verdicts = await Promise.all(requests.map((request) => options.judge(request).catch(() => undefined)));
-    if (verdicts.every((verdict) => verdict === undefined)) return options.sink(requests, sinkOptions);
-    const routable = requests.filter((_, index) => verdicts[index] === undefined);
-    const refused = requests.flatMap((request, index) => {
-      const verdict = verdicts[index];
-      return verdict ? [{ request, verdict }] : [];
+    const byItem = new Map<number, { request: ScanRequest; verdict: Unroutable | undefined }[]>();
+    requests.forEach((request, index) => {
+      const id = items[index]?.id;
+      if (id !== undefined) byItem.set(id, [...(byItem.get(id) ?? []), { request, verdict: verdicts[index] }]);
     });
-    const reasons = new Map(refused.map(({ request, verdict }) => [request, verdict.reason]));
-    const [queued, stored] = await Promise.all([
-      routable.length ? options.sink(routable, sinkOptions) : Promise.resolve({ items: [] }),
-      options.refuse(
-        refused.map(({ request }) => request),
-        (folder) => refused.find(({ request }) => request.path === folder || request.path.startsWith(`${folder}/`))?.verdict.reason ?? reasons.values().next().value ?? "",
-      ),
-    ]);
+    const refused = [...byItem].flatMap(([id, entries]) => {
+      const first = entries[0];
+      return first?.verdict && entries.every((entry) => entry.verdict) ? [{ id, request: first.request, verdict: first.verdict }] : [];
+    });
+    if (refused.length === 0) return;
+    const failed = new Set(await options.refuse(refused.map(({ id, verdict }) => ({ id, reason: verdict.reason }))));
     const said = new Set<string>();
-    for (const { request, verdict } of refused) {
-      if (said.has(verdict.reason)) continue;
+    for (const { id, request, verdict } of refused) {
+      if (!failed.has(id) || said.has(verdict.reason)) continue;
       said.add(verdict.reason);
       const path = request.receivedPath ?? request.path;
-      log.warn({ path, source: request.source, event: request.event, nearest: verdict.nearest }, `${verdict.reason} From ${request.source}; History shows it as failed. Fix: ${verdict.fix}`);
+      log.warn({ id, path, source: request.source, event: request.event, nearest: verdict.nearest }, `${verdict.reason} From ${request.source}; History shows it as failed. Fix: ${verdict.fix}`);
       recent = [{ path, source: request.source, reason: verdict.reason, fix: verdict.fix, at: clock.now() }, ...recent.filter((r) => r.path !== path)].slice(0, keep);
     }
-    // One entry per request, in order, as the sink answers.
-    const fromQueue = [...queued.items];
-    // A refused request says why it was not queued (the Scan page, `/triggers/manual` and another autoscan show it).
-    const fromRefused = stored.items.map((item, index): EnqueuedItem => ({ ...item, ignoredBecause: refused[index]?.verdict.reason ?? "" }));
-    const items = requests.map((_, index): EnqueuedItem => (verdicts[index] === undefined ? fromQueue.shift() : fromRefused.shift()) as EnqueuedItem);
-    return { items };
+  }
+
+  const sink: ScanSink = async (requests, sinkOptions) => {
+    const result = await options.sink(requests, sinkOptions);
+    if (sinkOptions?.confirmed || judging + requests.length > maxJudging) return result;
+    judging += requests.length;
+    void judgeStored(requests, result.items)
+      .catch((error: unknown) => log.warn({ err: error }, "Could not move a request no server can scan to History; it waits as any other"))
+      .finally(() => (judging -= requests.length));
+    return result;
   };
 
   return { sink, recent: () => recent, dismiss: () => void (recent = []) };
@@ -80,9 +87,10 @@ export function createUnroutableGuard(options: UnroutableGuardOptions): Unroutab
 
 /**
  * Whether a request can be scanned anywhere (the guard's `judge`): a path that matches no `SERVER_PATH_MAPPINGS` form
- * is looked up in Plex's libraries (the section list the Plex target uses, cached); in none, it is unroutable. A mapped
- * path is never looked up. Undefined — queue as before — whenever it cannot be told in `budgetMs`: Plex not set up or
- * not answering, or other targets (TARGETS) whose libraries may hold it.
+ * is looked up in Plex's libraries (the section list the Plex target uses, cached: a list being loaded is waited for,
+ * as long as the list's own load may take); in none, it is unroutable. A mapped path is never looked up. Undefined —
+ * it waits as any other — whenever it cannot be told: Plex not set up or not answering, or other targets (TARGETS)
+ * whose libraries may hold it.
  */
 export interface UnroutableJudgeInput {
   readonly mapper: Pick<PathMapper, "toServer">;
@@ -91,15 +99,13 @@ export interface UnroutableJudgeInput {
   readonly sections: { resolve(folder: string, signal?: AbortSignal): Promise<readonly unknown[]> } | undefined;
   /** Other targets are configured: a path in no Plex library may be in theirs. */
   readonly otherTargets: () => boolean;
-  readonly budgetMs?: number;
 }
 
 export function unroutableJudge(input: UnroutableJudgeInput): (request: ScanRequest) => Promise<Unroutable | undefined> {
-  const budgetMs = input.budgetMs ?? 1_000;
   return async (request) => {
     const received = request.receivedPath ?? request.path;
     if (!input.sections || input.otherTargets() || input.mapper.toServer(received).known) return undefined;
-    const held = await input.sections.resolve(request.path, AbortSignal.timeout(budgetMs)).catch(() => undefined);
+    const held = await input.sections.resolve(request.path).catch(() => undefined);
     return held === undefined || held.length > 0 ? undefined : unroutableReason(received, request.path, input.mappings());
   };
 }

@@ -18,7 +18,7 @@ export interface FailedFolder {
 
 /**
  * The store port of one write, seeing which items it stores as failed. Every rule that fails an item read it waiting
- * first (`storeItem` after a check, an attempt or the last delivery; `recordRefused` inserting it failed), so an item
+ * first (`storeItem` after a check, an attempt or the last delivery, or a waiting folder refused at intake), so an item
  * stored as failed here finished now. A write may run again (PostgreSQL retries a deadlock victim): `found` is keyed by
  * the item, and the caller clears it before each run. The adapters' transactions are plain objects, so spreading one
  * keeps every method.

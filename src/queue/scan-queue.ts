@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Clock } from "../core/clock.ts";
 import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { EnqueueResult, ScanRequest, ScanSink } from "../core/scan.ts";
+import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
 import { isCovered } from "./coverage.ts";
 import { watchFailures, type FailedFolder } from "./failed-watch.ts";
@@ -12,7 +12,7 @@ import { dueLooks, nextLookAt, rescanState, type DueLook, type RescanState } fro
 import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rules/landed.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
-import { pruneHistory, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
+import { pruneHistory, refuseWaiting, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
 import {
   FOLDER_WITH_EXTRA_REQUESTS_SQL,
   HISTORY_REQUESTS_KEPT,
@@ -24,7 +24,7 @@ import {
   recordInterrupted,
   recordScan,
 } from "./rules/dispatch-records.ts";
-import { enqueueRequests, moveToFolder, recordRefused, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
+import { enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
 import { requestFolder } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-port.ts";
@@ -47,10 +47,10 @@ export interface ScanQueue extends DispatchQueue {
   /** How far an import of plex_autoscan's queue has got, while one runs (the console shows it). */
   importing?(): { readonly done: number; readonly total: number } | undefined;
   /**
-   * Stores requests no target can scan straight into the history as failed, with `reason(folder)` (rules/enqueue.ts
-   * `recordRefused`); resolves once durable, like `enqueue`.
+   * Moves waiting folders no target can scan into the history as failed, each with its reason, in one write
+   * (rules/admin.ts `refuseWaiting`); answers the ids it failed (a folder no longer waiting is left as it is).
    */
-  refuse(requests: readonly ScanRequest[], reason: (folder: string) => string): Promise<EnqueueResult>;
+  refuseWaiting(refused: readonly { readonly id: number; readonly reason: string }[]): Promise<number[]>;
   listPending(page?: PageOptions): Promise<QueueItemView[]>;
   listHistory(query?: HistoryQuery): Promise<QueueItemView[]>;
   /** History folders matching `query` (all without one). */
@@ -266,10 +266,15 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
       );
       return outcome.items;
     },
-    async refuse(requests, reason) {
-      if (requests.length === 0) return { items: [] };
-      const stored = await write((tx) => recordRefused(tx, requests, reason, policy));
-      return { items: stored.items };
+    async refuseWaiting(refused) {
+      if (refused.length === 0) return [];
+      const ids = await write(async (tx) => {
+        const failed: number[] = [];
+        for (const { id, reason } of refused) if (await refuseWaiting(tx, id, reason)) failed.push(id);
+        return failed;
+      });
+      finished(ids.length);
+      return ids;
     },
     async recordCheck(id, rev, result) {
       const moved = await write((tx) => recordCheck(tx, id, rev, result, policy), (out) => (out ? { kind: "work", inMs: out.waitMs } : change()));

@@ -1,4 +1,4 @@
-import { HISTORY_REQUESTS_KEPT } from "./dispatch-records.ts";
+import { HISTORY_REQUESTS_KEPT, storeItem } from "./dispatch-records.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "../store-rows.ts";
@@ -49,6 +49,19 @@ export async function retryFailedItems(tx: QueueTx): Promise<number> {
   const ids = await tx.failedItemIds();
   for (const id of ids) await retryItem(tx, id);
   return ids.length;
+}
+
+/**
+ * A waiting folder judged, once stored, to be one no server can scan (its path matches no `SERVER_PATH_MAPPINGS` form
+ * and lies in no library: `intake/unroutable-guard.ts`): it goes to History as failed with `reason`, and a file check
+ * or scan that began meanwhile no longer counts (`rev`). Retry works as for any failed folder. A folder no longer
+ * waiting (finished, removed) is left as it is. Answers whether it was failed.
+ */
+export async function refuseWaiting(tx: QueueTx, id: number, reason: string): Promise<boolean> {
+  const item = await lockItemWithFolders(tx, id);
+  if (item?.state !== "pending") return false;
+  await storeItem(tx, { ...item, rev: item.rev + 1, state: "failed", finished_at: tx.now, last_error: reason });
+  return true;
 }
 
 export async function removeItem(tx: QueueTx, id: number): Promise<boolean> {

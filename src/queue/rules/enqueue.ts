@@ -69,37 +69,6 @@ export async function enqueueRequests(tx: QueueTx, requests: readonly ScanReques
   return { at: now, items, events, earliestDue };
 }
 
-/**
- * Requests no target can scan (their path matches no `SERVER_PATH_MAPPINGS` form and lies in no library): never
- * queued for file checks, stored straight into the history as `failed` with `reason`, one folder per item, every
- * request behind it, so History shows them at once and Retry works as for any failed folder.
- */
-export async function recordRefused(
-  tx: QueueTx,
-  requests: readonly ScanRequest[],
-  reason: (folder: string) => string,
-  policy: MergePolicy,
-): Promise<{ readonly at: number; readonly items: EnqueuedItem[] }> {
-  const now = tx.now;
-  const byFolder = new Map<string, { request: ScanRequest; path: string }[]>();
-  for (const request of requests) {
-    const unit = requestFolder(request);
-    byFolder.set(unit.folder, [...(byFolder.get(unit.folder) ?? []), { request, path: unit.path }]);
-  }
-  const ids = new Map<string, number>();
-  for (const [folder, group] of byFolder) {
-    const item = await tx.insertItem({ ...newItemRow(folder, now, policy), state: "failed", finished_at: now, last_error: reason(folder) });
-    for (const { request, path } of group) await tx.addRequest(requestRow(item.id, request, path, now));
-    ids.set(folder, item.id);
-  }
-  // One entry per request, in order, as `enqueue` answers.
-  const items = requests.map((request): EnqueuedItem => {
-    const folder = requestFolder(request).folder;
-    return { id: ids.get(folder), folder, merged: false };
-  });
-  return { at: now, items };
-}
-
 /** A new waiting folder (its first request is stored beside it). */
 /**
  * A path of unknown kind (a manual request, `?path=`) waits keyed by the path itself, never widened by guessing from
