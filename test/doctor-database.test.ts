@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDoctorConfig, runDoctor } from "../src/ops/doctor/doctor.ts";
 import { resolveSettings } from "../src/config/settings.ts";
 import type { CheckResult } from "../src/ops/doctor/check.ts";
-import { databaseChecks, databaseProbe, versionCheck } from "../src/ops/doctor/database.ts";
+import { databaseChecks, versionCheck } from "../src/ops/doctor/database.ts";
 import { pgMigrations } from "../src/queue/postgres/migrations/index.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { freePort } from "./support/free-port.ts";
@@ -33,9 +33,8 @@ function withPassword(url: string, change: { user?: string; database?: string; p
 }
 
 async function check(url: string, options: { knownVersion?: number; now?: () => number } = {}): Promise<CheckResult[]> {
-  const probe = databaseProbe({ url, ...(options.now ? { now: options.now } : {}) });
   const results = await databaseChecks(
-    { kind: "postgresql", probe, knownVersion: options.knownVersion ?? KNOWN, inContainer: false },
+    { kind: "postgresql", url, knownVersion: options.knownVersion ?? KNOWN, inContainer: false, ...(options.now ? { now: options.now } : {}) },
     new AbortController().signal,
   );
   expect(JSON.stringify(results)).not.toContain(PASSWORD);

@@ -1,7 +1,6 @@
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import { isWindowsPath, parentFolder } from "../../paths/normalize.ts";
-import { ok, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { ok, warn, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * `SERVER_ANCHORS`: each anchor file should be there. One that is not holds every folder under its own folder (no

@@ -6,8 +6,7 @@ import type { ArrConfig, Config } from "../../config/schema.ts";
 import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { httpCall, originOf } from "../../http/http-call.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 

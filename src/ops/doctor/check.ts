@@ -1,7 +1,13 @@
+import { describeError } from "../../core/errors.ts";
+
 /**
  * One finding of `autoscan doctor`: what was checked, what was found, and what to do about it. A check that cannot run
  * because an earlier one failed is `skip`ped with the reason, so one broken thing reads as one error, not a cascade.
  * The JSON form (`--json`) is this shape, with `fix: null` when there is nothing to do.
+ *
+ * Doctor runs a list of check families in order; each adds its findings and may leave facts for the ones after it
+ * (Plex's library folders, which the mapping checks read). A family that throws is reported as one error and the
+ * others still run.
  */
 export type CheckStatus = "ok" | "warn" | "error" | "skip";
 
@@ -18,22 +24,8 @@ export interface CheckResult {
 }
 
 export const ok = (id: string, title: string, detail: string): CheckResult => ({ id, status: "ok", title, detail });
-
-export const warn = (id: string, title: string, detail: string, fix: string): CheckResult => ({
-  id,
-  status: "warn",
-  title,
-  detail,
-  fix,
-});
-
-export const fail = (id: string, title: string, detail: string, fix: string): CheckResult => ({
-  id,
-  status: "error",
-  title,
-  detail,
-  fix,
-});
+export const warn = (id: string, title: string, detail: string, fix: string): CheckResult => ({ id, status: "warn", title, detail, fix });
+export const fail = (id: string, title: string, detail: string, fix: string): CheckResult => ({ id, status: "error", title, detail, fix });
 
 export const skip = (id: string, title: string, reason: string): CheckResult => ({ id, status: "skip", title, detail: reason });
 
@@ -48,4 +40,44 @@ export function causeCodes(error: unknown): string[] {
     current = (current as { cause?: unknown }).cause;
   }
   return codes;
+}
+
+export interface DoctorSection {
+  readonly id: string;
+  readonly title: string;
+  /** The section's folders as the media server sees them. */
+  readonly locations: readonly string[];
+}
+
+/** Facts found by earlier families, for later ones. */
+export interface Findings {
+  /** Plex's sections, once Plex answered with an accepted token. */
+  sections?: readonly DoctorSection[];
+  /** Why `sections` is unknown, for the checks that need it. */
+  sectionsUnknown?: string;
+}
+
+export interface CheckFamily {
+  readonly name: string;
+  run(findings: Findings, signal: AbortSignal): Promise<readonly CheckResult[]>;
+}
+
+export interface DoctorReport {
+  /** No check is an error. */
+  readonly ok: boolean;
+  readonly checks: readonly CheckResult[];
+}
+
+export async function runChecks(families: readonly CheckFamily[], signal: AbortSignal = new AbortController().signal): Promise<DoctorReport> {
+  const findings: Findings = {};
+  const checks: CheckResult[] = [];
+  for (const family of families) {
+    if (signal.aborted) break;
+    try {
+      checks.push(...(await family.run(findings, signal)));
+    } catch (error) {
+      checks.push(fail(family.name, family.name, `This check could not run: ${describeError(error)}`, "Report this as a bug if the message does not say what to do."));
+    }
+  }
+  return { ok: checks.every((check) => check.status !== "error"), checks };
 }

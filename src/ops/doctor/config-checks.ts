@@ -1,5 +1,4 @@
-import { fail, ok, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, warn, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * The config, as `autoscan config check` sees it: every problem (each its own line, each already saying what was

@@ -3,8 +3,7 @@ import { access, constants, rm, stat, statfs } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileDurably } from "../../core/durable-file.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * The data directory (queue, tokens, drive cache, lock): it must take a write the way autoscan writes (a file written,

@@ -1,85 +1,55 @@
 import type pg from "pg";
-import { checkDatabaseUrl, databaseUrlSecrets, maskDatabaseUrl } from "../../core/database-url.ts";
+import { checkDatabaseUrl, databaseUrlSecrets, maskDatabaseUrl, type DatabaseUrlParts } from "../../core/database-url.ts";
 import { describeError } from "../../core/errors.ts";
 import { PG_SCHEMA } from "../../queue/postgres/migrations/index.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
 /**
  * The queue's store. Without SERVER_DATABASE_URL one line: the queue is the embedded file. With it, PostgreSQL in four
  * steps, a failed connection skipping the rest:
- * - can autoscan connect (nothing there, a name that does not resolve: unreachable.ts's words; user or password
- *   refused; the database missing, with the `CREATE DATABASE` that makes it);
+ * - can autoscan connect (one `pg` Client, 5 s to connect, 5 s a query): a socket error (nothing there, a name that
+ *   does not resolve, no answer in time) in unreachable.ts's words; PostgreSQL's own refusals by SQLSTATE (28P01 /
+ *   28000 user or password, 3D000 the database missing, with the `CREATE DATABASE` that makes it);
  * - the server's version: autoscan claims folders with `FOR UPDATE SKIP LOCKED` (9.5+) and its tables use
  *   `GENERATED … AS IDENTITY` (10+): below 10 it cannot run; below 13 (end of life) a warning;
  * - the schema `autoscan`: not there yet (created at the first start, if the user may), behind this autoscan (the next
  *   start migrates), or written by a newer autoscan (this one refuses to start: upgrade it);
  * - the clock offset between this machine and the database, as information: leases and due times are written and
  *   compared on the database's clock, so an offset only shifts this instance's log timestamps against the others'.
- * The probe (`databaseProbe`, below) owns the driver and the URL: what reaches the checks is classified, and the
- * URL it shows has its password as `***`.
+ * Every message is blanked of the password; the URL shown has it as `***`.
  */
-export interface DatabaseTarget {
-  /** `postgres://user:***@host:5432/db` */
-  readonly shown: string;
-  readonly host: string;
-  readonly port: number;
-  readonly database: string;
-  readonly user: string;
-  /** How long connecting may take, for the message (the probe enforces it). */
-  readonly timeoutSeconds: number;
-}
-
-export type DatabaseConnect =
-  | { readonly ok: true; readonly session: DatabaseSession }
-  /** Nothing answered: the socket error, with its `code` (ECONNREFUSED, ENOTFOUND …) or `name` TimeoutError. */
-  | { readonly ok: false; readonly problem: "unreachable"; readonly error: unknown }
-  /** The server answered and refused: `auth` (28P01, 28000), `database` (3D000), `other` (TLS, too many clients …). */
-  | { readonly ok: false; readonly problem: "auth" | "database" | "other"; readonly message: string; readonly code?: string };
-
-export interface DatabaseSchemaState {
-  /** Whether `autoscan.schema_migrations` exists. */
-  readonly exists: boolean;
-  /** The highest version applied (0: none). */
-  readonly version: number;
-  /** Whether the user may create a schema in the database (needed at the first start). */
-  readonly canCreate: boolean;
-}
-
-export interface DatabaseClockReading {
-  /** This machine's clock just before and just after the database read its own (ms since the epoch). */
-  readonly sentAt: number;
-  readonly receivedAt: number;
-  /** The database's `clock_timestamp()`, ms since the epoch. */
-  readonly databaseAt: number;
-}
-
-export interface DatabaseSession {
-  /** `SHOW server_version`: `15.8 (Debian 15.8-0+deb12u1)`. */
-  serverVersion(): Promise<string>;
-  schema(): Promise<DatabaseSchemaState>;
-  clock(): Promise<DatabaseClockReading>;
-  close(): Promise<void>;
-}
-
-export interface DatabaseProbe {
-  readonly target: DatabaseTarget;
-  connect(signal: AbortSignal): Promise<DatabaseConnect>;
-}
-
 export type DatabaseCheckOptions =
   | { readonly kind: "embedded"; readonly queueFile: string }
   | {
       readonly kind: "postgresql";
-      readonly probe: DatabaseProbe;
+      readonly url: string;
       /** The newest schema version this autoscan knows (the last of its migrations). */
       readonly knownVersion: number;
       readonly inContainer: boolean;
+      readonly connectTimeoutMs?: number;
+      /** This machine's clock (ms since the epoch); injected to test the offset check. */
+      readonly now?: () => number;
     };
+
+interface SchemaState {
+  /** Whether `autoscan.schema_migrations` exists, the highest version applied (0: none), whether the user may create it. */
+  readonly exists: boolean;
+  readonly version: number;
+  readonly canCreate: boolean;
+}
+
+interface ClockReading {
+  /** This machine's clock just before and just after the database read its own `clock_timestamp()` (ms). */
+  readonly sentAt: number;
+  readonly receivedAt: number;
+  readonly databaseAt: number;
+}
 
 const TITLE = "Database";
 const SETTING = "SERVER_DATABASE_URL";
+const AUTH_CODES = new Set(["28P01", "28000"]);
 /** Beyond this offset the check says how far this clock is off (information only). */
 export const MAX_CLOCK_OFFSET_MS = 2000;
 
@@ -91,65 +61,90 @@ export async function databaseChecks(options: DatabaseCheckOptions, signal: Abor
   if (options.kind === "embedded") {
     return [ok("database", TITLE, `The queue is embedded, in ${options.queueFile} (${SETTING} is not set: one instance).`)];
   }
-  const { probe, knownVersion } = options;
-  const { target } = probe;
-  const connected = await probe.connect(signal);
-  if (!connected.ok) {
-    const reason = connected.problem === "unreachable" ? "PostgreSQL did not answer." : "PostgreSQL refused the connection.";
-    return [connectFailed(connected, target, options.inContainer), ...skipRest(reason)];
-  }
-  const { session } = connected;
+  const { url, knownVersion } = options;
+  const checked = checkDatabaseUrl(url);
+  // The config validated it; a bad one still reads as a target with no host.
+  const target = checked.ok ? checked.parts : { host: "", port: 5432, database: "", user: "" };
+  const timeoutMs = options.connectTimeoutMs ?? 5000;
+  // The driver (pg) is loaded only when a database is set, as the service itself does.
+  const { default: driver } = await import("pg");
+  const client = new driver.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, application_name: "autoscan doctor" });
+  // A connection lost later (the server restarting) must not crash the doctor: the next query fails instead.
+  client.on("error", () => {});
+  const abort = (): void => void client.end().catch(() => {});
+  signal.addEventListener("abort", abort, { once: true });
   try {
-    const out: CheckResult[] = [ok("database", TITLE, `Connected to ${target.shown} as ${target.user || "(the default user)"}.`)];
-    const version = versionCheck(await session.serverVersion());
+    try {
+      await client.connect();
+    } catch (error) {
+      return connectFailed(error, target, timeoutMs, blankerOf(databaseUrlSecrets(url)), options.inContainer);
+    }
+    const out: CheckResult[] = [ok("database", TITLE, `Connected to ${maskDatabaseUrl(url)} as ${target.user || "(the default user)"}.`)];
+    const version = versionCheck((await client.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version ?? "");
     out.push(version);
     if (version.status === "error") return [...out, ...skipRest("This PostgreSQL is too old for autoscan.", ["database.schema", "database.clock"])];
-    out.push(schemaCheck(await session.schema(), knownVersion, target));
-    out.push(clockCheck(await session.clock()));
+    out.push(schemaCheck(await readSchema(client), knownVersion, target));
+    out.push(clockCheck(await readClock(client, options.now ?? Date.now)));
     return out;
   } finally {
-    await session.close();
+    signal.removeEventListener("abort", abort);
+    await client.end().catch(() => {});
   }
 }
 
-function connectFailed(connected: DatabaseConnect & { ok: false }, target: DatabaseTarget, inContainer: boolean): CheckResult {
+async function readSchema(client: pg.Client): Promise<SchemaState> {
+  const found = await client.query<{ found: string | null; may_create: boolean }>(
+    "SELECT to_regclass($1)::text AS found, has_database_privilege(current_database(), 'CREATE') AS may_create",
+    [`${PG_SCHEMA}.schema_migrations`],
+  );
+  const row = found.rows[0];
+  if (!row?.found) return { exists: false, version: 0, canCreate: row?.may_create ?? false };
+  const applied = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${PG_SCHEMA}.schema_migrations`);
+  return { exists: true, version: Number(applied.rows[0]?.version ?? 0), canCreate: row.may_create };
+}
+
+async function readClock(client: pg.Client, now: () => number): Promise<ClockReading> {
+  const sentAt = now();
+  const result = await client.query<{ at: string }>("SELECT extract(epoch from clock_timestamp()) * 1000 AS at");
+  return { sentAt, receivedAt: now(), databaseAt: Number(result.rows[0]?.at) };
+}
+
+/** Why connecting failed, classified where the error enters: a socket error, or PostgreSQL's refusal by SQLSTATE. */
+function connectFailed(error: unknown, target: DatabaseUrlParts, timeoutMs: number, blank: (text: string) => string, inContainer: boolean): CheckResult[] {
+  const refused = (detail: string, fix: string): CheckResult[] => [fail("database", TITLE, detail, fix), ...skipRest("PostgreSQL refused the connection.")];
   const { host, port, database, user } = target;
-  if (connected.problem === "unreachable") {
-    return unreachableCheck(
-      {
-        id: "database",
-        title: TITLE,
-        url: `postgres://${host.includes(":") ? `[${host}]` : host}:${port}`,
-        label: "PostgreSQL",
-        setting: SETTING,
-        portHint: "PostgreSQL listens on 5432",
-        example: "postgres://autoscan:PASSWORD@postgres:5432/autoscan",
-        timeoutSeconds: target.timeoutSeconds,
-      },
-      connected.error,
-      inContainer,
-    );
-  }
-  if (connected.problem === "auth") {
-    return fail(
-      "database",
-      TITLE,
-      `PostgreSQL at ${host}:${port} refused the password or user '${user}' (${connected.code ?? "auth"}: ${connected.message}).`,
+  const code = (error as { code?: unknown }).code;
+  const message = blank(describeError(error));
+  if (typeof code === "string" && AUTH_CODES.has(code)) {
+    return refused(
+      `PostgreSQL at ${host}:${port} refused the password or user '${user}' (${code}: ${message}).`,
       `Check the user and password in ${SETTING} (special characters percent-encoded: @ as %40), and that pg_hba.conf lets '${user}' in from this host.`,
     );
   }
-  if (connected.problem === "database") {
-    return fail(
-      "database",
-      TITLE,
+  if (code === "3D000") {
+    return refused(
       `PostgreSQL at ${host}:${port} has no database '${database}'.`,
       `Create it: CREATE DATABASE "${database}" OWNER "${user || "autoscan"}"; (or with the postgres image: POSTGRES_DB=${database}), or correct the name in ${SETTING}.`,
     );
   }
-  return fail(
-    "database",
-    TITLE,
-    `PostgreSQL at ${host}:${port} refused the connection${connected.code ? ` (${connected.code})` : ""}: ${connected.message}`,
+  // pg's connectionTimeoutMillis: "timeout expired" or "Connection terminated due to connection timeout", no code.
+  const socket = typeof code === "string" && /^E[A-Z_]+$/.test(code);
+  if (socket || (error instanceof Error && /timeout/i.test(error.message))) {
+    const server = {
+      id: "database",
+      title: TITLE,
+      url: `postgres://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      label: "PostgreSQL",
+      setting: SETTING,
+      portHint: "PostgreSQL listens on 5432",
+      example: "postgres://autoscan:PASSWORD@postgres:5432/autoscan",
+      timeoutSeconds: Math.round(timeoutMs / 100) / 10,
+    };
+    const cause = socket ? error : Object.assign(new Error(message), { name: "TimeoutError" });
+    return [unreachableCheck(server, cause, inContainer), ...skipRest("PostgreSQL did not answer.")];
+  }
+  return refused(
+    `PostgreSQL at ${host}:${port} refused the connection${typeof code === "string" ? ` (${code})` : ""}: ${message}`,
     `Check ${SETTING} (TLS: sslmode=require or disable as the server wants) and PostgreSQL's log.`,
   );
 }
@@ -176,7 +171,7 @@ export function versionCheck(text: string): CheckResult {
   return ok(id, title, `PostgreSQL ${shown}.`);
 }
 
-function schemaCheck(state: DatabaseSchemaState, known: number, target: DatabaseTarget): CheckResult {
+function schemaCheck(state: SchemaState, known: number, target: DatabaseUrlParts): CheckResult {
   const id = "database.schema";
   const title = "Queue schema";
   if (!state.exists || state.version === 0) {
@@ -202,7 +197,7 @@ function schemaCheck(state: DatabaseSchemaState, known: number, target: Database
   return ok(id, title, `Schema ${known}, as this autoscan expects.`);
 }
 
-function clockCheck(reading: DatabaseClockReading): CheckResult {
+function clockCheck(reading: ClockReading): CheckResult {
   const id = "database.clock";
   const title = "Clock offset";
   const roundTrip = Math.max(0, reading.receivedAt - reading.sentAt);
@@ -224,103 +219,6 @@ function clockCheck(reading: DatabaseClockReading): CheckResult {
 }
 
 function skipRest(reason: string, ids: readonly string[] = ["database.version", "database.schema", "database.clock"]): CheckResult[] {
-  const titles: Readonly<Record<string, string>> = {
-    "database.version": "PostgreSQL version",
-    "database.schema": "Queue schema",
-    "database.clock": "Clock offset",
-  };
+  const titles: Readonly<Record<string, string>> = { "database.version": "PostgreSQL version", "database.schema": "Queue schema", "database.clock": "Clock offset" };
   return ids.map((id) => skip(id, titles[id] ?? id, reason));
-}
-
-/**
- * SERVER_DATABASE_URL → doctor's probe: one `pg` Client (5 s to connect, 5 s a query), its errors classified here
- * where they enter: a socket error (nothing listens, a name that does not resolve, no answer in time) is handed on
- * with its code for unreachable.ts; PostgreSQL's own refusals by SQLSTATE (28P01 / 28000 user or password, 3D000 no
- * such database). Every message is blanked of the password before it leaves.
- */
-export interface DatabaseProbeOptions {
-  readonly url: string;
-  readonly connectTimeoutMs?: number;
-  /** This machine's clock (ms since the epoch); injected to test the offset check. */
-  readonly now?: () => number;
-}
-
-const CONNECT_TIMEOUT_MS = 5000;
-const AUTH_CODES = new Set(["28P01", "28000"]);
-
-export function databaseProbe(options: DatabaseProbeOptions): DatabaseProbe {
-  const checked = checkDatabaseUrl(options.url);
-  // The config validated it; a bad one still reads as a target with no host.
-  const parts = checked.ok ? checked.parts : { host: "", port: 5432, database: "", user: "" };
-  const timeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
-  const now = options.now ?? Date.now;
-  const secrets = databaseUrlSecrets(options.url);
-  const blank = (text: string): string => secrets.reduce((out, secret) => out.split(secret).join("***"), text);
-  return {
-    target: { shown: maskDatabaseUrl(options.url), ...parts, timeoutSeconds: Math.round(timeoutMs / 100) / 10 },
-    async connect(signal) {
-      // The driver (pg) is loaded only when a database is set, as the service itself does.
-      const { default: driver } = await import("pg");
-      const client = new driver.Client({
-        connectionString: options.url,
-        connectionTimeoutMillis: timeoutMs,
-        query_timeout: timeoutMs,
-        application_name: "autoscan doctor",
-      });
-      // A connection lost later (the server restarting) must not crash the doctor: the next query fails instead.
-      client.on("error", () => {});
-      const abort = (): void => void client.end().catch(() => {});
-      signal.addEventListener("abort", abort, { once: true });
-      try {
-        await client.connect();
-      } catch (error) {
-        signal.removeEventListener("abort", abort);
-        await client.end().catch(() => {});
-        return classify(error, blank);
-      }
-      return { ok: true, session: session(client, now, () => signal.removeEventListener("abort", abort)) };
-    },
-  };
-}
-
-function session(client: pg.Client, now: () => number, release: () => void): DatabaseSession {
-  return {
-    async serverVersion() {
-      const result = await client.query<{ server_version: string }>("SHOW server_version");
-      return result.rows[0]?.server_version ?? "";
-    },
-    async schema() {
-      const found = await client.query<{ found: string | null; may_create: boolean }>(
-        "SELECT to_regclass($1)::text AS found, has_database_privilege(current_database(), 'CREATE') AS may_create",
-        [`${PG_SCHEMA}.schema_migrations`],
-      );
-      const row = found.rows[0];
-      if (!row?.found) return { exists: false, version: 0, canCreate: row?.may_create ?? false };
-      const applied = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${PG_SCHEMA}.schema_migrations`);
-      return { exists: true, version: Number(applied.rows[0]?.version ?? 0), canCreate: row.may_create };
-    },
-    async clock() {
-      const sentAt = now();
-      const result = await client.query<{ at: string }>("SELECT extract(epoch from clock_timestamp()) * 1000 AS at");
-      const receivedAt = now();
-      return { sentAt, receivedAt, databaseAt: Number(result.rows[0]?.at) };
-    },
-    async close() {
-      release();
-      await client.end().catch(() => {});
-    },
-  };
-}
-
-function classify(error: unknown, blank: (text: string) => string): DatabaseConnect & { ok: false } {
-  const code = (error as { code?: unknown }).code;
-  const message = blank(describeError(error));
-  if (typeof code === "string" && AUTH_CODES.has(code)) return { ok: false, problem: "auth", message, code };
-  if (code === "3D000") return { ok: false, problem: "database", message, code };
-  if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return { ok: false, problem: "unreachable", error };
-  // pg's connectionTimeoutMillis: "timeout expired" or "Connection terminated due to connection timeout", no code.
-  if (error instanceof Error && /timeout/i.test(error.message)) {
-    return { ok: false, problem: "unreachable", error: Object.assign(new Error(message), { name: "TimeoutError" }) };
-  }
-  return { ok: false, problem: "other", message, ...(typeof code === "string" ? { code } : {}) };
 }

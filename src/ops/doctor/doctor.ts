@@ -11,16 +11,14 @@ import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
 import { anchorsFamily } from "./anchors.ts";
 import { arrFamily } from "./arr.ts";
-import { withSources } from "./blame.ts";
-import { skip } from "./check.ts";
+import { skip, runChecks, type CheckFamily, type CheckResult, type DoctorReport } from "./check.ts";
 import { configFamily, type ConfigOutcome } from "./config-checks.ts";
 import { dataDirFamily } from "./data-dir.ts";
-import { databaseFamily, databaseProbe } from "./database.ts";
+import { databaseFamily } from "./database.ts";
 import { driveFamily, rcFamily } from "./drive.ts";
 import { mappingFamily } from "./mappings.ts";
 import { notifyFamily } from "./notify.ts";
 import { plexFamily } from "./plex.ts";
-import { runChecks, type CheckFamily, type DoctorReport } from "./run-checks.ts";
 import { portFamily, refusedFamily } from "./running-server.ts";
 import { scannerFamily } from "./scanner.ts";
 import { targetsFamily } from "./targets.ts";
@@ -123,5 +121,20 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
 function databaseFamilyOf(config: Config, queueFile: string, inContainer: boolean): CheckFamily {
   if (config.SERVER_DATABASE_URL === "") return databaseFamily({ kind: "embedded", queueFile });
   const knownVersion = Math.max(0, ...pgMigrations.map((step) => step.version));
-  return databaseFamily({ kind: "postgresql", probe: databaseProbe({ url: config.SERVER_DATABASE_URL }), knownVersion, inContainer });
+  return databaseFamily({ kind: "postgresql", url: config.SERVER_DATABASE_URL, knownVersion, inContainer });
+}
+
+/**
+ * A fix that names a config key also says where that key's value comes from (config.json, an environment variable
+ * that wins over it, a `KEY_FILE` variable, the default), so "check PLEX_LOCAL_URL" points at the place to edit.
+ * `describe` answers for a top-level key (config/provenance.ts), undefined for anything else.
+ */
+function withSources(report: DoctorReport, describe: (key: string) => string | undefined): DoctorReport {
+  const withSource = (check: CheckResult): CheckResult => {
+    if (!check.fix || (check.status !== "warn" && check.status !== "error")) return check;
+    const named = [...new Set(check.fix.match(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g) ?? [])];
+    const sentences = named.map(describe).filter((sentence): sentence is string => sentence !== undefined);
+    return sentences.length ? { ...check, fix: `${check.fix} ${sentences.join(" ")}` } : check;
+  };
+  return { ...report, checks: report.checks.map(withSource) };
 }

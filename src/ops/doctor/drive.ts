@@ -8,8 +8,7 @@ import { httpCall } from "../../http/http-call.ts";
 import { createPathMapper } from "../../paths/mapping.ts";
 import { normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
 import { parseRcUrl } from "../../rclone/rc.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * Google Drive monitoring (CLOUD.ENABLED): credentials present (service account key, rclone remote, or the token
@@ -31,7 +30,7 @@ export function driveFamily(input: DriveCheckInput): CheckFamily {
 
 async function driveChecks({ config, settings, env, log, startup }: DriveCheckInput): Promise<CheckResult[]> {
   // The Google clients are large: loaded only when Drive monitoring is on.
-  const drive = await import("../../cli/wiring/drive.ts");
+  const drive = await import("../../drive/from-config.ts");
   const out: CheckResult[] = [];
   let credentials: DriveCredentials | undefined;
   try {

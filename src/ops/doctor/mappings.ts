@@ -1,8 +1,7 @@
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
 import { isWindowsPath, normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily, DoctorSection, Findings } from "./run-checks.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type DoctorSection, type Findings } from "./check.ts";
 
 /**
  * SERVER_PATH_MAPPINGS against Plex's library folders:

@@ -1,7 +1,6 @@
 import type { Config } from "../../config/schema.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
-import { ok, warn } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { ok, warn, type CheckFamily } from "./check.ts";
 import { readServerHealth } from "./running-server.ts";
 
 /**

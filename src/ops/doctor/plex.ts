@@ -1,8 +1,7 @@
 import type { Config } from "../../config/schema.ts";
 import { TargetAuthError, describeError } from "../../core/errors.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
 /**

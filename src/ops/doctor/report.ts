@@ -1,5 +1,4 @@
-import type { CheckResult, CheckStatus } from "./check.ts";
-import type { DoctorReport } from "./run-checks.ts";
+import type { CheckResult, CheckStatus, DoctorReport } from "./check.ts";
 
 /**
  * The doctor's output: one line per check (`✓`, `!` warning, `✗` error, `-` skipped), the title in an aligned column,

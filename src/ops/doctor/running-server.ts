@@ -1,8 +1,7 @@
 import { connect } from "node:net";
 import type { Config } from "../../config/schema.ts";
 import { httpCall, httpReason } from "../../http/http-call.ts";
-import { fail, ok, warn, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, warn, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * The server that may run beside doctor, at SERVER_IP:SERVER_PORT: whether its address is free, or taken by an

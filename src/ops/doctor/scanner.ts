@@ -1,12 +1,11 @@
 import { access, constants, readFile, stat } from "node:fs/promises";
-import { explicitLayout } from "../../cli/wiring/docker.ts";
+import { explicitLayout } from "../../targets/plex/scanner-from-config.ts";
 import type { Config } from "../../config/schema.ts";
 import { systemClock } from "../../core/clock.ts";
 import { describeError } from "../../core/errors.ts";
 import { ContainerNotFoundError } from "../../docker/errors.ts";
 import { NATIVE_LAYOUT, resolveLayout, type ScannerLayout } from "../../docker/presets.ts";
-import { fail, ok, skip, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { fail, ok, skip, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * The scanner method (PLEX_SCAN_METHOD "scanner", or USE_DOCKER), through the modules the scanner target itself uses:

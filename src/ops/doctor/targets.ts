@@ -7,9 +7,8 @@ import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createMediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
+import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type Findings } from "./check.ts";
 import { contains, unique } from "./mappings.ts";
-import type { CheckFamily, Findings } from "./run-checks.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { foreignCheck, unreachableCheck } from "./unreachable.ts";
 

@@ -3,8 +3,7 @@ import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import { inotifyWatchLimit, mountTypeOf } from "../../watch/event-less-mounts.ts";
-import { ok, warn, fail, type CheckResult } from "./check.ts";
-import type { CheckFamily } from "./run-checks.ts";
+import { ok, warn, fail, type CheckResult, type CheckFamily } from "./check.ts";
 import { readServerHealth } from "./running-server.ts";
 
 /**
