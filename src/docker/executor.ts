@@ -14,7 +14,7 @@ import {
 } from "./container-queries.ts";
 import { createDemuxer } from "./demuxer.ts";
 import { ExecInterruptedError, ExecTimeoutError } from "./errors.ts";
-import { formatDuration } from "./format-duration.ts";
+import { formatDuration } from "../core/format-duration.ts";
 import { createOutputBuffer, type OutputBuffer } from "./output-buffer.ts";
 
 export interface DockerExecutorOptions {

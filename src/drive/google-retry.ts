@@ -1,12 +1,13 @@
+import { backoffDelay } from "../core/backoff.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
 import { classifyGoogleError, type GoogleFailure } from "./google-errors.ts";
 
 /**
- * Retries one Google call with Google's backoff: `min(2^n s + jitter, cap)`, never shorter than `Retry-After`.
- * Rate limits (403 `userRateLimitExceeded`/`rateLimitExceeded`, 429) and 5xx/network errors are retried; gaxios'
- * own retry is switched off (it never retries a 403, and two retry layers would multiply the waits). After
- * `maxAttempts` the call fails with a GoogleCallError and the poller waits for its next interval: it never spins.
+ * Retries one Google call with Google's backoff (`min(2^n s, cap) + jitter`, core/backoff.ts), never shorter than
+ * `Retry-After`. Rate limits (403 `userRateLimitExceeded`/`rateLimitExceeded`, 429) and 5xx/network errors are
+ * retried; gaxios' own retry is switched off (it never retries a 403, and two retry layers would multiply the waits).
+ * After `maxAttempts` the call fails with a GoogleCallError and the poller waits for its next interval: it never spins.
  */
 export interface RetryPolicy {
   readonly maxAttempts: number;
@@ -34,11 +35,6 @@ export interface RetryContext {
   readonly signal?: AbortSignal;
 }
 
-export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number, retryAfterMs?: number): number {
-  const exponential = Math.min(policy.baseMs * 2 ** (attempt - 1), policy.capMs) + random() * policy.jitterMs;
-  return Math.max(retryAfterMs ?? 0, Math.round(exponential));
-}
-
 export async function withGoogleRetry<T>(what: string, call: () => Promise<T>, context: RetryContext): Promise<T> {
   const policy = context.policy ?? DEFAULT_RETRY;
   const random = context.random ?? Math.random;
@@ -53,7 +49,8 @@ export async function withGoogleRetry<T>(what: string, call: () => Promise<T>, c
       if (!retryable || attempt >= policy.maxAttempts || context.signal?.aborted) {
         throw new GoogleCallError(what, failure, { cause: error });
       }
-      const delay = backoffDelay(attempt, policy, random, "retryAfterMs" in failure ? failure.retryAfterMs : undefined);
+      const exponential = backoffDelay(attempt, { minMs: policy.baseMs, maxMs: policy.capMs, addMs: policy.jitterMs, random });
+      const delay = Math.max("retryAfterMs" in failure ? (failure.retryAfterMs ?? 0) : 0, exponential);
       const message = failure.kind === "rate-limit" ? "Google Drive rate limit hit" : "Google Drive call failed";
       context.log.warn({ call: what, attempt, delayMs: delay, reason: failure.detail }, `${message}; retrying`);
       await context.clock.sleep(delay, context.signal);

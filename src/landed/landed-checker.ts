@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.ts";
+import { formatDuration } from "../core/format-duration.ts";
 import { TargetUnavailableError, describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanRequest } from "../core/scan.ts";
@@ -142,14 +143,14 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
     const missing = look.files.filter((file) => (found.get(file.path) ?? false) === file.deleted);
     if (missing.length === 0) {
       const afterMs = Math.max(0, clock.now() - look.firstAt);
-      log.info({ ...fields, landedAfterMs: afterMs }, `Landed: '${look.target}' shows ${describeFiles(look.files)} of '${look.folder}' (${duration(afterMs)} after the request).`);
+      log.info({ ...fields, landedAfterMs: afterMs }, `Landed: '${look.target}' shows ${describeFiles(look.files)} of '${look.folder}' (${formatDuration(afterMs)} after the request).`);
       metrics?.landed(look.target, "landed", afterMs / 1000);
       return void (await record(look, { kind: "landed", afterMs }));
     }
     const what = missing.map((file) => `'${file.path}'${file.deleted ? " (deleted, still listed)" : ""}`).join(", ");
     if (claimed.looks === 0) {
       // Usual (a server that imports slowly): said at DEBUG; the outcome is the line people read.
-      log.debug({ ...fields, missing: missing.map((f) => f.path) }, `Not visible in '${look.target}' yet: ${what}; looking again in ${duration(settings.recheckMs)}.`);
+      log.debug({ ...fields, missing: missing.map((f) => f.path) }, `Not visible in '${look.target}' yet: ${what}; looking again in ${formatDuration(settings.recheckMs)}.`);
       return void (await record(look, { kind: "again", inMs: settings.recheckMs, missing: what, looked: true }));
     }
     if (claimed.looks === 1) {
@@ -232,11 +233,4 @@ function describeFiles(files: DueLook["files"]): string {
   const present = files.filter((f) => !f.deleted).length;
   const gone = files.length - present;
   return [present ? `${String(present)} file(s)` : "", gone ? `${String(gone)} deleted file(s) gone` : ""].filter(Boolean).join(" and ");
-}
-
-function duration(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 120) return `${String(seconds)} s`;
-  const minutes = Math.round(seconds / 60);
-  return minutes < 120 ? `${String(minutes)} min` : `${String(Math.round(minutes / 60))} h`;
 }

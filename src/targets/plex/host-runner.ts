@@ -12,7 +12,7 @@ import {
   type RunPlan,
 } from "../../docker/command-runner.ts";
 import { ExecInterruptedError, ExecTimeoutError } from "../../docker/errors.ts";
-import { formatDuration } from "../../docker/format-duration.ts";
+import { formatDuration } from "../../core/format-duration.ts";
 import { createOutputBuffer } from "../../docker/output-buffer.ts";
 
 /**

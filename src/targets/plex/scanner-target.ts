@@ -4,7 +4,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { OutputLine } from "../../docker/command-runner.ts";
 import { ExecInterruptedError } from "../../docker/errors.ts";
-import { formatDuration } from "../../docker/format-duration.ts";
+import { formatDuration } from "../../core/format-duration.ts";
 import { scanArgs, type PlexScanner } from "../../docker/plex-scanner.ts";
 import type { AfterScan } from "./after-scan.ts";
 

@@ -20,4 +20,10 @@ describe("backoffDelay", () => {
   it("treats zero or negative failure counts as the first", () => {
     expect(backoffDelay(0, { random: () => 0.5 })).toBe(5_000);
   });
+
+  it("adds the jitter on top when asked, past the cap too (Google's backoff: 1 s doubling to 64 s, plus up to 1 s)", () => {
+    const google = { minMs: 1_000, maxMs: 64_000, addMs: 1_000 };
+    expect([1, 2, 3, 7, 8].map((n) => backoffDelay(n, { ...google, random: () => 0 }))).toEqual([1_000, 2_000, 4_000, 64_000, 64_000]);
+    expect(backoffDelay(7, { ...google, random: () => 0.5 })).toBe(64_500);
+  });
 });
