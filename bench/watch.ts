@@ -532,17 +532,17 @@ async function stopChild(child: ChildProcess): Promise<void> {
 async function watcherChild(mode: "events" | "poll", tree: string, stateFile: string): Promise<void> {
   const send = (result: ChildResult): Promise<void> => new Promise((resolve) => process.send?.(result, () => resolve()));
   process.on("disconnect", () => process.exit(1));
-  const [{ default: pino }, { systemClock }, { createDiskProbe }, { createFolderWatcher }, { watchFoldersWithKernel }, queueWiring] = await Promise.all([
+  const [{ default: pino }, { systemClock }, { createDiskProbe }, { createFolderWatcher }, { watchFoldersWithKernel }, sharedProbe] = await Promise.all([
     import("pino"),
     import("../src/core/clock.ts"),
     import("../src/paths/disk-probe.ts"),
     import("../src/watch/folder-watcher.ts"),
     import("../src/watch/kernel-events.ts"),
-    import("../src/cli/wiring/queue.ts"),
+    import("../src/paths/shared-disk-probe.ts"),
   ]);
   const log = pino({ level: "silent" });
   // As the service makes it (sharedDiskProbe).
-  const probe = createDiskProbe({ log, timeoutMs: queueWiring.STAT_TIMEOUT_MS });
+  const probe = createDiskProbe({ log, timeoutMs: sharedProbe.STAT_TIMEOUT_MS });
 
   // The poll interval's sleep is held until the bench opens it: the second walk starts at a known moment.
   let pollGate: (() => void) | undefined;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDriveMonitorFromConfig, describeDriveAccess, tokenStoreFor } from "../src/cli/wiring/drive.ts";
+import { createDriveMonitorFromConfig, describeDriveAccess, tokenStoreFor } from "../src/drive/from-config.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { parseConfigText } from "../src/config/load.ts";
 import { createMonitorStatus } from "../src/drive/monitor-status.ts";

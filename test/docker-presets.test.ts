@@ -1,7 +1,7 @@
 import type Docker from "dockerode";
 import * as v from "valibot";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createScannerFromConfig } from "../src/cli/wiring/docker.ts";
+import { createScannerFromConfig } from "../src/targets/plex/scanner-from-config.ts";
 import { ConfigSchema } from "../src/config/schema.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { ScannerNotFoundError } from "../src/docker/errors.ts";

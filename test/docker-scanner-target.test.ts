@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type Docker from "dockerode";
 import * as v from "valibot";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createScannerFromConfig } from "../src/cli/wiring/docker.ts";
-import { createPlexFromConfig, type PlexWiringInput } from "../src/cli/wiring/plex.ts";
+import { createScannerFromConfig } from "../src/targets/plex/scanner-from-config.ts";
+import { createPlexFromConfig, type PlexInput } from "../src/targets/plex/from-config.ts";
 import { ConfigSchema, type Config } from "../src/config/schema.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { TargetUnavailableError } from "../src/core/errors.ts";
@@ -37,7 +37,7 @@ function config(overrides: Partial<v.InferInput<typeof ConfigSchema>>): Config {
 
 /** The target exactly as the server composes it (PLEX_SCAN_METHOD "scanner"). */
 const opened: { close(): void }[] = [];
-async function createScannerTargetFromConfig(input: PlexWiringInput) {
+async function createScannerTargetFromConfig(input: PlexInput) {
   const wiring = await createPlexFromConfig(input);
   opened.push(wiring);
   return wiring.target;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { credentialsFromRclone } from "../src/cli/wiring/drive.ts";
+import { credentialsFromRclone } from "../src/drive/from-config.ts";
 import { SCOPE_FULL } from "../src/drive/scope.ts";
 import { RCLONE_SHARED_CLIENT_ID, rcloneSharedClientSecret } from "../src/rclone/obscure.ts";
 import { loadRcloneRemote } from "../src/rclone/remote.ts";

@@ -14,10 +14,10 @@ import { createGuessBrake, type GuessBrake } from "../web/guess-brake.ts";
 import { startWebServer, type WebServer } from "../web/server.ts";
 import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
 import type { Runtime } from "./runtime.ts";
-import { createPlexFromConfig, type PlexWiring } from "./wiring/plex.ts";
-import { createTargetsFromConfig } from "./wiring/targets.ts";
-import type { BackfillWiringInput } from "./wiring/backfill.ts";
-import type { DriveWiringInput } from "./wiring/drive.ts";
+import { createPlexFromConfig, type PrimaryPlex } from "../targets/plex/from-config.ts";
+import { createTargetsFromConfig } from "../targets/from-config.ts";
+import type { BackfillInput } from "../backfill/from-config.ts";
+import type { DriveInput } from "../drive/from-config.ts";
 import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
 import type { ScanSink } from "../core/scan.ts";
@@ -26,7 +26,8 @@ import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
 import { newInstanceId } from "../cluster/instance-id.ts";
 import { openQueue } from "./wiring/open-queue.ts";
 import { instanceHealth, type InstanceHealth } from "../cluster/instance-health.ts";
-import { dispatcherOptionsFromConfig, rcRefresherFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./wiring/queue.ts";
+import { sharedDiskProbe } from "../paths/shared-disk-probe.ts";
+import { dispatcherOptionsFromConfig, rcRefresherFromConfig, scanQueueOptionsFromConfig } from "./wiring/queue.ts";
 import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
 import type { DriveMonitor } from "../drive/poller.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
@@ -103,9 +104,9 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   });
   // SERVER_DATABASE_URL: one instance polls Google Drive and one reads the *arr history (src/cluster's roles).
   const database = config.SERVER_DATABASE_URL ? { url: config.SERVER_DATABASE_URL, instance } : undefined;
-  const roles = database ? await import("./wiring/roles.ts") : undefined;
+  const roles = database ? await import("../cluster/from-config.ts") : undefined;
   // The Google clients are loaded only when Drive monitoring is on (they cost ~20 MB of memory).
-  const driveInput: DriveWiringInput | undefined = config.CLOUD.ENABLED
+  const driveInput: DriveInput | undefined = config.CLOUD.ENABLED
     ? {
         config,
         settings,
@@ -122,10 +123,10 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const drive = driveInput
     ? roles && database
       ? roles.driveByRoleFromConfig(driveInput, database)
-      : (await import("./wiring/drive.ts")).createDriveMonitorFromConfig(driveInput)
+      : (await import("../drive/from-config.ts")).createDriveMonitorFromConfig(driveInput)
     : undefined;
   // ARR: the *arr apps' history, read back at start and every SERVER_BACKFILL_INTERVAL for what no webhook brought.
-  const backfillInput: BackfillWiringInput = {
+  const backfillInput: BackfillInput = {
     config,
     dataDir: settings.dataDir,
     sink: notify ? notify.backfillSink(guard.sink) : guard.sink,
@@ -136,7 +137,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(metrics ? { metrics } : {}),
   };
   const backfillApps = Object.keys(config.ARR).filter((name) => config.ARR[name]?.BACKFILL);
-  const backfillWiring = backfillApps.length > 0 ? await import("./wiring/backfill.ts") : undefined;
+  const backfillWiring = backfillApps.length > 0 ? await import("../backfill/from-config.ts") : undefined;
   const backfill = !backfillWiring
     ? undefined
     : roles && database
@@ -145,7 +146,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   // ARR: each app's connection to autoscan, looked at every SERVER_BACKFILL_INTERVAL (loaded only with apps listed).
   const arrWatch =
     Object.keys(config.ARR).length > 0
-      ? (await import("./wiring/arr-watch.ts")).arrWatchFromConfig({ config, clock, log, ...(notify ? { onDisconnected: notify.arrDisconnected } : {}) })
+      ? (await import("../arr/watch-from-config.ts")).arrWatchFromConfig({ config, clock, log, ...(notify ? { onDisconnected: notify.arrDisconnected } : {}) })
       : undefined;
   const ofInstance = instanceHealth({ database: database !== undefined, instance, drive, backfill });
   // WATCH (loaded only when a watcher is configured): library folders' changes, as manual requests of those files.
@@ -230,7 +231,7 @@ interface WebParts {
   /** Where the web's requests go: the queue, behind the unroutable guard. */
   readonly sink: ScanSink;
   readonly mapper: PathMapper;
-  readonly plex: PlexWiring;
+  readonly plex: PrimaryPlex;
   readonly drive: DriveMonitor | undefined;
   readonly isReady: () => boolean;
   /** `/health`'s store, instance id and roles (from memory). */
@@ -305,7 +306,7 @@ function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Ho
 /** `/health`'s word on the media disks, only while one does not answer (a detail: autoscan itself is fine). */
 /** Whether a server-form folder lies in a Plex library, for WATCH's check at start; `undefined` when it cannot be told
  *  (no token, other targets whose libraries may hold it, Plex not answering within 5 s). */
-function libraryHolds(config: Config, plex: PlexWiring, otherTargets: boolean): ((serverPath: string) => Promise<boolean | undefined>) | undefined {
+function libraryHolds(config: Config, plex: PrimaryPlex, otherTargets: boolean): ((serverPath: string) => Promise<boolean | undefined>) | undefined {
   if (config.PLEX_TOKEN === "" || otherTargets) return undefined;
   return async (serverPath) => {
     const held = await plex.plex.sections.resolve(serverPath, AbortSignal.timeout(5_000)).catch(() => undefined);
@@ -357,7 +358,7 @@ interface Parts {
   readonly dispatcher: Dispatcher;
   readonly drive: DriveMonitor | undefined;
   readonly queue: ScanQueue;
-  readonly plex: PlexWiring;
+  readonly plex: PrimaryPlex;
   readonly budgetMs: number;
   readonly runtime: Runtime;
   readonly rejections: RejectionLog;

@@ -4,7 +4,7 @@ import { ConfigError } from "../../core/errors.ts";
 import { DEFAULT_LOOPBACK_PORT, runAuthorize } from "../../drive/authorize.ts";
 import { stringFlag, type CommandSpec, type CommandIO } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
-import { googleEndpointsFromEnv, tokenStoreFor } from "../wiring/drive.ts";
+import { googleEndpointsFromEnv, tokenStoreFor } from "../../drive/from-config.ts";
 
 /**
  * `autoscan authorize` (in Docker: `docker exec -it autoscan autoscan authorize`): obtains the Google tokens for the

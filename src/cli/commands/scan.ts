@@ -8,7 +8,7 @@ import { createPathMapper } from "../../paths/mapping.ts";
 import { withoutTrailingSlash } from "../../paths/normalize.ts";
 import { booleanFlag, stringFlag, type CommandSpec, type CommandIO } from "../command.ts";
 import { loadRuntime, type Runtime } from "../runtime.ts";
-import { createFolderSections, createScannerFromConfig } from "../wiring/docker.ts";
+import { createFolderSections, createScannerFromConfig } from "../../targets/plex/scanner-from-config.ts";
 
 /**
  * `autoscan scan --directory <path>`: plex_autoscan's direct library scan, `Plex Media Scanner --scan --refresh

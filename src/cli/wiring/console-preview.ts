@@ -3,7 +3,7 @@ import type { PathMapper, PathMappings } from "../../paths/mapping.ts";
 import { createPathPreview, type PathPreviewer } from "../../paths/preview.ts";
 import { matchSections, type PlexSection } from "../../targets/plex/sections.ts";
 import type { LibrariesReport, LibrarySection, MappingView } from "../../web/console/sources.ts";
-import { STAT_TIMEOUT_MS } from "./queue.ts";
+import { STAT_TIMEOUT_MS } from "../../paths/shared-disk-probe.ts";
 
 /**
  * The console's path preview and Libraries report, from what the service already has: the live path mapper, Plex's
@@ -17,7 +17,7 @@ export interface ConsolePreviewInput {
   readonly config: { readonly SERVER_PATH_MAPPINGS: PathMappings; readonly PLEX_TOKEN: string };
   /** The process's live path mapper. */
   readonly mapper: Pick<PathMapper, "toServer" | "localForms">;
-  /** The Plex section resolver (`PlexWiring.plex.sections`); absent → the console says Plex is not set up. */
+  /** The Plex section resolver (`PrimaryPlex.plex.sections`); absent → the console says Plex is not set up. */
   readonly sections?: {
     resolve(folder: string, signal?: AbortSignal): Promise<readonly PlexSection[]>;
     list(signal?: AbortSignal): Promise<readonly PlexSection[]>;

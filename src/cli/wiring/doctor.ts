@@ -2,7 +2,7 @@ import type { Logger } from "../../core/logger.ts";
 import { describeError } from "../../core/errors.ts";
 import { runDoctor } from "../../ops/doctor/doctor.ts";
 import type { Runtime } from "../runtime.ts";
-import { STAT_TIMEOUT_MS, sharedDiskProbe } from "./queue.ts";
+import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
 
 /**
  * The server's run of doctor's checks (src/ops/doctor/doctor.ts), at start: every `!` and `✗` logged once as a

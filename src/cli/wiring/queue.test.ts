@@ -6,9 +6,10 @@ import { describe, expect, it } from "vitest";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { parseConfigText } from "../../config/load.ts";
 import { systemClock } from "../../core/clock.ts";
-import { createScanQueue } from "../../queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../../queue/open-scan-queue.ts";
 import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig, sharedDiskProbe } from "./queue.ts";
+import { sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
+import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./queue.ts";
 
 const log = pino({ level: "silent" });
 const configOf = (keys: Record<string, unknown>) =>

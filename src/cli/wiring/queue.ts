@@ -3,13 +3,14 @@ import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
-import { createDiskProbe, type DiskProbe } from "../../paths/disk-probe.ts";
+import type { DiskProbe } from "../../paths/disk-probe.ts";
+import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
 import { createPathMapper } from "../../paths/mapping.ts";
 import type { DispatchQueue, WorkRequest } from "../../queue/dispatch/dispatch-port.ts";
 import type { DispatcherOptions } from "../../queue/dispatch/dispatcher.ts";
 import { createKindResolver } from "../../queue/resolve-kind.ts";
 import { createRcRefresher, type RefreshBeforeCheck } from "../../rclone/rc.ts";
-import type { ScanQueueOptions } from "../../queue/sqljs/sqljs-adapter.ts";
+import type { ScanQueueOptions } from "../../queue/open-scan-queue.ts";
 
 /**
  * Config → the queue's and the dispatcher's options. Seconds in the config become milliseconds here.
@@ -25,21 +26,6 @@ export interface QueueWiringInput {
   readonly disk?: DiskProbe;
   /** The process's path mapper's `localForms` (it follows config reloads); default: a mapper made from the config. */
   readonly localForms?: (serverPath: string) => readonly string[];
-}
-
-/** How long one look at a media disk may take before it counts as "not there yet". */
-export const STAT_TIMEOUT_MS = 5_000;
-
-let processProbe: DiskProbe | undefined;
-
-/**
- * The one `DiskProbe` of the process: the file checks, kind resolution and the watchers share its one look per mount
- * (and its helper per mount), so a hung mount costs one thread however many of them look. Made on first use, with
- * that caller's logger.
- */
-export function sharedDiskProbe(log: Logger): DiskProbe {
-  processProbe ??= createDiskProbe({ log, timeoutMs: STAT_TIMEOUT_MS });
-  return processProbe;
 }
 
 export function scanQueueOptionsFromConfig(input: QueueWiringInput): ScanQueueOptions {

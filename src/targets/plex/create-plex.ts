@@ -16,7 +16,7 @@ import { createSectionActivity, type SectionActivity } from "./section-activity.
 import { createSectionResolver, type SectionResolver } from "./sections.ts";
 
 /**
- * Everything Plex, built from one options object (the composition root maps Config onto it: src/cli/wiring/plex.ts).
+ * Everything Plex, built from one options object (the composition root maps Config onto it: src/targets/plex/from-config.ts).
  * The scanner target (`PLEX_SCAN_METHOD: "scanner"`) reuses `sections`, `activity` and `afterScan` from here.
  */
 export interface PlexOptions {

@@ -1,14 +1,14 @@
-import { backfillByRole } from "../../cluster/backfill-by-role.ts";
-import { driveMonitorByRole } from "../../cluster/drive-by-role.ts";
-import type { RoleHolding } from "../../cluster/role-component.ts";
+import { backfillByRole } from "./backfill-by-role.ts";
+import { driveMonitorByRole } from "./drive-by-role.ts";
+import type { RoleHolding } from "./role-component.ts";
 import { join } from "node:path";
-import type { Backfill } from "../../backfill/backfill.ts";
-import { openCursorStore, type CursorStore } from "../../backfill/cursor-store.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { DriveMonitor } from "../../drive/poller.ts";
+import type { Backfill } from "../backfill/backfill.ts";
+import { openCursorStore, type CursorStore } from "../backfill/cursor-store.ts";
+import type { Logger } from "../core/logger.ts";
+import type { DriveMonitor } from "../drive/poller.ts";
 import { adoptDriveFile } from "./adopt-drive-file.ts";
-import { createBackfillFromConfig, type BackfillWiringInput } from "./backfill.ts";
-import { driveMonitorFactoryFromConfig, type DriveWiringInput } from "./drive.ts";
+import { createBackfillFromConfig, type BackfillInput } from "../backfill/from-config.ts";
+import { driveMonitorFactoryFromConfig, type DriveInput } from "../drive/from-config.ts";
 
 /**
  * `SERVER_DATABASE_URL`: instances share one database, and one of them polls Google Drive and one reads the *arr
@@ -23,7 +23,7 @@ export interface SharedDatabase {
 }
 
 /** `undefined` when `CLOUD.ENABLED` is off. */
-export function driveByRoleFromConfig(input: DriveWiringInput, database: SharedDatabase): (DriveMonitor & RoleHolding) | undefined {
+export function driveByRoleFromConfig(input: DriveInput, database: SharedDatabase): (DriveMonitor & RoleHolding) | undefined {
   const factory = driveMonitorFactoryFromConfig(input);
   if (!factory) return undefined;
   const log = input.log.child({ component: "GOOGLE" });
@@ -40,7 +40,7 @@ export function driveByRoleFromConfig(input: DriveWiringInput, database: SharedD
 }
 
 /** `undefined` when no app under `ARR` has `BACKFILL` on. */
-export function backfillByRoleFromConfig(input: BackfillWiringInput, database: SharedDatabase): (Backfill & RoleHolding) | undefined {
+export function backfillByRoleFromConfig(input: BackfillInput, database: SharedDatabase): (Backfill & RoleHolding) | undefined {
   const apps = Object.keys(input.config.ARR).filter((name) => input.config.ARR[name]?.BACKFILL);
   if (apps.length === 0) return undefined;
   return backfillByRole({

@@ -1,11 +1,11 @@
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { describeWithPostgres } from "../../../test/support/postgres.ts";
-import { createMigratedDatabase } from "../../../test/support/postgres-schema.ts";
-import { openPgDriveStore } from "../../cluster/pg-drive-store.ts";
-import { openDriveStateStore } from "../../drive/drive-store.ts";
+import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
+import { describeWithPostgres } from "../../test/support/postgres.ts";
+import { createMigratedDatabase } from "../../test/support/postgres-schema.ts";
+import { openPgDriveStore } from "./pg-drive-store.ts";
+import { openDriveStateStore } from "../drive/drive-store.ts";
 import { adoptDriveFile, MOVED_DRIVE_SUFFIX } from "./adopt-drive-file.ts";
 
 describeWithPostgres("switching Drive monitoring to PostgreSQL", () => {

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { describeWithPostgres } from "../../../test/support/postgres.ts";
-import { createMigratedDatabase } from "../../../test/support/postgres-schema.ts";
-import { openCursorStore } from "../../backfill/cursor-store.ts";
-import { openPgCursorStore } from "../../cluster/pg-cursor-store.ts";
-import { adoptFileCursors } from "./roles.ts";
+import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
+import { describeWithPostgres } from "../../test/support/postgres.ts";
+import { createMigratedDatabase } from "../../test/support/postgres-schema.ts";
+import { openCursorStore } from "../backfill/cursor-store.ts";
+import { openPgCursorStore } from "./pg-cursor-store.ts";
+import { adoptFileCursors } from "./from-config.ts";
 
 describeWithPostgres("switching the backfill to PostgreSQL", () => {
   it("goes on from backfill.json for each app the database has no cursor for, and leaves the others", async () => {

@@ -1,32 +1,32 @@
-import type { Config, TargetConfig } from "../../config/schema.ts";
-import type { Clock } from "../../core/clock.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { TargetCallMetrics } from "../../core/metrics.ts";
-import type { Target } from "../../core/target.ts";
-import { createPlex, type Plex } from "../../targets/plex/create-plex.ts";
-import { createEmbyTarget } from "../../targets/emby/emby-target.ts";
-import { createJellyfinTarget } from "../../targets/jellyfin/jellyfin-target.ts";
-import { withPathMappings } from "../../targets/mapped-target.ts";
-import { createAutoscanTarget } from "../../targets/autoscan/autoscan-target.ts";
+import type { Config, TargetConfig } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
+import type { TargetCallMetrics } from "../core/metrics.ts";
+import type { Target } from "../core/target.ts";
+import { createPlex, type Plex } from "./plex/create-plex.ts";
+import { createEmbyTarget } from "./emby/emby-target.ts";
+import { createJellyfinTarget } from "./jellyfin/jellyfin-target.ts";
+import { withPathMappings } from "./mapped-target.ts";
+import { createAutoscanTarget } from "./autoscan/autoscan-target.ts";
 
 /**
  * `TARGETS` → the further scan targets, each in its own path form (`PATH_MAPPINGS`), beside the primary Plex (the
  * `PLEX_*` keys, built in plex.ts). A disabled target is left out: folders do not wait for it.
  */
-export interface TargetsWiringInput {
+export interface TargetsInput {
   readonly config: Config;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics?: TargetCallMetrics;
 }
 
-export interface TargetsWiring {
+export interface OtherTargets {
   readonly targets: readonly Target[];
   /** Releases what the targets hold (another Plex's library database handle). */
   close(): void;
 }
 
-export function createTargetsFromConfig(input: TargetsWiringInput): TargetsWiring {
+export function createTargetsFromConfig(input: TargetsInput): OtherTargets {
   const plexes: Plex[] = [];
   const targets: Target[] = [];
   for (const [name, target] of Object.entries(input.config.TARGETS)) {
@@ -41,7 +41,7 @@ export function createTargetsFromConfig(input: TargetsWiringInput): TargetsWirin
   return { targets, close: () => plexes.forEach((plex) => plex.close()) };
 }
 
-function buildTarget(name: string, target: TargetConfig, input: TargetsWiringInput, plexes: Plex[]): Target {
+function buildTarget(name: string, target: TargetConfig, input: TargetsInput, plexes: Plex[]): Target {
   const { config, clock, log } = input;
   const timeoutMs = target.TIMEOUT * 1000;
   const landedSettleMs = config.SERVER_LANDED_SETTLE * 1000;

@@ -1,6 +1,6 @@
 import { access, rename } from "node:fs/promises";
-import type { Logger } from "../../core/logger.ts";
-import { openDriveStateStore, type DriveStateStore } from "../../drive/drive-store.ts";
+import type { Logger } from "../core/logger.ts";
+import { openDriveStateStore, type DriveStateStore } from "../drive/drive-store.ts";
 
 /**
  * An instance switched to PostgreSQL keeps polling Google Drive where its own `cache.db` had got to: when the shared

@@ -4,11 +4,11 @@ import type { Logger } from "../../core/logger.ts";
 import type { TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { PlexScanner } from "../../docker/plex-scanner.ts";
-import type { RunScanner } from "../../targets/plex/analyze.ts";
-import { createPlexClient, type PlexClient } from "../../targets/plex/client.ts";
-import { createPlex, type Plex } from "../../targets/plex/create-plex.ts";
-import type { IsInLibrary } from "../../targets/plex/library-db.ts";
-import { sharedDiskProbe } from "./queue.ts";
+import type { RunScanner } from "./analyze.ts";
+import { createPlexClient, type PlexClient } from "./client.ts";
+import { createPlex, type Plex } from "./create-plex.ts";
+import type { IsInLibrary } from "./library-db.ts";
+import { sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
 
 /**
  * Config → everything Plex: the client, sections, the library database, the after-scan steps, and the target the
@@ -16,7 +16,7 @@ import { sharedDiskProbe } from "./queue.ts";
  * container, or this host) is made once, only when something needs it: the scanner target or deep analysis; its
  * modules are loaded only then.
  */
-export interface PlexWiringInput {
+export interface PlexInput {
   readonly config: Config;
   /** Settings.dockerHost (DOCKER_HOST). */
   readonly dockerHost: string | undefined;
@@ -28,7 +28,7 @@ export interface PlexWiringInput {
   readonly guard?: (serverFolder: string) => { readonly anchor: string } | undefined;
 }
 
-export interface PlexWiring {
+export interface PrimaryPlex {
   readonly plex: Plex;
   /** The one Plex target for the dispatcher. */
   readonly target: Target;
@@ -41,7 +41,7 @@ export function plexClientFromConfig(config: Config): PlexClient {
   return createPlexClient({ url: config.PLEX_LOCAL_URL, token: config.PLEX_TOKEN, timeoutMs: config.PLEX_TIMEOUT * 1000 });
 }
 
-export async function createPlexFromConfig(input: PlexWiringInput): Promise<PlexWiring> {
+export async function createPlexFromConfig(input: PlexInput): Promise<PrimaryPlex> {
   const { config, clock } = input;
   const log = input.log.child({ component: "PLEX" });
   const scannerMethod = config.PLEX_SCAN_METHOD === "scanner";
@@ -52,7 +52,7 @@ export async function createPlexFromConfig(input: PlexWiringInput): Promise<Plex
   // Deep analysis runs the scanner CLI; only where the user set a scanner up (Docker, or the scanner method).
   const wantsScanner = scannerMethod || (config.PLEX_ANALYZE_TYPE === "deep" && config.USE_DOCKER);
   // Docker's client and the scanner's modules are loaded only for such a setup.
-  const docker = wantsScanner ? await import("./docker.ts") : undefined;
+  const docker = wantsScanner ? await import("./scanner-from-config.ts") : undefined;
   const scanner: PlexScanner | undefined = docker?.createScannerFromConfig(input).scanner;
   const runScanner: RunScanner | undefined = scanner
     ? (argv) => scanner.run(argv, { timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000 })
@@ -91,7 +91,7 @@ export async function createPlexFromConfig(input: PlexWiringInput): Promise<Plex
 
   const target =
     scannerMethod && scanner && docker
-      ? (await import("../../targets/plex/scanner-target.ts")).createScannerTarget({
+      ? (await import("./scanner-target.ts")).createScannerTarget({
           scanner,
           sections: hasToken ? plex.sections : docker.createFolderSections(input, scanner),
           timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000,

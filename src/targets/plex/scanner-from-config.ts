@@ -4,20 +4,20 @@ import type { Logger } from "../../core/logger.ts";
 import type { CommandRunner } from "../../docker/command-runner.ts";
 import { createContainerRunner } from "../../docker/container-runner.ts";
 import { createDockerExecutor, type DockerExecutor } from "../../docker/executor.ts";
-import { createHostRunner } from "../../targets/plex/host-runner.ts";
+import { createHostRunner } from "./host-runner.ts";
 import { createPlexScanner, type PlexScanner } from "../../docker/plex-scanner.ts";
 import { NATIVE_LAYOUT, resolveLayout, type ResolvedLayout, type ScannerLayout } from "../../docker/presets.ts";
 import { listScannerSections, matchSectionsByName } from "../../docker/scanner-sections.ts";
 import { unescapeShellWord } from "../../docker/unescape-shell-word.ts";
-import { createPlexClient } from "../../targets/plex/client.ts";
-import { createSectionResolver, type PlexSection } from "../../targets/plex/sections.ts";
+import { createPlexClient } from "./client.ts";
+import { createSectionResolver, type PlexSection } from "./sections.ts";
 
 /**
  * Config → the Plex scanner (in the Plex container through Docker exec when USE_DOCKER, else on this host) and its
  * section resolver (the scanner target itself is composed in ./plex.ts). plex_autoscan's keys keep their meaning; PLEX_DOCKER_PRESET fills the
  * layout keys still at plex_autoscan's defaults (a file written with every key must not pin the native layout).
  */
-export interface ScannerWiringInput {
+export interface ScannerInput {
   readonly config: Config;
   /** Settings.dockerHost (DOCKER_HOST). */
   readonly dockerHost: string | undefined;
@@ -25,14 +25,14 @@ export interface ScannerWiringInput {
   readonly log: Logger;
 }
 
-export interface ScannerWiring {
+export interface ScannerParts {
   readonly scanner: PlexScanner;
   readonly runner: CommandRunner;
   /** Present in Docker mode. */
   readonly executor?: DockerExecutor;
 }
 
-export function createScannerFromConfig(input: ScannerWiringInput): ScannerWiring {
+export function createScannerFromConfig(input: ScannerInput): ScannerParts {
   const { config } = input;
   const log = input.log.child({ component: "PLEX" });
   const explicit = explicitLayout(config);
@@ -102,7 +102,7 @@ export interface FolderSections {
  * Which sections hold a folder: the Plex HTTP API when PLEX_TOKEN is set; else the scanner's own view — section
  * roots from the library database through `Plex SQLite`, or, failing that, `--list` names matched to path segments.
  */
-export function createFolderSections(input: ScannerWiringInput, scanner: PlexScanner): FolderSections {
+export function createFolderSections(input: ScannerInput, scanner: PlexScanner): FolderSections {
   const { config, clock, log } = input;
   if (config.PLEX_TOKEN !== "") {
     const client = createPlexClient({

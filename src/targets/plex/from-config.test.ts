@@ -6,10 +6,10 @@ import type { Logger } from "../../core/logger.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { startFakePlex, type FakePlex } from "../../../test/support/fake-plex.ts";
 import { createSteppingClock } from "../../../test/support/plex-clock.ts";
-import { createPlexFromConfig, type PlexWiring } from "./plex.ts";
+import { createPlexFromConfig, type PrimaryPlex } from "./from-config.ts";
 
 let plex: FakePlex;
-let wiring: PlexWiring | undefined;
+let wiring: PrimaryPlex | undefined;
 
 beforeEach(async () => {
   plex = await startFakePlex({ sections: [{ key: "1", title: "Movies", type: "movie", locations: ["/data/Movies"] }] });
@@ -20,7 +20,7 @@ afterEach(async () => {
   await plex.close();
 });
 
-async function wire(keys: Record<string, unknown>, log: Logger = pino({ level: "silent" })): Promise<PlexWiring> {
+async function wire(keys: Record<string, unknown>, log: Logger = pino({ level: "silent" })): Promise<PrimaryPlex> {
   const text = JSON.stringify({ SERVER_PASS: "0123456789abcdef", PLEX_LOCAL_URL: plex.url, ...keys });
   const { config } = parseConfigText(text, "/config/config.json", {});
   wiring = await createPlexFromConfig({ config, dockerHost: undefined, clock: createSteppingClock(), log });

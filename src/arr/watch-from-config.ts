@@ -1,9 +1,9 @@
-import { createArrConnectionWatch, type ArrConnectionWatch } from "../../arr/connection-watch.ts";
-import { expectedConnection, inspectArrConnection } from "../../arr/inspect-connection.ts";
-import { createArrClient } from "../../arr/arr-client.ts";
-import type { Config } from "../../config/schema.ts";
-import type { Clock } from "../../core/clock.ts";
-import type { Logger } from "../../core/logger.ts";
+import { createArrConnectionWatch, type ArrConnectionWatch } from "./connection-watch.ts";
+import { expectedConnection, inspectArrConnection } from "./inspect-connection.ts";
+import { createArrClient } from "./arr-client.ts";
+import type { Config } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
 
 /**
  * `ARR` → the server's watch on each app's connection to autoscan (src/arr/connection-watch.ts), every

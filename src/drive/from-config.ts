@@ -1,21 +1,21 @@
 import { join } from "node:path";
-import type { Config } from "../../config/schema.ts";
-import type { Settings } from "../../config/settings.ts";
-import type { Clock } from "../../core/clock.ts";
-import { ConfigError } from "../../core/errors.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { DriveMetrics, RequestMetrics } from "../../core/metrics.ts";
-import type { ScanSink } from "../../core/scan.ts";
-import { countedDriveApi } from "../../drive/counted-api.ts";
-import { connectDrive, type DriveCredentials, type GoogleEndpoints } from "../../drive/credentials.ts";
-import { openDriveStateStore } from "../../drive/drive-store.ts";
-import { createDriveMonitor, type DriveMonitor, type DriveMonitorOptions } from "../../drive/poller.ts";
-import { createTokenStore, type TokenStore } from "../../drive/token-store.ts";
-import { createScrubber } from "../../logging/redact.ts";
-import { countedSink } from "../../ops/metrics/counted-sink.ts";
-import type { PathMapper } from "../../paths/mapping.ts";
-import { RCLONE_SHARED_CLIENT_ID, rcloneSharedClientSecret } from "../../rclone/obscure.ts";
-import { loadRcloneRemote, type RemoteCheck } from "../../rclone/remote.ts";
+import type { Config } from "../config/schema.ts";
+import type { Settings } from "../config/settings.ts";
+import type { Clock } from "../core/clock.ts";
+import { ConfigError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { DriveMetrics, RequestMetrics } from "../core/metrics.ts";
+import type { ScanSink } from "../core/scan.ts";
+import { countedDriveApi } from "./counted-api.ts";
+import { connectDrive, type DriveCredentials, type GoogleEndpoints } from "./credentials.ts";
+import { openDriveStateStore } from "./drive-store.ts";
+import { createDriveMonitor, type DriveMonitor, type DriveMonitorOptions } from "./poller.ts";
+import { createTokenStore, type TokenStore } from "./token-store.ts";
+import { createScrubber } from "../logging/redact.ts";
+import { countedSink } from "../ops/metrics/counted-sink.ts";
+import type { PathMapper } from "../paths/mapping.ts";
+import { RCLONE_SHARED_CLIENT_ID, rcloneSharedClientSecret } from "../rclone/obscure.ts";
+import { loadRcloneRemote, type RemoteCheck } from "../rclone/remote.ts";
 
 /**
  * Config → the Google Drive monitor (the service loads this module only when `CLOUD.ENABLED` is on: the Google
@@ -23,7 +23,7 @@ import { loadRcloneRemote, type RemoteCheck } from "../../rclone/remote.ts";
  * wins: `CLOUD.SERVICE_ACCOUNT_FILE`; `CLOUD.RCLONE_CONFIG` + `CLOUD.RCLONE_REMOTE`; the OAuth client
  * (`CLIENT_ID`/`CLIENT_SECRET`) with the tokens `autoscan authorize` stored in the data dir.
  */
-export interface DriveWiringInput {
+export interface DriveInput {
   readonly config: Config;
   readonly settings: Pick<Settings, "dataDir" | "cacheFile">;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -46,7 +46,7 @@ export function tokenStoreFor(settings: Pick<Settings, "dataDir">): TokenStore {
 }
 
 /** `undefined` when `CLOUD.ENABLED` is off. Call `monitor.start()` once the server is ready. */
-export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMonitor | undefined {
+export function createDriveMonitorFromConfig(input: DriveInput): DriveMonitor | undefined {
   return driveMonitorFactoryFromConfig(input)?.();
 }
 
@@ -55,7 +55,7 @@ export function createDriveMonitorFromConfig(input: DriveWiringInput): DriveMoni
  * a new monitor, on the cache file or on `openStore`'s store (the PostgreSQL one, when instances share a database).
  */
 export function driveMonitorFactoryFromConfig(
-  input: DriveWiringInput,
+  input: DriveInput,
 ): ((openStore?: DriveMonitorOptions["openStore"]) => DriveMonitor) | undefined {
   const { config, settings } = input;
   const cloud = config.CLOUD;

@@ -1,24 +1,24 @@
 import { join } from "node:path";
-import type { Config } from "../../config/schema.ts";
-import type { Clock } from "../../core/clock.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { ScanRequest, ScanSink } from "../../core/scan.ts";
-import { createArrClient } from "../../arr/arr-client.ts";
-import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../../arr/arr-errors.ts";
-import { ARR_TYPE_FACTS } from "../../arr/arr-type.ts";
-import { createBackfill, type AppProblem, type Backfill, type BackfillApp } from "../../backfill/backfill.ts";
-import { openCursorStore, type CursorStore } from "../../backfill/cursor-store.ts";
-import { recordRequests } from "../../backfill/history-record.ts";
-import type { HistoryRecord } from "../../arr/history-wire.ts";
-import { sourceName } from "../../intake/to-scan-requests.ts";
-import type { PathMapper } from "../../paths/mapping.ts";
-import type { BackfillAdmin, BackfillEvent } from "../../web/options.ts";
+import type { Config } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
+import type { ScanRequest, ScanSink } from "../core/scan.ts";
+import { createArrClient } from "../arr/arr-client.ts";
+import { ArrApiError, ArrAuthError, ArrUnavailableError } from "../arr/arr-errors.ts";
+import { ARR_TYPE_FACTS } from "../arr/arr-type.ts";
+import { createBackfill, type AppProblem, type Backfill, type BackfillApp } from "./backfill.ts";
+import { openCursorStore, type CursorStore } from "./cursor-store.ts";
+import { recordRequests } from "./history-record.ts";
+import type { HistoryRecord } from "../arr/history-wire.ts";
+import { sourceName } from "../intake/received-paths.ts";
+import type { PathMapper } from "../paths/mapping.ts";
+import type { BackfillAdmin, BackfillEvent } from "../web/options.ts";
 
 /**
  * `ARR` → the backfill: one history client per app with `BACKFILL` on, the cursors in `<data dir>/backfill.json`,
  * the queue's sink and its "covered" check. Undefined when no app is configured.
  */
-export interface BackfillWiringInput {
+export interface BackfillInput {
   readonly config: Config;
   readonly dataDir: string;
   readonly sink: ScanSink;
@@ -31,7 +31,7 @@ export interface BackfillWiringInput {
   readonly cursors?: CursorStore;
 }
 
-export async function createBackfillFromConfig(input: BackfillWiringInput): Promise<Backfill | undefined> {
+export async function createBackfillFromConfig(input: BackfillInput): Promise<Backfill | undefined> {
   const { config, log } = input;
   const apps: BackfillApp<HistoryRecord>[] = Object.entries(config.ARR)
     .filter(([, app]) => app.BACKFILL)
