@@ -7,7 +7,7 @@ import type { ArrType } from "../src/arr/arr-type.ts";
 import { recordPaths, recordRequests } from "../src/backfill/history-record.ts";
 import type { HistoryRecord } from "../src/arr/history-wire.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
-import { resolveFile, type ArrFile } from "../src/intake/arr-app.ts";
+import { resolveFile, type ArrFile } from "../src/intake/received-paths.ts";
 import { parseWebhook } from "../src/intake/webhook.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 import { captureLog } from "./support/capture-log.ts";

@@ -1,9 +1,7 @@
 import * as v from "valibot";
 import type { ScanRequest } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
-import { renameFolders, type ReceivedPath } from "../intake/arr-app.ts";
-import { absolutePath } from "../intake/path-fields.ts";
-import { toScanRequests } from "../intake/to-scan-requests.ts";
+import { absolutePath, renameFolders, toScanRequests, type ReceivedPath } from "../intake/received-paths.ts";
 import { ARR_TYPE_FACTS, type ArrType } from "../arr/arr-type.ts";
 import type { HistoryRecord } from "../arr/history-wire.ts";
 

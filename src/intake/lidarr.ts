@@ -1,19 +1,19 @@
 import * as v from "valibot";
 import {
+  absolutePath,
   arrFile,
-  commonFields,
-  defineArrApp,
   combine,
+  commonFields,
   fileList,
   filePath,
   filePaths,
   folderPath,
-  renameFolders,
   renamedFile,
+  renameFolders,
   upgradeDeletions,
+  type ArrAppDefinition,
   type PathsOrReason,
-} from "./arr-app.ts";
-import { absolutePath } from "./path-fields.ts";
+} from "./received-paths.ts";
 
 /**
  * Lidarr webhooks (integrations.md §6.4). Track files carry an absolute `path` and no `relativePath`.
@@ -38,14 +38,14 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const lidarr = defineArrApp({
+export const lidarr: ArrAppDefinition<typeof payload> = {
   name: NAME,
   noun: "album track",
   scanEvents: ["Download", "Rename", "Retag", "TrackFileDelete", "AlbumDelete", "ArtistDelete"],
   matchKeys: ["artist", "trackFiles", "trackFile", "renamedTrackFiles", "tracks"],
   payload,
   pathsFor,
-});
+};
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.artist?.path;

@@ -3,7 +3,7 @@ import type { PathKind, ScanRequest } from "../core/scan.ts";
 import { findIgnoreMatch } from "../paths/ignore.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import { isAbsolutePath, withoutTrailingSlash } from "../paths/normalize.ts";
-import { anyFormPath } from "./path-fields.ts";
+import { anyFormPath } from "./received-paths.ts";
 
 /**
  * Manual scan requests: the form post `eventType=Manual&filepath=<path>` (plex_autoscan, `curl -d`), the manual page,

@@ -1,18 +1,18 @@
 import * as v from "valibot";
 import {
+  absolutePath,
   arrFile,
-  commonFields,
-  defineArrApp,
   combine,
+  commonFields,
   fileList,
   filePath,
   folderPath,
-  renameFolders,
   renamedFile,
+  renameFolders,
   upgradeDeletions,
+  type ArrAppDefinition,
   type PathsOrReason,
-} from "./arr-app.ts";
-import { absolutePath } from "./path-fields.ts";
+} from "./received-paths.ts";
 
 /**
  * Radarr webhooks (integrations.md §6.3). `movie.folderPath` + `movieFile.relativePath`, else `movieFile.path`.
@@ -32,14 +32,14 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const radarr = defineArrApp({
+export const radarr: ArrAppDefinition<typeof payload> = {
   name: NAME,
   noun: "movie",
   scanEvents: ["Download", "Rename", "MovieFileDelete", "MovieDelete"],
   matchKeys: ["movie", "movieFile", "renamedMovieFiles", "remoteMovie"],
   payload,
   pathsFor,
-});
+};
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.movie?.folderPath;

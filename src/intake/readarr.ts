@@ -1,19 +1,19 @@
 import * as v from "valibot";
 import {
+  absolutePath,
   arrFile,
-  commonFields,
-  defineArrApp,
   combine,
+  commonFields,
   fileList,
   filePath,
   filePaths,
   folderPath,
-  renameFolders,
   renamedFile,
+  renameFolders,
   upgradeDeletions,
+  type ArrAppDefinition,
   type PathsOrReason,
-} from "./arr-app.ts";
-import { absolutePath } from "./path-fields.ts";
+} from "./received-paths.ts";
 
 /**
  * Readarr webhooks (integrations.md §6.5; the project's last commit is 2024-03, but installs remain).
@@ -35,14 +35,14 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const readarr = defineArrApp({
+export const readarr: ArrAppDefinition<typeof payload> = {
   name: NAME,
   noun: "book",
   scanEvents: ["Download", "Rename", "Retag", "BookFileDelete", "BookDelete", "AuthorDelete"],
   matchKeys: ["author", "bookFiles", "bookFile", "renamedBookFiles", "book"],
   payload,
   pathsFor,
-});
+};
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.author?.path;

@@ -1,19 +1,19 @@
 import * as v from "valibot";
 import {
+  absolutePath,
   arrFile,
-  commonFields,
-  defineArrApp,
   combine,
+  commonFields,
   fileList,
   filePath,
   filePaths,
   folderPath,
-  renameFolders,
   renamedFile,
+  renameFolders,
   upgradeDeletions,
+  type ArrAppDefinition,
   type PathsOrReason,
-} from "./arr-app.ts";
-import { absolutePath } from "./path-fields.ts";
+} from "./received-paths.ts";
 
 /**
  * Sonarr webhooks (v3 and v4; integrations.md §6.2). Paths come from `series.path` + `episodeFile.relativePath`, as
@@ -37,14 +37,14 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const sonarr = defineArrApp({
+export const sonarr: ArrAppDefinition<typeof payload> = {
   name: NAME,
   noun: "series",
   scanEvents: ["Download", "Rename", "EpisodeFileDelete", "SeriesDelete"],
   matchKeys: ["series", "episodeFile", "episodeFiles", "renamedEpisodeFiles", "episodes"],
   payload,
   pathsFor,
-});
+};
 
 function pathsFor(body: Payload, event: string): PathsOrReason {
   const folder = body.series?.path;

@@ -1,6 +1,6 @@
 import { systemClock } from "../../core/clock.ts";
 import { UsageError } from "../../core/errors.ts";
-import { createLivePathMapper } from "../../paths/live-mapper.ts";
+import { createLivePathMapper } from "../../paths/mapping.ts";
 import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } from "../../queue/plex-autoscan-file.ts";
 import { describeDamage, importPlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
 import { booleanFlag, stringFlag, type CommandIO, type CommandSpec } from "../command.ts";

@@ -1,10 +1,74 @@
 import * as v from "valibot";
-import { MAX_FILES_PER_PAYLOAD, absolutePath, joinPath, parentOf, relativePath } from "./path-fields.ts";
+import type { ScanRequest } from "../core/scan.ts";
+import type { PathMapper } from "../paths/mapping.ts";
+import { isAbsolutePath } from "../paths/normalize.ts";
 
 /**
- * What the four *arr parsers share: the shape of their answer and the file entries they all send (`episodeFile`,
- * `movieFile`, `trackFiles[]`, `bookFiles[]`, `deletedFiles[]`, the renamed-file lists).
+ * A path as the sender gave it, from the field that carries it to the `ScanRequest`: the valibot pieces for the path
+ * fields we read (every path that reaches a `ScanRequest` went through one of these, so a NUL byte, a control
+ * character or a `..` segment never gets as far as the queue or a Plex URL), the file entries the four *arr apps all
+ * send (`episodeFile`, `movieFile`, `trackFiles[]`, `bookFiles[]`, `deletedFiles[]`, the renamed-file lists) and the
+ * paths each names, and the step to the media server's form (`SERVER_PATH_MAPPINGS`).
  */
+
+/** Longer than any real path (PATH_MAX is 4096 on Linux); beyond it the body is junk, not a path. */
+export const MAX_PATH_LENGTH = 4096;
+
+// C0 controls and DEL: no media file has them in its name, and NUL would cut a path short in native code.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL.test(text);
+}
+
+/** True when a segment of the path is `..` (either separator), which could climb out of a library folder. */
+export function hasParentSegment(text: string): boolean {
+  return text.includes("..") && text.split(/[\\/]/).some((segment) => segment === "..");
+}
+
+const pathText = v.pipe(
+  v.string("must be a string"),
+  v.nonEmpty("must not be empty"),
+  v.maxLength(MAX_PATH_LENGTH, `must be at most ${MAX_PATH_LENGTH} characters`),
+  v.check((text) => !hasControlCharacter(text), "must not contain NUL or other control characters"),
+  v.check((text) => !hasParentSegment(text), "must not contain '..' segments"),
+);
+
+/** An absolute path (POSIX, `C:\…` or `\\server\share\…`), as every *arr app sends them. */
+export const absolutePath = v.pipe(
+  pathText,
+  v.check((text) => isAbsolutePath(text), "must be an absolute path (/… or C:\\… or \\\\server\\share\\…)"),
+);
+
+/** A path relative to a folder the same payload gives (`episodeFile.relativePath`). */
+export const relativePath = v.pipe(
+  pathText,
+  v.check((text) => !isAbsolutePath(text), "must be relative to the series or movie folder"),
+);
+
+/** A path that may be in any mapped form, absolute or a drive form (`My Drive/Media/…`); mapping decides. */
+export const anyFormPath = pathText;
+
+/** The files in one payload: more than this is not a real import, and would only flood the queue. */
+export const MAX_FILES_PER_PAYLOAD = 10_000;
+
+/** `folder` + `relative`, with exactly one separator; Windows separators are folded later by normalizePath. */
+export function joinPath(folder: string, relative: string): string {
+  const head = folder.replace(/[\\/]+$/, "");
+  const tail = relative.replace(/^[\\/]+/, "");
+  const separator = /^[A-Za-z]:[\\/]|^\\\\/.test(folder) && !folder.includes("/") ? "\\" : "/";
+  return `${head}${separator}${tail}`;
+}
+
+/** The folder holding `path`, in the sender's own spelling (either separator); the root stays the root. */
+export function parentOf(path: string): string {
+  const trimmed = path.replace(/(?<=.)[\\/]+$/, "");
+  const cut = Math.max(trimmed.lastIndexOf("/"), trimmed.lastIndexOf("\\"));
+  if (cut < 0) return trimmed;
+  const head = trimmed.slice(0, cut);
+  // `/Show.mkv` → `/`, `C:\Show.mkv` → `C:\`: keep the root's separator.
+  return head === "" || /^[A-Za-z]:$/.test(head) ? trimmed.slice(0, cut + 1) : head;
+}
 
 export type ArrAppName = "Sonarr" | "Radarr" | "Lidarr" | "Readarr";
 
@@ -13,27 +77,6 @@ export interface ReceivedPath {
   readonly path: string;
   readonly kind: "file" | "folder";
   readonly deleted?: boolean;
-}
-
-/**
- * The paths of a scanning event, or why there are none: `malformed` (a field of the wrong type: not an *arr event as
- * the apps send them) or `unusable` (a well-formed event that names no path autoscan can use: Sportarr's SeriesDelete
- * without `series.path`, a Download without its file).
- */
-export type ArrParse =
-  | { readonly ok: true; readonly paths: readonly ReceivedPath[] }
-  | { readonly ok: false; readonly reason: string; readonly unusable: boolean };
-
-export interface ArrApp {
-  readonly name: ArrAppName;
-  /** The word in the classic log line: `scan request for series: '…'`. */
-  readonly noun: string;
-  /** Event types that lead to scans; any other event is answered 200 with no scan. */
-  readonly scanEvents: ReadonlySet<string>;
-  /** True when the payload's fields say it came from this app. */
-  matches(body: Readonly<Record<string, unknown>>): boolean;
-  /** Paths for one of `scanEvents`. `event` is the raw `eventType`. */
-  parse(body: unknown, event: string): ArrParse;
 }
 
 /** A file entry: *arr apps send `relativePath` (to the series/movie folder), an absolute `path`, or both. */
@@ -67,8 +110,6 @@ export const deletedFiles = v.nullish(
   v.union([v.boolean(), fileList(arrFile)], "must be a list of files (or a boolean on delete events)"),
 );
 
-export const objectBody = v.looseObject({}, "must be a JSON object");
-
 /** The payload fields every app shares: an upgrade's replaced files, and the upgrade flag. */
 export const commonFields = { deletedFiles, isUpgrade: v.nullish(v.boolean("must be true or false")) };
 
@@ -81,20 +122,6 @@ export interface ArrAppDefinition<T extends v.GenericSchema> {
   readonly matchKeys: readonly string[];
   readonly payload: T;
   pathsFor(body: v.InferOutput<T>, event: string): PathsOrReason;
-}
-
-export function defineArrApp<T extends v.GenericSchema>(definition: ArrAppDefinition<T>): ArrApp {
-  const { name } = definition;
-  return {
-    name,
-    noun: definition.noun,
-    scanEvents: new Set(definition.scanEvents),
-    matches: (body) => hasAnyKey(body, definition.matchKeys),
-    parse(body, event) {
-      const parsed = parseWith(definition.payload, body, name, event);
-      return parsed.ok ? toParse(name, event, definition.pathsFor(parsed.value, event)) : parsed.failure;
-    },
-  };
 }
 
 /** A folder-relative or absolute file entry → one absolute path, or the reason it cannot be found. */
@@ -185,41 +212,27 @@ export function renameFolders(
   ];
 }
 
-/** Drops repeated paths (a Lidarr album lists each track once, but upgrades can repeat a deleted file). */
-export function uniquePaths(paths: readonly ReceivedPath[]): ReceivedPath[] {
-  const seen = new Set<string>();
-  return paths.filter((entry) => {
-    const key = `${entry.kind}:${entry.deleted ? 1 : 0}:${entry.path}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
+/**
+ * Received paths → `ScanRequest`s in the media server's form (`SERVER_PATH_MAPPINGS`); the sender's spelling is kept
+ * as `receivedPath` for the log and the manual page.
+ */
+export function toScanRequests(
+  paths: readonly ReceivedPath[],
+  options: { readonly mapper: PathMapper; readonly source: string; readonly event: string },
+): ScanRequest[] {
+  return paths.map((entry) => {
+    const request: ScanRequest = {
+      path: options.mapper.toServer(entry.path).path,
+      kind: entry.kind,
+      source: options.source,
+      event: options.event,
+      receivedPath: entry.path,
+    };
+    return entry.deleted ? { ...request, deleted: true } : request;
   });
 }
 
-export function parseFailure(app: ArrAppName, event: string, reason: string, unusable = false): ArrParse {
-  return { ok: false, reason: `${app} ${event} payload: ${reason}`, unusable };
-}
-
-/** The parser's answer from the event's paths (or the reason none could be found: the event is unusable). */
-export function toParse(app: ArrAppName, event: string, result: PathsOrReason): ArrParse {
-  return typeof result === "string" ? parseFailure(app, event, result, true) : { ok: true, paths: uniquePaths(result) };
-}
-
-/** Runs a valibot schema and turns its first issue into a one-line reason naming the field. */
-export function parseWith<T extends v.GenericSchema>(
-  schema: T,
-  body: unknown,
-  app: ArrAppName,
-  event: string,
-): { ok: true; value: v.InferOutput<T> } | { ok: false; failure: ArrParse } {
-  const result = v.safeParse(schema, body);
-  if (result.success) return { ok: true, value: result.output };
-  const issue = result.issues[0];
-  const path = issue ? v.getDotPath(issue) : null;
-  const message = issue ? (path ? `'${path}' ${issue.message}` : issue.message) : "is not valid";
-  return { ok: false, failure: parseFailure(app, event, message) };
-}
-
-export function hasAnyKey(body: Readonly<Record<string, unknown>>, keys: readonly string[]): boolean {
-  return keys.some((key) => body[key] !== undefined && body[key] !== null);
+/** `Sonarr`, or `Sonarr (4k)` when the sender posted to `/<SERVER_PASS>/4k`. */
+export function sourceName(app: string, label: string | undefined): string {
+  return label ? `${app} (${label})` : app;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hasParentSegment, joinPath, parentOf } from "./path-fields.ts";
+import { hasParentSegment, joinPath, parentOf } from "./received-paths.ts";
 
 describe("parentOf", () => {
   it.each([
