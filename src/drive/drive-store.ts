@@ -1,8 +1,7 @@
 import { readFile, rename } from "node:fs/promises";
-import initSqlJs from "sql.js";
-import type { Database, SqlJsStatic } from "sql.js";
 import { removeStaleTempFiles, writeFileDurably } from "../core/durable-file.ts";
 import type { Logger } from "../core/logger.ts";
+import { loadSqlJs, type Database, type SqlJsStatic } from "../core/sql-js.ts";
 import type { CacheDiff, CacheEntry } from "./path-cache.ts";
 
 /**
@@ -43,11 +42,8 @@ const SCHEMA = `
   );
 `;
 
-let sqlModule: Promise<SqlJsStatic> | undefined;
-
 export async function openDriveStateStore(options: { readonly path: string; readonly log: Logger }): Promise<DriveStateStore> {
-  sqlModule ??= initSqlJs();
-  const SQL = await sqlModule;
+  const SQL = await loadSqlJs();
   // Only the monitor writes this file; a temp file beside it is what a crash mid-write left, and never replaced it.
   await removeStaleTempFiles(options.path);
   const db = await openDatabase(SQL, options.path, options.log);

@@ -4,7 +4,7 @@ import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
 import { WORK_REQUESTS_SQL } from "../rules/work-item.ts";
 import { pathKey } from "./rows.ts";
-import { loadSqlJs } from "./sql-js.ts";
+import { loadSqlJs } from "../../core/sql-js.ts";
 
 describe("migrateDatabase", () => {
   it("creates the schema on an empty database and records its version", async () => {

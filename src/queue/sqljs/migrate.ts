@@ -1,5 +1,5 @@
 import { FatalError } from "../../core/errors.ts";
-import type { Database } from "./sql-js.ts";
+import type { Database } from "../../core/sql-js.ts";
 import type { Migration } from "./migrations/migration.ts";
 
 export interface MigrationResult {

@@ -3,7 +3,7 @@ import { copyFileDurably, writeFileDurably } from "../../core/durable-file.ts";
 import { FatalError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { describeNonRegularFile } from "../regular-file.ts";
-import type { Database, SqlJsStatic } from "./sql-js.ts";
+import type { Database, SqlJsStatic } from "../../core/sql-js.ts";
 
 /**
  * The snapshot: the queue file itself (`queue.db`), a whole SQLite database written by `writeSnapshot` (durably, see
