@@ -10,7 +10,7 @@ import { createAnchorWatch, guardServerPath, type AnchorWatch } from "../src/pat
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 import { createPlex, type Plex } from "../src/targets/plex/create-plex.ts";
-import type { DispatchAnchors } from "../src/queue/dispatch/anchor-hold.ts";
+import type { DispatchAnchors } from "../src/queue/dispatch/holds.ts";
 import type { DispatcherOptions } from "../src/queue/dispatch/dispatcher.ts";
 import { renderQueuePage } from "../src/web/console/queue-page.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";

@@ -1,19 +1,23 @@
 import type { Clock } from "../../core/clock.ts";
+import { StoreUnavailableError, describeError } from "../../core/errors.ts";
 import { withLogId } from "../../core/log-context.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { LandedStart } from "../rules/landed.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
-import { createAnchorHold, type DispatchAnchors } from "./anchor-hold.ts";
 import { createDiskProbe } from "../../paths/disk-probe.ts";
 import { checkItemFiles, type DiskEntry, type FileCheckSettings } from "./file-check.ts";
-import { createMountHold, type DispatchDisk } from "./mount-hold.ts";
-import { createScanRoundCommands, type CommandHooks } from "./scan-round-commands.ts";
-import { createTargetDelivery } from "./target-delivery.ts";
-import { STORE_RETRY_MS, untilStored } from "./until-stored.ts";
-import { createTargetHealth, type TargetChange, type TargetHealth } from "./target-health.ts";
-import { createDispatchLoop } from "./dispatch-loop.ts";
+import { createHolds, type DispatchAnchors, type DispatchDisk } from "./holds.ts";
+import {
+  createTargetDelivery,
+  createTargetHealth,
+  STORE_RETRY_MS,
+  untilStored,
+  type CommandHooks,
+  type TargetChange,
+  type TargetHealth,
+} from "./target-delivery.ts";
 
 /**
  * Takes due folders off the queue and hands them to the targets. Each target has its own slots (`concurrency`, 1 by
@@ -115,8 +119,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { release } = queue;
   // Several instances: a folder held here for a missing anchor is let go, so an instance that has the mount takes it.
   const releaseClaim = release ? (id: number) => release(id) : undefined;
-  const anchorHold = createAnchorHold(options.anchors, log, releaseClaim);
-  const mountHold = createMountHold(options.disk ?? ownProbe, log, releaseClaim);
+  const holds = createHolds({ anchors: options.anchors, disk: options.disk ?? ownProbe, log, release: releaseClaim });
   let settings: FileCheckSettings = {
     maxChecks: options.maxFileChecks,
     delayMs: options.fileCheckDelayMs,
@@ -132,12 +135,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { track } = loop;
   let unsubscribe: (() => void) | undefined;
 
-  const rounds = createScanRoundCommands({ commands: options.commands, log, signal: abort.signal });
   const delivery = createTargetDelivery({
     queue,
     clock,
     log,
-    rounds,
+    commands: options.commands,
     signal: abort.signal,
     targetNames: options.targets.map((t) => t.name),
     retryMaxMs: options.retryMaxMs ?? 24 * 60 * 60_000,
@@ -151,19 +153,19 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function launchChecks(now: number): Promise<void> {
     const free = checkConcurrency - checking.size;
     if (free <= 0) return;
-    mountHold?.refresh();
-    const skip = mountHold ? new Set([...checking, ...mountHold.ids()]) : checking;
-    for (const item of await anchorHold.take(free, skip, (limit, skipped) => queue.dueForCheck(now, limit, skipped))) {
+    holds.refresh();
+    const skip = new Set([...checking, ...holds.ids("mount")]);
+    for (const item of await holds.take(free, skip, (limit, skipped) => queue.dueForCheck(now, limit, skipped))) {
       checking.add(item.id);
       track(() => withLogId(item.id, async () => {
         try {
           const outcome = await checkItemFiles(item, clock.now(), settings);
           // Files missing because their mount has just gone: not a check spent, the folder waits for its anchor.
-          if (outcome.kind !== "ready" && (await anchorHold.holdsAfterCheck(item))) return;
+          if (outcome.kind !== "ready" && (await holds.holdForAnchor(item))) return;
           if (outcome.kind === "unanswered") metrics?.fileChecked("unanswered");
           // The disk did not answer: the folder waits for its mount (held while the mount hangs, else looked at again
           // after the check delay), and no check is spent either way.
-          if (outcome.kind === "unanswered" && (await holdForMount(item, outcome.local))) return;
+          if (outcome.kind === "unanswered" && (await holds.holdForMount(item, outcome.local))) return;
           const result = outcome.kind === "unanswered" ? { kind: "wait" as const, checks: item.checks, waitMs: settings.delayMs } : outcome;
           if (result.kind !== "wait" || result.checks > item.checks) metrics?.fileChecked(CHECK_RESULTS[result.kind]);
           await untilStored(() => queue.recordCheck(item.id, item.rev, result), clock, abort.signal);
@@ -172,16 +174,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }
       }));
     }
-  }
-
-  /** Holds `item` for the mount of `local` when that mount does not answer now; false when it is not known hung. */
-  async function holdForMount(item: WorkItem, local: string): Promise<boolean> {
-    const disk = options.disk ?? ownProbe;
-    if (!mountHold || !disk) return false;
-    const mount = await disk.mountOf(local);
-    if (!disk.slowMounts().includes(mount)) return false;
-    await mountHold.hold(item, local);
-    return true;
   }
 
   /** The folders `health`'s target may take now (or a probe started when it needs one). */
@@ -194,7 +186,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const free = concurrency - health.inFlight.size;
     if (free <= 0) return [];
     const due = (limit: number, skip: ReadonlySet<number>) => queue.dueForTarget(health.target.name, now, limit, skip);
-    return anchorHold.take(free, health.inFlight, due);
+    return holds.take(free, health.inFlight, due);
   }
 
   function launchScans(health: TargetHealth, items: readonly WorkItem[]): void {
@@ -225,14 +217,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (unsubscribe) return;
       if (healths.length === 0) log.warn("No scan targets are configured: scan requests are queued but not sent.");
       unsubscribe = queue.onWork((earliest) => loop.wakeBy(earliest));
-      anchorHold.start(() => loop.wake());
-      mountHold?.start(() => loop.wake());
+      holds.start(() => loop.wake());
       loop.start();
     },
     async stop(stopOptions = {}) {
       unsubscribe?.();
-      anchorHold.stop();
-      mountHold?.stop();
+      holds.stop();
       const timeoutMs = stopOptions.timeoutMs ?? 30_000;
       const waiting = loop.running;
       if (waiting > 0) log.info(`Waiting up to ${Math.round(timeoutMs / 1000)} seconds for ${waiting} scan task(s)...`);
@@ -246,8 +236,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     activity: () => ({
       checking: [...checking],
       scanning: healths.flatMap((health) => [...health.inFlight].map((id) => ({ id, target: health.target.name }))),
-      held: anchorHold.held(),
-      waitingForMount: mountHold?.held() ?? [],
+      held: holds.held("anchor").map(({ id, by }) => ({ id, anchor: by })),
+      waitingForMount: holds.held("mount").map(({ id, by }) => ({ id, mount: by })),
     }),
     reconfigure(next) {
       settings = {
@@ -256,7 +246,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         delayMs: next.fileCheckDelayMs,
         folderOnExhaustion: next.scanFolderOnFileExistsExhaustion ?? false,
       };
-      rounds.setCommands(next.commands);
+      delivery.setCommands(next.commands);
     },
   };
 }
@@ -269,5 +259,140 @@ function countTimeouts(statPath: (localPath: string) => Promise<DiskEntry>, metr
     const entry = await statPath(localPath);
     if (entry === "unanswered") metrics.fileCheckTimedOut();
     return entry;
+  };
+}
+
+/**
+ * The dispatcher's engine, apart from what it dispatches: run `pass` (which starts tasks and says when to look
+ * again), sleep on the clock until then, a task ends, or `wake` is called; count the tasks so that `stop` can wait
+ * for them and `whenIdle` can tell a test that a step of a manual clock has played out.
+ */
+interface DispatchLoop {
+  start(): void;
+  /** Look again now. */
+  wake(): void;
+  /** Look again if `at` is earlier than the planned wake-up. */
+  wakeBy(at: number): void;
+  /** Runs a task; its end wakes the loop. */
+  track(task: () => Promise<void>): void;
+  /** Wraps a wait on an outside system (a target's answer): not our own work, for `whenIdle`. */
+  waitOutside<T>(answer: Promise<T>): Promise<T>;
+  /** Ends the loop, then waits up to `timeoutMs` for the tasks; resolves whether they all ended. */
+  stop(timeoutMs: number): Promise<boolean>;
+  readonly running: number;
+  whenIdle(): Promise<void>;
+}
+
+const MAX_PARK_MS = 60 * 60_000;
+const RETRY_AFTER_ERROR_MS = 5_000;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function createDispatchLoop(options: { clock: Clock; log: Logger; pass: () => Promise<number> }): DispatchLoop {
+  const { clock, log } = options;
+  let running = 0;
+  let outside = 0;
+  let started = false;
+  let stopping = false;
+  let parked = false;
+  let wakeRequested = false;
+  let plannedWake = Number.POSITIVE_INFINITY;
+  let sleep: AbortController | undefined;
+  let done: Promise<void> = Promise.resolve();
+  const idleWaiters: (() => void)[] = [];
+
+  const wake = (): void => {
+    wakeRequested = true;
+    sleep?.abort();
+  };
+  const isIdle = (): boolean => !started || stopping || (parked && running === outside && !wakeRequested);
+  const notifyIdle = (): void => {
+    if (isIdle()) for (const resolve of idleWaiters.splice(0)) resolve();
+  };
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      wakeRequested = false;
+      try {
+        plannedWake = await options.pass();
+      } catch (error) {
+        // A broken pass must not stop dispatching for good (Cloudbox/autoscan's silent stall): look again soon.
+        log.error({ err: error }, `Could not read due work from the queue (${describeError(error)}); retrying soon`);
+        plannedWake = clock.now() + RETRY_AFTER_ERROR_MS;
+      }
+      if (wakeRequested || stopping) continue;
+      sleep = new AbortController();
+      parked = true;
+      notifyIdle();
+      await clock.sleep(Math.min(MAX_PARK_MS, Math.max(0, plannedWake - clock.now())), sleep.signal);
+      parked = false;
+      sleep = undefined;
+    }
+  }
+
+  async function waitForTasks(timeoutMs: number): Promise<boolean> {
+    // Real time, not the injected clock: this bounds a shutdown, it is not a rule under test.
+    const deadline = Date.now() + timeoutMs;
+    while (running > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    return running === 0;
+  }
+
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      done = loop();
+    },
+    wake,
+    wakeBy(at) {
+      if (at < plannedWake) wake();
+    },
+    track(task) {
+      running++;
+      void task()
+        .catch((error: unknown) => {
+          if (stopping) log.debug({ err: error }, "A scan task ended during shutdown");
+          else if (error instanceof StoreUnavailableError) log.debug({ err: error }, "A scan task could not be recorded now");
+          else log.error({ err: error }, `A scan task failed: ${describeError(error)}`);
+        })
+        .finally(() => {
+          running--;
+          wake();
+          notifyIdle();
+        });
+    },
+    async waitOutside(answer) {
+      outside++;
+      notifyIdle();
+      try {
+        return await answer;
+      } finally {
+        outside--;
+      }
+    },
+    async stop(timeoutMs) {
+      stopping = true;
+      wake();
+      await done;
+      const drained = await waitForTasks(timeoutMs);
+      notifyIdle();
+      return drained;
+    },
+    get running() {
+      return running;
+    },
+    async whenIdle() {
+      // Idle twice in a row across a turn of the event loop: a target's answer that is already there has been
+      // taken in by then (it settles in microtasks), so "idle" is not just the instant before it.
+      for (;;) {
+        await nextTurn();
+        if (!isIdle()) {
+          await new Promise<void>((resolve) => idleWaiters.push(resolve));
+          continue;
+        }
+        await nextTurn();
+        if (isIdle()) return;
+      }
+    },
   };
 }

@@ -1,25 +1,25 @@
 import type { Clock } from "../../core/clock.ts";
-import { StoreUnavailableError, TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
+import { StoreUnavailableError, TargetAuthError, TargetConfigError, TargetUnavailableError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { timedCall, type DispatchMetrics, type TargetCallMetrics } from "../../core/metrics.ts";
 import type { ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { LandedStart } from "../rules/landed.ts";
-import { backoffDelay } from "./backoff.ts";
+import { BACKOFF_MAX_MS, backoffDelay } from "../../core/backoff.ts";
 import type { DispatchQueue, WorkItem } from "./dispatch-port.ts";
-import type { ScanRoundCommands } from "./scan-round-commands.ts";
-import { isTargetWideError, markDown, markUp, type TargetChange, type TargetHealth } from "./target-health.ts";
-import { untilStored } from "./until-stored.ts";
+import type { HookContext } from "./run-command.ts";
 
 /**
  * One scan of one folder by one target, and the availability probe of a target that was down. Every outcome is
- * recorded in the queue here; errors are classified once (see `Target`): a target-wide error holds the target back,
- * any other error retries this folder later. A folder failing for longer than `retryMaxMs` becomes `failed`.
+ * recorded in the queue here (`untilStored`); errors are classified once (see `Target`): a target-wide error holds the
+ * target back (its `TargetHealth`), any other error retries this folder later. A folder failing for longer than
+ * `retryMaxMs` becomes `failed`. The user's before/after commands run around a folder's round of scans.
  */
 export interface TargetDeliveryOptions {
   readonly queue: DispatchQueue;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly rounds: ScanRoundCommands;
+  /** `RUN_COMMAND_BEFORE_SCAN` / `RUN_COMMAND_AFTER_SCAN`, once per dispatch round of a folder. */
+  readonly commands: CommandHooks | undefined;
   readonly signal: AbortSignal;
   readonly targetNames: readonly string[];
   readonly retryMaxMs: number;
@@ -33,8 +33,92 @@ export interface TargetDeliveryOptions {
   readonly landed?: (target: Target, item: WorkItem) => LandedStart | undefined;
 }
 
+/**
+ * What the dispatcher knows about one target. A target that is down (`TargetUnavailableError`) or refuses our
+ * credentials (`TargetAuthError`) is held back as a whole, with backoff, while the other targets go on; when its wait
+ * is over, `isAvailable()` is asked before any folder is sent to it again. Each folder's own wait with a target (a
+ * failed delivery's backoff) is in the queue, stored.
+ */
+export interface TargetHealth {
+  readonly target: Target;
+  /** Folders (item ids) being scanned by this target now. */
+  readonly inFlight: Set<number>;
+  /** Consecutive failures of the target as a whole. */
+  failures: number;
+  /** Held back until then (0 = available). */
+  downUntil: number;
+  /** When the current outage began. */
+  downSince?: number;
+  /** Ask `isAvailable()` before sending work again. */
+  needsProbe: boolean;
+  probing: boolean;
+}
+
+/**
+ * A target stopped answering (its first target-wide failure while it was up) or answers again (the first success
+ * after that): said once each way, for `NOTIFY`'s `target_down` and `target_up`.
+ */
+export interface TargetChange {
+  readonly target: string;
+  readonly available: boolean;
+  /** Why it cannot scan (when it went down). */
+  readonly reason?: string;
+  /** When the outage began (when it is back). */
+  readonly downSince?: number;
+}
+
+export function createTargetHealth(target: Target): TargetHealth {
+  return { target, inFlight: new Set(), failures: 0, downUntil: 0, needsProbe: false, probing: false };
+}
+
+/** True for the errors that hold the whole target back (rather than one folder). */
+function isTargetWideError(error: unknown): boolean {
+  return error instanceof TargetUnavailableError || error instanceof TargetAuthError || error instanceof TargetConfigError;
+}
+
+/** Marks the target down after a failure; returns the wait in ms. Credentials problems wait the longest. */
+function markDown(health: TargetHealth, error: unknown, now: number, random?: () => number): number {
+  health.failures += 1;
+  const wait =
+    error instanceof TargetAuthError || error instanceof TargetConfigError
+      ? BACKOFF_MAX_MS
+      : backoffDelay(health.failures, random === undefined ? {} : { random });
+  health.downUntil = now + wait;
+  health.downSince ??= now;
+  health.needsProbe = true;
+  return wait;
+}
+
+function markUp(health: TargetHealth): void {
+  health.failures = 0;
+  health.downUntil = 0;
+  health.downSince = undefined;
+  health.needsProbe = false;
+}
+
+/** How long the dispatcher waits before it looks at a store that refused a write again. */
+export const STORE_RETRY_MS = 2_000;
+
+/**
+ * Records an outcome the queue must not forget (a scan the target already took, a file check's result), trying again
+ * every `STORE_RETRY_MS` while the store cannot write (it logs that episode itself, once). A scan Plex accepted while
+ * the disk was full is recorded once the disk takes writes again, instead of being sent again after recovery. Gives
+ * up, rethrowing, only on shutdown: the folder then stays queued and is scanned again after the restart.
+ */
+export async function untilStored<T>(write: () => Promise<T>, clock: Clock, signal: AbortSignal): Promise<T> {
+  for (;;) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || signal.aborted) throw error;
+      await clock.sleep(STORE_RETRY_MS, signal);
+    }
+  }
+}
+
 export function createTargetDelivery(options: TargetDeliveryOptions) {
-  const { queue, clock, log, rounds, signal, metrics } = options;
+  const { queue, clock, log, signal, metrics } = options;
+  const rounds = createScanRoundCommands({ commands: options.commands, log, signal });
   const jitter = options.random ? { random: options.random } : {};
   const seconds = (ms: number): number => Math.round(ms / 1000);
   const hours = (ms: number): string => `${Math.round((ms / 3_600_000) * 10) / 10} hour(s)`;
@@ -89,6 +173,9 @@ export function createTargetDelivery(options: TargetDeliveryOptions) {
   }
 
   return {
+    /** New commands (a config reload), for the rounds that start from now on. */
+    setCommands: rounds.setCommands,
+
     async scan(health: TargetHealth, item: WorkItem): Promise<void> {
       let attempt: number | undefined;
       try {
@@ -165,4 +252,82 @@ function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanCo
 /** From the folder's first request to now (the target's answer). */
 function waitedSeconds(item: WorkItem, clock: Clock): number | undefined {
   return item.firstAt === undefined ? undefined : (clock.now() - item.firstAt) / 1000;
+}
+
+/**
+ * Runs the before/after commands once per dispatch round of a folder, however many targets scan it: the before
+ * command when the first target starts on the folder (the others wait for it), the after command when the last one
+ * finishes, whatever the outcome.
+ */
+export interface CommandHooks {
+  readonly before?: string;
+  readonly after?: string;
+  readonly timeoutMs: number;
+  /** The shell (default `/bin/sh`), replaceable in tests. */
+  readonly shell?: string;
+  /** The environment the commands run in (autoscan's own; the composition root passes it). */
+  readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+interface ScanRoundCommands {
+  enter(item: WorkItem): Promise<void>;
+  leave(item: WorkItem): Promise<void>;
+  /** New commands (a config reload), for the rounds that start from now on. */
+  setCommands(commands: CommandHooks | undefined): void;
+}
+
+interface Round {
+  inside: number;
+  readonly before: Promise<void>;
+}
+
+function createScanRoundCommands(options: {
+  readonly commands: CommandHooks | undefined;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}): ScanRoundCommands {
+  const rounds = new Map<number, Round>();
+  let { commands } = options;
+  const run = async (command: string | undefined, stage: "before" | "after", item: WorkItem): Promise<void> => {
+    if (!commands || !command || command.trim().length === 0 || options.signal.aborted) return;
+    // The child-process machinery is loaded with the first command that runs, not by every start.
+    const { runCommandHook } = await import("./run-command.ts");
+    await runCommandHook(command, stage, hookContextOf(item), {
+      timeoutMs: commands.timeoutMs,
+      log: options.log,
+      signal: options.signal,
+      ...(commands.shell ? { shell: commands.shell } : {}),
+      ...(commands.baseEnv ? { baseEnv: commands.baseEnv } : {}),
+    });
+  };
+
+  return {
+    setCommands(next) {
+      commands = next;
+    },
+    enter(item) {
+      const round = rounds.get(item.id);
+      if (round) {
+        round.inside++;
+        return round.before;
+      }
+      const before = run(commands?.before, "before", item);
+      rounds.set(item.id, { inside: 1, before });
+      return before;
+    },
+    async leave(item) {
+      const round = rounds.get(item.id);
+      if (!round || --round.inside > 0) return;
+      rounds.delete(item.id);
+      await run(commands?.after, "after", item);
+    },
+  };
+}
+
+function hookContextOf(item: WorkItem): HookContext {
+  return {
+    folder: item.scanFolder ?? item.folder,
+    files: item.files,
+    sources: item.requests.map((request) => request.source),
+  };
 }
