@@ -1,9 +1,9 @@
 import { resolveSettings } from "../../config/settings.ts";
 import { createLogger } from "../../logging/create-logger.ts";
-import { renderReport, reportJson } from "../../ops/doctor/report.ts";
+import type { CheckStatus, DoctorReport } from "../../ops/doctor/check.ts";
+import { loadDoctorConfig, runDoctor } from "../../ops/doctor/doctor.ts";
 import { booleanFlag, type CommandSpec } from "../command.ts";
 import { isInContainer } from "../in-container.ts";
-import { loadDoctorConfig, runDoctor } from "../../ops/doctor/doctor.ts";
 
 /**
  * `autoscan doctor`: every check it can run — the config, the data directory, Plex, the path mappings against Plex's
@@ -29,10 +29,7 @@ export const doctorCommand: CommandSpec = {
       secrets: config ? [config.PLEX_TOKEN, config.SERVER_PASS, config.SERVER_AUTH_PASSWORD, config.CLOUD.CLIENT_SECRET] : [],
     });
     try {
-      const report = await runDoctor(
-        { settings, env: io.env, loaded, log: logs.log, inContainer: isInContainer() },
-        io.shutdownSignal,
-      );
+      const report = await runDoctor({ settings, env: io.env, loaded, log: logs.log, inContainer: isInContainer() }, io.shutdownSignal);
       io.stdout.write(booleanFlag(values, "json") ? reportJson(report) : renderReport(report));
       return report.ok ? 0 : 1;
     } finally {
@@ -40,3 +37,24 @@ export const doctorCommand: CommandSpec = {
     }
   },
 };
+
+const MARKS: Readonly<Record<CheckStatus, string>> = { ok: "✓", warn: "!", error: "✗", skip: "-" };
+
+/**
+ * One line per check (`✓`, `!` warning, `✗` error, `-` skipped), the title in an aligned column, the finding and the
+ * fix; then the summary: `2 errors, 1 warning (9 ok, 1 skipped)`.
+ */
+function renderReport(report: DoctorReport): string {
+  const width = Math.min(28, Math.max(0, ...report.checks.map((check) => check.title.length)));
+  const lines = report.checks.map((check) => `${MARKS[check.status]} ${check.title.padEnd(width)}  ${check.detail}${check.fix ? ` Fix: ${check.fix}` : ""}`);
+  const count = (status: CheckStatus): number => report.checks.filter((check) => check.status === status).length;
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const skipped = count("skip");
+  const summary = `${plural(count("error"), "error")}, ${plural(count("warn"), "warning")} (${count("ok")} ok${skipped ? `, ${skipped} skipped` : ""})`;
+  return `${lines.join("\n")}${lines.length ? "\n\n" : ""}${summary}\n`;
+}
+
+function reportJson(report: DoctorReport): string {
+  const checks = report.checks.map(({ id, status, title, detail, fix }) => ({ id, status, title, detail, fix: fix ?? null }));
+  return `${JSON.stringify({ ok: report.ok, checks }, null, 2)}\n`;
+}

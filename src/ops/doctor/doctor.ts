@@ -22,7 +22,7 @@ import { plexFamily } from "./plex.ts";
 import { portFamily, refusedFamily } from "./running-server.ts";
 import { scannerFamily } from "./scanner.ts";
 import { targetsFamily } from "./targets.ts";
-import { watchFamily, watchProbe } from "./watch.ts";
+import { watchFamily } from "./watch.ts";
 
 /**
  * Config → the doctor's check families, each looking through the modules the service itself uses (the Plex client,
@@ -112,7 +112,7 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
     [!startup, () => portFamily(config)],
     [!startup && config.SERVER_PASS !== "", () => refusedFamily(config)],
     [!startup && has(config.NOTIFY), () => notifyFamily(config)],
-    [!startup && has(config.WATCH), () => watchFamily(watchProbe(config, stat))],
+    [!startup && has(config.WATCH), () => watchFamily(config, stat)],
   ];
   return [...families, ...table.filter(([applies]) => applies).map(([, family]) => family())];
 }

@@ -1,4 +1,5 @@
 import type { DiskEntry } from "../../paths/disk-probe.ts";
+import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
 import { isWindowsPath, normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
 import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type DoctorSection, type Findings } from "./check.ts";
@@ -37,25 +38,16 @@ export async function mappingChecks(options: MappingCheckOptions, findings: Find
   }
   const folders = sections.flatMap((section) => section.locations.map((location) => ({ section, location })));
   const keys = Object.keys(options.mappings);
-  const out: CheckResult[] = [];
   const known = folders.map((f) => f.location).join(", ") || "(none)";
-  for (const key of keys) {
-    const holding = folders.filter((f) => contains(f.location, key)).map((f) => f.section.title);
-    const held = folders.filter((f) => contains(key, f.location)).map((f) => f.section.title);
-    const id = `mapping:${key}`;
-    if (holding.length > 0) out.push(ok(id, "Mapping", `'${key}' is in library ${unique(holding).join(", ")}.`));
-    else if (held.length > 0) out.push(ok(id, "Mapping", `'${key}' holds library ${unique(held).join(", ")}.`));
-    else {
-      out.push(
-        fail(
-          id,
-          "Mapping",
-          `SERVER_PATH_MAPPINGS key '${key}' is in no Plex library: scans mapped there are skipped by Plex.`,
-          `The key is the folder as Plex sees it: use one of Plex's library folders (${known}; 'autoscan sections' lists them), and put '${key}' in its list of other forms if that is how your apps see it.`,
-        ),
-      );
-    }
-  }
+  const libraries = folders.map((f) => ({ library: f.section.title, path: f.location }));
+  const out = keyChecks(keys, libraries, "", (key) => [`mapping:${key}`, "Mapping"], (key) =>
+    fail(
+      `mapping:${key}`,
+      "Mapping",
+      `SERVER_PATH_MAPPINGS key '${key}' is in no Plex library: scans mapped there are skipped by Plex.`,
+      `The key is the folder as Plex sees it: use one of Plex's library folders (${known}; 'autoscan sections' lists them), and put '${key}' in its list of other forms if that is how your apps see it.`,
+    ),
+  );
   for (const { section, location } of folders) {
     const id = `library:${section.id}:${location}`;
     if (keys.length === 0) {
@@ -111,6 +103,26 @@ async function diskChecks(
       );
     }),
   );
+}
+
+/**
+ * Each mapping key (the folder as the server sees it) against the server's library folders: lying in one or holding
+ * one is fine (`'/data/TV/' is in library TV`, `owner` naming whose library), else `problem`. Shared with targets.ts.
+ */
+export function keyChecks(
+  keys: readonly string[],
+  folders: readonly LibraryFolder[],
+  owner: string,
+  at: (key: string) => [id: string, title: string],
+  problem: (key: string) => CheckResult,
+): CheckResult[] {
+  return keys.map((key) => {
+    const holding = unique(folders.filter((folder) => contains(folder.path, key)).map((folder) => folder.library));
+    const held = unique(folders.filter((folder) => contains(key, folder.path)).map((folder) => folder.library));
+    if (holding.length > 0) return ok(...at(key), `'${key}' is in ${owner}library ${holding.join(", ")}.`);
+    if (held.length > 0) return ok(...at(key), `'${key}' holds ${owner}library ${held.join(", ")}.`);
+    return problem(key);
+  });
 }
 
 /** `outer` is `inner` or holds it, on whole segments (Windows folders without regard to case). */

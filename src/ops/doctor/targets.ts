@@ -8,24 +8,17 @@ import { createMediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
 import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type Findings } from "./check.ts";
-import { contains, unique } from "./mappings.ts";
+import { contains, keyChecks, unique } from "./mappings.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { foreignCheck, unreachableCheck } from "./unreachable.ts";
 
 /**
- * The further scan targets (`TARGETS`), each as Plex is checked: does it answer (if not, the likely cause in
- * unreachable.ts's words), is the key accepted, which libraries it has, and whether its `PATH_MAPPINGS` lead from
- * the primary Plex's form into them:
- * - each mapping key (the folder as the target sees it) should lie in one of its libraries, or hold one;
- * - each of its library folders should be reached: by a mapping key, or by a primary Plex folder passed as it is.
- * A relay (another autoscan) has no libraries: it is checked for an answer and for its manual trigger taking our
- * credentials. A disabled target is one skipped line.
- *
- * Each probe calls what the target itself calls with the same auth: the Plex client for another Plex, media-http for
- * Jellyfin and Emby. Whether a target answers at all is asked without credentials (Jellyfin/Emby
- * `GET /System/Info/Public`, Plex `GET /identity`, a relay `GET /health`), so the socket's error code is kept for the
- * diagnosis. A relay's credentials are tried with `HEAD /triggers/manual`, which queues nothing. Every error leaving a
- * probe has the key blanked.
+ * The further scan targets (`TARGETS`), each as Plex is checked: does it answer (a call without credentials:
+ * Jellyfin/Emby `GET /System/Info/Public`, Plex `GET /identity`, a relay `GET /health`; if not, the likely cause in
+ * unreachable.ts's words), is the key accepted (through what the target itself calls, with the same auth: the Plex
+ * client, media-http; a relay's credentials with `HEAD /triggers/manual`, which queues nothing), which libraries it
+ * has, and whether its `PATH_MAPPINGS` lead from the primary Plex's form into them. A disabled target is one skipped
+ * line; a relay (another autoscan) has no libraries. Every error leaving a probe has the key blanked.
  */
 type TargetKind = TargetConfig["TYPE"];
 
@@ -47,26 +40,34 @@ interface TargetProbe {
   readonly listLibraries?: (signal: AbortSignal) => Promise<readonly LibraryFolder[]>;
 }
 
-const KIND_LABEL: Readonly<Record<TargetKind, string>> = { plex: "Plex", jellyfin: "Jellyfin", emby: "Emby", autoscan: "the other autoscan" };
-const KIND_PORT: Readonly<Record<TargetKind, string>> = {
-  plex: "Plex listens on 32400",
-  jellyfin: "Jellyfin listens on 8096",
-  emby: "Emby listens on 8096",
-  autoscan: "another autoscan listens on its SERVER_PORT, 3467 unless set",
-};
-const KIND_EXAMPLE: Readonly<Record<TargetKind, string>> = {
-  plex: "http://plex-4k:32400",
-  jellyfin: "http://jellyfin:8096",
-  emby: "http://emby:8096",
-  autoscan: "http://autoscan-nas:3467",
-};
-const KEY_HELP: Readonly<Record<TargetKind, (name: string) => string>> = {
-  plex: (name) =>
-    `Set TARGETS.${name}.TOKEN to that server's token: in its Plex Web open any item's '…' → Get Info → View XML, and copy the X-Plex-Token value from the address.`,
-  jellyfin: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Dashboard → API Keys → '+'.`,
-  emby: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Settings → Advanced → API Keys → New API Key.`,
-  autoscan: (name) =>
-    `Set TARGETS.${name}.USERNAME and PASSWORD to that autoscan's SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD (Cloudbox/autoscan: its authentication username and password).`,
+/** Per kind: its name in messages, where it listens, a URL that works from a container, where its key is found. */
+const KINDS: Readonly<Record<TargetKind, { label: string; port: string; example: string; keyHelp: (name: string) => string }>> = {
+  plex: {
+    label: "Plex",
+    port: "Plex listens on 32400",
+    example: "http://plex-4k:32400",
+    keyHelp: (name) =>
+      `Set TARGETS.${name}.TOKEN to that server's token: in its Plex Web open any item's '…' → Get Info → View XML, and copy the X-Plex-Token value from the address.`,
+  },
+  jellyfin: {
+    label: "Jellyfin",
+    port: "Jellyfin listens on 8096",
+    example: "http://jellyfin:8096",
+    keyHelp: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Dashboard → API Keys → '+'.`,
+  },
+  emby: {
+    label: "Emby",
+    port: "Emby listens on 8096",
+    example: "http://emby:8096",
+    keyHelp: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Settings → Advanced → API Keys → New API Key.`,
+  },
+  autoscan: {
+    label: "the other autoscan",
+    port: "another autoscan listens on its SERVER_PORT, 3467 unless set",
+    example: "http://autoscan-nas:3467",
+    keyHelp: (name) =>
+      `Set TARGETS.${name}.USERNAME and PASSWORD to that autoscan's SERVER_AUTH_USERNAME and SERVER_AUTH_PASSWORD (Cloudbox/autoscan: its authentication username and password).`,
+  },
 };
 
 export function targetsFamily(config: Config, inContainer: boolean): CheckFamily {
@@ -78,14 +79,14 @@ export function targetsFamily(config: Config, inContainer: boolean): CheckFamily
 async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
   const { name } = probe;
   const id = `target:${name}`;
-  const kind = KIND_LABEL[probe.kind];
+  const kind = KINDS[probe.kind].label;
   if (!probe.enabled) return [skip(id, name, `TARGETS.${name}.ENABLED is false: not checked, and no scan goes to it.`)];
-  const server = { id, title: name, url: probe.url, label: kind, setting: `TARGETS.${name}.URL`, portHint: KIND_PORT[probe.kind] };
+  const server = { id, title: name, url: probe.url, label: kind, setting: `TARGETS.${name}.URL`, portHint: KINDS[probe.kind].port };
   let answer: Awaited<ReturnType<TargetProbe["reach"]>>;
   try {
     answer = await probe.reach(signal);
   } catch (error) {
-    const unreachable = unreachableCheck({ ...server, example: KIND_EXAMPLE[probe.kind], timeoutSeconds: probe.timeoutSeconds }, error, inContainer);
+    const unreachable = unreachableCheck({ ...server, example: KINDS[probe.kind].example, timeoutSeconds: probe.timeoutSeconds }, error, inContainer);
     return [unreachable, ...skipRest(probe, `${name} did not answer.`)];
   }
   if (answer.foreign !== undefined) return [foreignCheck(server, answer.foreign), ...skipRest(probe, `${name} did not answer as ${kind} does.`)];
@@ -115,7 +116,7 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
 async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ readonly check: CheckResult; readonly skipReason?: string }> {
   const { name } = probe;
   const id = `target:${name}.key`;
-  const kind = KIND_LABEL[probe.kind];
+  const kind = KINDS[probe.kind].label;
   const relay = probe.kind === "autoscan";
   const title = relay ? `${name} trigger` : `${name} key`;
   const setting = relay ? `TARGETS.${name}.USERNAME and PASSWORD` : `TARGETS.${name}.TOKEN`;
@@ -134,7 +135,7 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
           ? `That autoscan refused ${setting} (401 at ${probe.url}/triggers/manual).`
           : `That autoscan wants credentials for /triggers/manual (401): TARGETS.${name}.USERNAME and PASSWORD are empty.`
         : `${kind} rejected ${setting} (401 at ${probe.url}).`;
-      return { check: fail(id, title, detail, KEY_HELP[probe.kind](name)), skipReason: `${name} refused the ${relay ? "credentials" : "key"}.` };
+      return { check: fail(id, title, detail, KINDS[probe.kind].keyHelp(name)), skipReason: `${name} refused the ${relay ? "credentials" : "key"}.` };
     }
     if (relay && error instanceof TargetConfigError) {
       const detail = `That autoscan answered 404 at ${probe.url}/triggers/manual: its manual trigger is off, or the URL is not an autoscan.`;
@@ -150,10 +151,10 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
 function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
   const { name } = probe;
   const id = `target:${name}.libraries`;
-  const kind = KIND_LABEL[probe.kind];
+  const kind = KINDS[probe.kind].label;
   if (error instanceof TargetAuthError) {
     const detail = `${kind} accepted TARGETS.${name}.TOKEN but refuses to list the libraries with it (a user's key, not an administrator's?).`;
-    return fail(id, `${name} libraries`, detail, KEY_HELP[probe.kind](name));
+    return fail(id, `${name} libraries`, detail, KINDS[probe.kind].keyHelp(name));
   }
   return fail(id, `${name} libraries`, `Listing the libraries failed: ${describeError(error)}.`, `Check ${kind}'s log.`);
 }
@@ -174,24 +175,14 @@ function targetMappingChecks(probe: TargetProbe, kind: string, folders: readonly
   const { name } = probe;
   const keys = Object.keys(probe.mappings);
   const known = unique(folders.map((folder) => folder.path)).join(", ") || "(none)";
-  const out: CheckResult[] = [];
-  for (const key of keys) {
-    const id = `target:${name}.mapping:${key}`;
-    const holding = folders.filter((folder) => contains(folder.path, key)).map((folder) => folder.library);
-    const held = folders.filter((folder) => contains(key, folder.path)).map((folder) => folder.library);
-    if (holding.length > 0) out.push(ok(id, `${name} mapping`, `'${key}' is in ${name}'s library ${unique(holding).join(", ")}.`));
-    else if (held.length > 0) out.push(ok(id, `${name} mapping`, `'${key}' holds ${name}'s library ${unique(held).join(", ")}.`));
-    else {
-      out.push(
-        warn(
-          id,
-          `${name} mapping`,
-          `TARGETS.${name}.PATH_MAPPINGS key '${key}' is in no library of ${name}: folders mapped there are skipped by ${name}.`,
-          `The key is the folder as ${name} sees it: use one of its library folders (${known}), with the primary Plex's form of it in the list.`,
-        ),
-      );
-    }
-  }
+  const out = keyChecks(keys, folders, `${name}'s `, (key) => [`target:${name}.mapping:${key}`, `${name} mapping`], (key) =>
+    warn(
+      `target:${name}.mapping:${key}`,
+      `${name} mapping`,
+      `TARGETS.${name}.PATH_MAPPINGS key '${key}' is in no library of ${name}: folders mapped there are skipped by ${name}.`,
+      `The key is the folder as ${name} sees it: use one of its library folders (${known}), with the primary Plex's form of it in the list.`,
+    ),
+  );
   const mapper = createPathMapper({ mappings: probe.mappings });
   const primary = findings.sections?.flatMap((section) => section.locations);
   for (const folder of folders) {

@@ -11,23 +11,16 @@ import { readServerHealth } from "./running-server.ts";
  * tells of changes (`events` mode on FUSE, NFS or SMB misses what other machines write: `poll` is the mode there), and in
  * `events` mode whether the kernel lets autoscan watch that many folders (`fs.inotify.max_user_watches`, counted against
  * the folders under the paths). From the running server's `/health`: a watcher that stopped or waits for a mount.
- * The probe (`watchProbe`) looks at each path through the disk probe; tests give their own.
  */
-export interface WatchPathFacts {
-  readonly path: string;
-  /** `missing`, `unanswered` (the mount hangs), or a folder. */
-  readonly entry: "directory" | "file" | "missing" | "unanswered";
-  readonly mount?: { readonly mountPoint: string; readonly type: string; readonly eventLess: boolean };
-}
-
 export interface WatcherFacts {
   readonly name: string;
   readonly mode: "events" | "poll";
-  readonly paths: readonly WatchPathFacts[];
+  readonly paths: readonly { readonly path: string; readonly entry: DiskEntry; readonly mount?: { readonly mountPoint: string; readonly type: string; readonly eventLess: boolean } }[];
   /** Folders under the paths (counted up to `limit + 1`); `undefined` when not counted. */
   readonly folders?: number;
 }
 
+/** A watcher the running server's `/health` lists as waiting for a mount or stopped. */
 export interface ServerWatcherTrouble {
   readonly name: string;
   readonly state: string;
@@ -35,41 +28,33 @@ export interface ServerWatcherTrouble {
   readonly waitingFor?: string;
 }
 
-export interface WatchProbe {
-  watchers(): Promise<readonly WatcherFacts[]>;
-  /** `fs.inotify.max_user_watches`. */
-  inotifyLimit(): Promise<number | undefined>;
-  /** The running server's troubled watchers; undefined when no server answers here. */
-  troubled(): Promise<readonly ServerWatcherTrouble[] | undefined>;
-}
-
-/** `WATCH` → the watcher facts (each path looked at through the disk probe), and the server's troubled ones. */
-export function watchProbe(config: Config, look: (path: string) => Promise<DiskEntry>): WatchProbe {
-  let limit: Promise<number | undefined> | undefined;
+export function watchFamily(config: Config, look: (path: string) => Promise<DiskEntry>): CheckFamily {
   return {
-    inotifyLimit: () => (limit ??= inotifyWatchLimit()),
-    async watchers() {
-      const max = (await (limit ??= inotifyWatchLimit())) ?? 8192;
-      return Promise.all(
-        Object.entries(config.WATCH).map(async ([name, watcher]): Promise<WatcherFacts> => {
-          const paths = await Promise.all(
-            watcher.PATHS.map(async (path) => {
-              const entry = await look(path);
-              const mount = await mountTypeOf(path);
-              return { path, entry, ...(mount ? { mount } : {}) };
-            }),
-          );
-          const usable = paths.filter((p) => p.entry === "directory" && !p.mount?.eventLess).map((p) => p.path);
-          const folders = watcher.MODE === "events" && usable.length > 0 ? await countFolders(usable, max + 1) : undefined;
-          return { name, mode: watcher.MODE, paths, ...(folders === undefined ? {} : { folders }) };
-        }),
-      );
-    },
-    async troubled() {
-      const body = await readServerHealth(config);
-      return body === undefined ? undefined : ((body.watchers as ServerWatcherTrouble[] | undefined) ?? []);
+    name: "watch",
+    async run() {
+      const limit = await inotifyWatchLimit();
+      const [watchers, health] = await Promise.all([watcherFacts(config, look, limit ?? 8192), readServerHealth(config).catch(() => undefined)]);
+      return watchChecks(watchers, limit, health && ((health.watchers as ServerWatcherTrouble[] | undefined) ?? []));
     },
   };
+}
+
+/** Each path looked at through the disk probe, its filesystem, and (in `events` mode) the folders under it. */
+function watcherFacts(config: Config, look: (path: string) => Promise<DiskEntry>, limit: number): Promise<WatcherFacts[]> {
+  return Promise.all(
+    Object.entries(config.WATCH).map(async ([name, watcher]) => {
+      const paths = await Promise.all(
+        watcher.PATHS.map(async (path) => {
+          const entry = await look(path);
+          const mount = await mountTypeOf(path);
+          return { path, entry, ...(mount ? { mount } : {}) };
+        }),
+      );
+      const usable = paths.filter((p) => p.entry === "directory" && !p.mount?.eventLess).map((p) => p.path);
+      const folders = watcher.MODE === "events" && usable.length > 0 ? await countFolders(usable, limit + 1) : undefined;
+      return { name, mode: watcher.MODE, paths, ...(folders === undefined ? {} : { folders }) };
+    }),
+  );
 }
 
 /** Folders under `roots` (themselves included), counted up to `stopAt` and for at most 10 s: a local disk only. */
@@ -89,12 +74,8 @@ async function countFolders(roots: readonly string[], stopAt: number): Promise<n
   return count;
 }
 
-export function watchFamily(probe: WatchProbe): CheckFamily {
-  return { name: "watch", run: async () => watchChecks(probe) };
-}
-
-async function watchChecks(probe: WatchProbe): Promise<CheckResult[]> {
-  const [watchers, limit, troubled] = await Promise.all([probe.watchers(), probe.inotifyLimit(), probe.troubled().catch(() => undefined)]);
+/** `troubled`: the running server's troubled watchers; undefined when no server answers here. */
+export function watchChecks(watchers: readonly WatcherFacts[], limit: number | undefined, troubled: readonly ServerWatcherTrouble[] | undefined): CheckResult[] {
   const results: CheckResult[] = [];
   for (const watcher of watchers) {
     const key = `WATCH.${watcher.name}`;
@@ -132,7 +113,7 @@ async function watchChecks(probe: WatchProbe): Promise<CheckResult[]> {
           warn(
             id,
             title,
-            `${watcher.folders > limit ? `More than ${String(limit)}` : String(watcher.folders)} folders to watch, and the kernel allows ${String(limit)} (fs.inotify.max_user_watches): folders past the limit are not watched.`,
+            `More than ${String(limit)} folders to watch, and the kernel allows ${String(limit)} (fs.inotify.max_user_watches): folders past the limit are not watched.`,
             `On the host: sysctl fs.inotify.max_user_watches=${String(needed)} (and the same line in /etc/sysctl.conf to keep it), or set ${key}.MODE to "poll".`,
           ),
         );
