@@ -20,7 +20,7 @@ import type { DriveInput } from "../drive/from-config.ts";
 import type { Backfill } from "../backfill/backfill.ts";
 import type { Target } from "../core/target.ts";
 import type { ScanSink } from "../core/scan.ts";
-import { createUnroutableGuard, unroutableJudge } from "../intake/unroutable-guard.ts";
+import { createUnroutableGuard, unroutableJudge } from "../intake/submit.ts";
 import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
 import { newInstanceId } from "../cluster/instance-id.ts";
 import { openQueue } from "./wiring/open-queue.ts";

@@ -9,7 +9,7 @@ import { noteRequest } from "../request-count.ts";
 import { consoleHtml, consoleShell } from "../console/console-deps.ts";
 import type { PathPreview } from "../console/sources.ts";
 import { text } from "../responses.ts";
-import { submitScans } from "../submit.ts";
+import { submitScans } from "../../intake/submit.ts";
 import { renderManualPage, type PageResult } from "../views/manual-page.ts";
 import { pendingCount } from "./queue-count.ts";
 

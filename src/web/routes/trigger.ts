@@ -5,7 +5,7 @@ import { refuseGuess, tooManyGuesses } from "../guess-answers.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { notFound, text } from "../responses.ts";
-import { submitScans } from "../submit.ts";
+import { submitScans } from "../../intake/submit.ts";
 
 /**
  * Cloudbox/autoscan's manual trigger, which Tdarr, FileFlows, Bazarr and scripts call:

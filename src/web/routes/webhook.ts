@@ -5,7 +5,7 @@ import type { RouteDeps } from "../deps.ts";
 import { firstField, readBody, type FormFields } from "../read-body.ts";
 import { noteRequest } from "../request-count.ts";
 import { bodyProblem, text, wantsHtml } from "../responses.ts";
-import { submitScans } from "../submit.ts";
+import { submitScans } from "../../intake/submit.ts";
 import { handleManualScan } from "./manual-scan.ts";
 
 /**
