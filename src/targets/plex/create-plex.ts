@@ -7,13 +7,12 @@ import { createAfterScan, type AfterScan } from "./after-scan.ts";
 import { createAnalyzer, type AnalyzeType, type RunScanner } from "./analyze.ts";
 import { createPlexApiTarget } from "./api-target.ts";
 import { createPlexClient, type PlexClient } from "./client.ts";
-import { createTrashEmptier } from "./empty-trash.ts";
+import { createTrashEmptier, type TrashEmptierOptions } from "./empty-trash.ts";
 import { timedPlexClient } from "./timed-client.ts";
 import { createLibraryDb, type IsInLibrary, type LibraryDb } from "./library-db.ts";
 import { createLibraryGate, type LibraryGate } from "./library-gate.ts";
 import { createPlexLibraryLookup } from "./library-lookup.ts";
-import { createSectionActivity, type SectionActivity } from "./section-activity.ts";
-import { createSectionResolver, type SectionResolver } from "./sections.ts";
+import { createSectionActivity, createSectionResolver, type SectionActivity, type SectionResolver } from "./sections.ts";
 
 /**
  * Everything Plex, built from one options object (the composition root maps Config onto it: src/targets/plex/from-config.ts).
@@ -29,16 +28,8 @@ export interface PlexOptions {
   readonly checkBeforeScan: boolean;
   readonly waitForExternalScanners: boolean;
   readonly analyze: { readonly type: AnalyzeType; readonly directory: boolean };
-  readonly emptyTrash: {
-    readonly enabled: boolean;
-    readonly maxFiles: number;
-    readonly controlFiles: readonly string[];
-    readonly zeroDeleted: boolean;
-    /** Whether a control file is there (the service's disk probe); default a plain `access`. */
-    readonly exists?: (path: string) => Promise<boolean>;
-    /** `SERVER_ANCHORS`: the missing anchor guarding a folder (server form); a section under one keeps its trash. */
-    readonly guard?: (serverFolder: string) => { readonly anchor: string } | undefined;
-  };
+  /** `PLEX_EMPTY_TRASH*` and its guards (the control files' probe, `SERVER_ANCHORS`). */
+  readonly emptyTrash: Pick<TrashEmptierOptions, "enabled" | "maxFiles" | "controlFiles" | "zeroDeleted" | "exists" | "guard">;
   /** `PLEX_DATABASE_PATH`; empty = no library database (no "already in Plex?" answers, analysis or trash counts). */
   readonly databasePath: string;
   /**
