@@ -19,7 +19,7 @@ export function configFamily(outcome: ConfigOutcome): CheckFamily {
   return { name: "config", run: async () => configChecks(outcome) };
 }
 
-export function configChecks(outcome: ConfigOutcome): CheckResult[] {
+function configChecks(outcome: ConfigOutcome): CheckResult[] {
   if (outcome.kind === "failed") {
     if (outcome.fix !== undefined || outcome.problems.length === 0) {
       return [fail("config", "Config", outcome.message, outcome.fix ?? `Edit ${outcome.path}.`)];
@@ -29,8 +29,6 @@ export function configChecks(outcome: ConfigOutcome): CheckResult[] {
   }
   return [
     ok("config", "Config", `${outcome.path} is valid.`),
-    ...outcome.warnings.map((warning, i) =>
-      warn(`config.warning.${i + 1}`, "Config", warning, `Edit ${outcome.path}.`),
-    ),
+    ...outcome.warnings.map((warning, i) => warn(`config.warning.${i + 1}`, "Config", warning, `Edit ${outcome.path}.`)),
   ];
 }

@@ -9,24 +9,16 @@ import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./chec
  * The data directory (queue, tokens, drive cache, lock): it must take a write the way autoscan writes (a file written,
  * fsynced and renamed into place: core/durable-file.ts), and have room. The probe file is removed afterwards.
  */
-export interface DataDirCheckOptions {
-  readonly dir: string;
-  /** Below this many free bytes: a warning (default 100 MB). */
-  readonly minFreeBytes?: number;
-  /** The disk probe's look, bounded in time: a data directory on a mount that hangs must not hang the doctor. */
-  readonly look?: (path: string) => Promise<DiskEntry>;
-}
-
-const DEFAULT_MIN_FREE = 100 * 1024 * 1024;
+const MIN_FREE_BYTES = 100 * 1024 * 1024;
 const TITLE = "Data directory";
 
-export function dataDirFamily(options: DataDirCheckOptions): CheckFamily {
-  return { name: "data-dir", run: () => dataDirChecks(options) };
+/** `look`: the disk probe's, bounded in time: a data directory on a mount that hangs must not hang the doctor. */
+export function dataDirFamily(dir: string, look: (path: string) => Promise<DiskEntry>): CheckFamily {
+  return { name: "data-dir", run: () => dataDirChecks(dir, look) };
 }
 
-export async function dataDirChecks(options: DataDirCheckOptions): Promise<CheckResult[]> {
-  const { dir } = options;
-  if ((await options.look?.(dir)) === "unanswered") {
+async function dataDirChecks(dir: string, look: (path: string) => Promise<DiskEntry>): Promise<CheckResult[]> {
+  if ((await look(dir)) === "unanswered") {
     return [
       fail("data-dir", TITLE, `The disk under '${dir}' does not answer (a hung network mount?).`, "Fix that mount, or move the data directory to a local disk (--data-dir)."),
       skip("data-dir.space", "Free space", "The data directory's disk does not answer."),
@@ -48,7 +40,7 @@ export async function dataDirChecks(options: DataDirCheckOptions): Promise<Check
   if (!info.isDirectory()) {
     return [fail("data-dir", TITLE, `'${dir}' is not a folder.`, "Point --data-dir (AUTOSCAN_DATA_DIR) at a folder.")];
   }
-  return [await writeProbe(dir, info.uid), await freeSpace(dir, options.minFreeBytes ?? DEFAULT_MIN_FREE)];
+  return [await writeProbe(dir, info.uid), await freeSpace(dir)];
 }
 
 async function writeProbe(dir: string, ownerUid: number): Promise<CheckResult> {
@@ -76,11 +68,11 @@ async function writeProbe(dir: string, ownerUid: number): Promise<CheckResult> {
   }
 }
 
-async function freeSpace(dir: string, minFree: number): Promise<CheckResult> {
+async function freeSpace(dir: string): Promise<CheckResult> {
   const fs = await statfs(dir).catch(() => undefined);
   if (!fs) return skip("data-dir.space", "Free space", `statfs of '${dir}' is not supported here.`);
   const free = fs.bavail * fs.bsize;
-  if (free < minFree) {
+  if (free < MIN_FREE_BYTES) {
     return warn("data-dir.space", "Free space", `Only ${formatBytes(free)} free on the data directory's disk.`, "Free some space: when it is full, webhooks get 503 until it has room again.");
   }
   return ok("data-dir.space", "Free space", `${formatBytes(free)} free on the data directory's disk.`);
@@ -101,7 +93,7 @@ function ownerFix(dir: string): string {
   return `Make '${dir}' readable and writable by autoscan's user (${chownHint(dir)}).`;
 }
 
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ["bytes", "KB", "MB", "GB", "TB"];
   let value = bytes;
   let unit = 0;

@@ -90,7 +90,7 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
   const diskTimeoutMs = input.diskTimeoutMs ?? 3000;
   const timeoutSeconds = Math.round(diskTimeoutMs / 100) / 10;
   const stat = input.stat ?? createDiskProbe({ log, timeoutMs: diskTimeoutMs }).stat;
-  const families: CheckFamily[] = [configFamily(loaded.outcome), dataDirFamily({ dir: settings.dataDir, look: stat })];
+  const families: CheckFamily[] = [configFamily(loaded.outcome), dataDirFamily(settings.dataDir, stat)];
   const config = loaded.config;
   if (!config) {
     const reason = "Skipped until the config is valid (database, Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).";
@@ -102,10 +102,10 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
   const table: [boolean, () => CheckFamily][] = [
     [!startup, () => databaseFamilyOf(config, settings.queueFile, inContainer)],
     [true, () => plexFamily(config, inContainer)],
-    [true, () => mappingFamily({ mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS, stat, timeoutSeconds, inContainer })],
+    [true, () => mappingFamily(config, stat, timeoutSeconds, inContainer)],
     [has(config.TARGETS), () => targetsFamily(config, inContainer)],
     [has(config.ARR), () => arrFamily(config, log, inContainer)],
-    [config.SERVER_ANCHORS.length > 0 && !startup, () => anchorsFamily({ anchors: config.SERVER_ANCHORS, stat, timeoutSeconds })],
+    [config.SERVER_ANCHORS.length > 0 && !startup, () => anchorsFamily(config.SERVER_ANCHORS, stat, timeoutSeconds)],
     [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, () => scannerFamily(config, settings.dockerHost)],
     [config.CLOUD.ENABLED, () => driveFamily({ config, settings, env: input.env, log, startup })],
     [config.RCLONE.RC_CACHE_REFRESH.ENABLED, () => rcFamily(config.RCLONE.RC_CACHE_REFRESH.RC_URL)],

@@ -1,3 +1,4 @@
+import type { Config } from "../../config/schema.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
@@ -11,26 +12,26 @@ import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type DoctorSe
  *   mapping at all, paths must already arrive in Plex's form);
  * - autoscan must see each library folder on its own disk (SERVER_FILE_EXIST_PATH_MAPPINGS, then the mapping's
  *   forms, as the file checks look), within a timeout: a hung mount is a warning, never a hang.
+ * `stat` is the disk probe's look (`unanswered` when the disk does not answer within `timeoutSeconds`); in a container
+ * the media arrive through docker-compose.yml's MEDIA_DIR volume.
  */
-export interface MappingCheckOptions {
+export function mappingFamily(config: Config, stat: (localPath: string) => Promise<DiskEntry>, timeoutSeconds: number, inContainer: boolean): CheckFamily {
+  const options = { mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS, stat, timeoutSeconds, inContainer };
+  return { name: "mappings", run: (findings) => mappingChecks(options, findings) };
+}
+
+interface MappingCheckOptions {
   readonly mappings: PathMappings;
   readonly existMappings: PathMappings;
-  /** The disk probe's look (bounded in time: `unanswered` when the disk does not answer). */
   readonly stat: (localPath: string) => Promise<DiskEntry>;
-  /** For the message about a disk that did not answer. */
   readonly timeoutSeconds: number;
-  /** Whether autoscan runs in a container: then the media arrive through docker-compose.yml's MEDIA_DIR volume. */
-  readonly inContainer?: boolean;
+  readonly inContainer: boolean;
 }
 
 /** Where docker-compose.yml mounts `${MEDIA_DIR}` (read-only) in the autoscan container, and Plex's beside it. */
 const COMPOSE_MEDIA_MOUNT = "/data";
 
-export function mappingFamily(options: MappingCheckOptions): CheckFamily {
-  return { name: "mappings", run: (findings) => mappingChecks(options, findings) };
-}
-
-export async function mappingChecks(options: MappingCheckOptions, findings: Findings): Promise<CheckResult[]> {
+async function mappingChecks(options: MappingCheckOptions, findings: Findings): Promise<CheckResult[]> {
   const sections = findings.sections;
   if (!sections) {
     const reason = `Needs Plex's library list: ${findings.sectionsUnknown ?? "Plex was not asked."}`;
