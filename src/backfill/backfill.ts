@@ -1,3 +1,4 @@
+import type { AppProblem, BackfillAppStatus } from "../core/backfill-status.ts";
 import type { Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
@@ -22,8 +23,6 @@ export interface BackfillApp<R extends HistoryRecordLike = HistoryRecordLike> {
   readonly classify: (error: unknown) => AppProblem;
 }
 
-export type AppProblem = "down" | "auth" | "api" | "other";
-
 export interface BackfillOptions<R extends HistoryRecordLike = HistoryRecordLike> {
   readonly apps: readonly BackfillApp<R>[];
   readonly cursors: CursorStore;
@@ -38,18 +37,6 @@ export interface BackfillOptions<R extends HistoryRecordLike = HistoryRecordLike
   readonly metrics?: { backfillRead(app: string, result: "ok" | AppProblem, queued: number): void };
 }
 
-export interface AppStatus {
-  readonly name: string;
-  /** `standby`: another instance shares the database and reads the history (src/cluster's wrapper says so). */
-  readonly state: "waiting" | "ok" | "standby" | AppProblem;
-  /** While `standby`: the instance that reads, when known. */
-  readonly activeInstance?: string;
-  /** The last read that ended (ms), and what it found. */
-  readonly lastRead?: { readonly at: number; readonly records: number; readonly queued: number; readonly covered: number };
-  /** Why the last read failed, in words (the cursor did not move). */
-  readonly problem?: { readonly since: number; readonly message: string };
-  readonly cursor?: { readonly date: number; readonly id: number };
-}
 
 export interface RunOptions {
   /** Read back to this time (ms) instead of the cursor. */
@@ -75,13 +62,13 @@ export interface Backfill {
   stop(): Promise<void>;
   /** One read of every app (or one), now; reads never overlap. */
   run(options?: RunOptions): Promise<RunSummary[]>;
-  status(): AppStatus[];
+  status(): BackfillAppStatus[];
 }
 
 export function createBackfill<R extends HistoryRecordLike>(options: BackfillOptions<R>): Backfill {
   const log = options.log.child({ component: "BACKFILL" });
   const { clock, cursors } = options;
-  const states = new Map<string, AppStatus>(options.apps.map((app) => [app.name, { name: app.name, state: "waiting", ...cursorOf(app.name) }]));
+  const states = new Map<string, BackfillAppStatus>(options.apps.map((app) => [app.name, { name: app.name, state: "waiting", ...cursorOf(app.name) }]));
   const stopping = new AbortController();
   let loop: Promise<void> | undefined;
   let chain: Promise<unknown> = Promise.resolve();
@@ -91,7 +78,7 @@ export function createBackfill<R extends HistoryRecordLike>(options: BackfillOpt
     return cursor ? { cursor } : {};
   }
 
-  function update(name: string, next: Partial<AppStatus>): void {
+  function update(name: string, next: Partial<BackfillAppStatus>): void {
     const current = states.get(name) ?? { name, state: "waiting" as const };
     states.set(name, { ...current, ...next, ...cursorOf(name) });
   }

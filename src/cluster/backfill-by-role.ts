@@ -1,4 +1,5 @@
-import type { AppStatus, Backfill, RunOptions, RunSummary } from "../backfill/backfill.ts";
+import type { Backfill, RunOptions, RunSummary } from "../backfill/backfill.ts";
+import type { BackfillAppStatus } from "../core/backfill-status.ts";
 import type { CursorStore } from "../backfill/cursor-store.ts";
 import { openPgCursorStore } from "./pg-cursor-store.ts";
 import { createRoleComponent, type RoleHolding, type RoleLockSettings } from "./role-component.ts";
@@ -36,7 +37,7 @@ export function backfillByRole(options: BackfillByRoleOptions): Backfill & RoleH
       if (!backfill) throw new RoleStandbyError("backfill", instance, role.holder());
       return backfill.run(runOptions);
     },
-    status(): AppStatus[] {
+    status(): BackfillAppStatus[] {
       const backfill = role.current();
       if (backfill) return backfill.status();
       const holder = role.holder();

@@ -1,6 +1,6 @@
 import { escapeHtml } from "../../core/escape-html.ts";
 import { messageHtml, timeTag } from "./format.ts";
-import type { BackfillAppStatus } from "./sources.ts";
+import type { BackfillAppStatus } from "../../core/backfill-status.ts";
 
 /**
  * The Queue page's "Catching up" panel (`ARR`): per *arr app, whether its history could be read, when, what it

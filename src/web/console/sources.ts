@@ -1,3 +1,4 @@
+import type { BackfillAppStatus } from "../../core/backfill-status.ts";
 import type { DriveStatus } from "../../core/drive-status.ts";
 import type { QueueItemView } from "../../core/queue-view.ts";
 import type { PathPreview } from "../../paths/preview.ts";
@@ -92,12 +93,3 @@ export interface MappingView {
   readonly sections: readonly string[];
 }
 
-export interface BackfillAppStatus {
-  readonly name: string;
-  /** `standby`: another instance (`activeInstance`) reads the history. */
-  readonly state: "waiting" | "ok" | "standby" | "down" | "auth" | "api" | "other";
-  readonly activeInstance?: string;
-  readonly lastRead?: { readonly at: number; readonly records: number; readonly queued: number; readonly covered: number };
-  readonly problem?: { readonly since: number; readonly message: string };
-  readonly cursor?: { readonly date: number; readonly id: number };
-}
