@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NotifyEvent, NotifySink } from "../core/notify-event.ts";
 import type { ScanSink } from "../core/scan.ts";
-import { formatDuration } from "../docker/format-duration.ts";
+import { formatDuration } from "../core/format-duration.ts";
 import { createScrubber } from "../logging/redact.ts";
 import type { FormatMessage } from "./batch.ts";
 import { formatApprise } from "./formats/apprise.ts";
@@ -15,7 +15,7 @@ import { parseNotifierUrl } from "./notifier-url.ts";
 import { combineNotifiers, type Notifiers } from "./notifiers.ts";
 import { sendMessage } from "./send-message.ts";
 import type { FailedFolder } from "../queue/failed-watch.ts";
-import { backoffDelay } from "../queue/dispatch/backoff.ts";
+import { backoffDelay } from "../core/backoff.ts";
 import type { TargetChange } from "../queue/dispatch/target-delivery.ts";
 
 /**

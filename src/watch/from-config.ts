@@ -9,7 +9,7 @@ import type { DiskProbe } from "../paths/disk-probe.ts";
 import { findIgnoreMatch } from "../paths/ignore.ts";
 import { createLocalToServer } from "../paths/local-to-server.ts";
 import type { PathMapper } from "../paths/mapping.ts";
-import { backoffDelay } from "../queue/dispatch/backoff.ts";
+import { backoffDelay } from "../core/backoff.ts";
 import { mountsUnderWith, mountTypeOf } from "./event-less-mounts.ts";
 import { createFolderWatcher, type FolderWatcher, type WatcherStatus } from "./folder-watcher.ts";
 import { watchFoldersWithKernel } from "./kernel-events.ts";
