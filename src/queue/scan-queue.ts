@@ -7,7 +7,7 @@ import type { ScanPriorities } from "../paths/priority.ts";
 import { isCovered } from "./coverage.ts";
 import { watchFailures, type FailedFolder } from "./failed-watch.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
-import { createQueueSink } from "./queue-sink.ts";
+import { logIntake } from "./intake-log.ts";
 import { dueLooks, nextLookAt, rescanState, type DueLook, type RescanState } from "./landed-reads.ts";
 import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rules/landed.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
@@ -24,7 +24,7 @@ import {
   recordInterrupted,
   recordScan,
 } from "./rules/dispatch-records.ts";
-import { enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
+import { assertScannable, enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
 import { requestFolder } from "./rules/request-folder.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-port.ts";
@@ -153,18 +153,23 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     return result;
   }
 
-  const enqueue = createQueueSink({
-    async store(requests, sinkOptions) {
-      const outcome = await write(
-        (tx) => enqueueRequests(tx, requests, policy),
-        (stored) => (stored.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: stored.earliestDue - stored.at } : change()),
-        sinkOptions.signal,
-      );
-      lookUpKinds(outcome);
-      return outcome;
-    },
-    log,
-  });
+  /**
+   * The queue's `ScanSink`: the batch merged into the queue in one store write, resolved once that write is durable;
+   * it never waits on a media disk. The embedded store puts writes that arrive together into one log record, so many
+   * webhooks at once cost few fsyncs; PostgreSQL commits each call in a short transaction.
+   */
+  const enqueue: ScanSink = async (requests, sinkOptions = {}) => {
+    if (requests.length === 0) return { items: [] };
+    assertScannable(requests);
+    const outcome = await write(
+      (tx) => enqueueRequests(tx, requests, policy),
+      (stored) => (stored.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: stored.earliestDue - stored.at } : change()),
+      sinkOptions.signal,
+    );
+    lookUpKinds(outcome);
+    logIntake(log, outcome.events, outcome.at, sinkOptions.origin);
+    return { items: outcome.items };
+  };
 
   /**
    * Paths of unknown kind are looked up on disk once they are stored and answered (never before: a disk that hangs

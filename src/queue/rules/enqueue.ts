@@ -1,4 +1,6 @@
+import { BadRequestError } from "../../core/errors.ts";
 import type { EnqueuedItem, ScanRequest } from "../../core/scan.ts";
+import { isAbsolutePath } from "../../paths/normalize.ts";
 import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
 import { requestFolder } from "./request-folder.ts";
@@ -36,6 +38,18 @@ export interface EnqueueOutcome {
   readonly items: EnqueuedItem[];
   readonly events: EnqueueEvent[];
   readonly earliestDue: number;
+}
+
+const KINDS: ReadonlySet<string> = new Set(["file", "folder", "unknown"]);
+
+/** Every request names an absolute path of a known kind, or the batch is refused whole (`BadRequestError`: a 4xx). */
+export function assertScannable(requests: readonly ScanRequest[]): void {
+  const bad = requests.find((request) => !isAbsolutePath(request.path));
+  if (bad) {
+    throw new BadRequestError(`Scan path '${bad.path}' is not absolute; expected a full path such as /mnt/tv/Show`);
+  }
+  const odd = requests.find((request) => !KINDS.has(request.kind));
+  if (odd) throw new BadRequestError(`Scan path '${odd.path}' has kind '${String(odd.kind)}'; expected file, folder or unknown`);
 }
 
 export async function enqueueRequests(tx: QueueTx, requests: readonly ScanRequest[], policy: MergePolicy): Promise<EnqueueOutcome> {
