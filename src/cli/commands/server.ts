@@ -40,7 +40,7 @@ async function serve(input: CommandInput, reloading: { reloader?: ConfigReloader
   reloading.log = own;
   own.info({ configPath: runtime.settings.configPath }, `Starting autoscan ${readVersion()}`);
   // The doctor's checks, in the background: each problem logged once as a warning; the start never waits for them.
-  void import("../wiring/doctor.ts").then(({ runStartupChecks }) => runStartupChecks(runtime, log), () => undefined);
+  void import("../../ops/doctor/doctor.ts").then(({ runStartupChecks }) => runStartupChecks(runtime, log), () => undefined);
   for (const note of ignoredKeyNotes(config, runtime.loaded.explicitKeys)) own.info(note);
   for (const warning of unbuiltFeatureWarnings(config, BUILT_FEATURES)) own.warn(warning);
   const service = await startService(runtime, { env: input.io.env });

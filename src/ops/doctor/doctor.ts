@@ -5,9 +5,10 @@ import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
 import { describeSource, type ConfigSource } from "../../config/provenance.ts";
 import type { Config } from "../../config/schema.ts";
 import type { Settings } from "../../config/settings.ts";
-import { ConfigError } from "../../core/errors.ts";
+import { ConfigError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
+import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
 import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
 import { anchorsFamily } from "./anchors.ts";
 import { arrFamily } from "./arr.ts";
@@ -27,7 +28,7 @@ import { watchFamily } from "./watch.ts";
 /**
  * Config → the doctor's check families, each looking through the modules the service itself uses (the Plex client,
  * the Docker executor and preset detection, the Drive credentials, the disk probe), so doctor sees what the server
- * would. `autoscan doctor` runs them all; the server runs them at start (cli/wiring/doctor.ts) and logs each warning
+ * would. `autoscan doctor` runs them all; the server runs them at start (`runStartupChecks`) and logs each warning
  * or error once. Each family runs after the ones above it: the TARGETS' and the mappings' checks read Plex's library
  * folders (the primary form).
  */
@@ -115,6 +116,25 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
     [!startup && has(config.WATCH), () => watchFamily(config, stat)],
   ];
   return [...families, ...table.filter(([applies]) => applies).map(([, family]) => family())];
+}
+
+/**
+ * The server's run of the same checks, at start: every `!` and `✗` logged once as a warning (`Plex: Nothing listens at
+ * plex:32400 (connection refused). Fix: Start Plex, …`); the server starts whatever they say. Fire and forget: never
+ * throws, never delays the start.
+ */
+export async function runStartupChecks(runtime: { readonly config: Config; readonly settings: Settings; readonly log: Logger }, log: Logger): Promise<void> {
+  const doctorLog = log.child({ component: "DOCTOR" });
+  try {
+    const loaded = { config: runtime.config, outcome: { kind: "loaded", path: runtime.settings.configPath, warnings: [] } } as const;
+    const stat = sharedDiskProbe(runtime.log).stat;
+    const report = await runDoctor({ settings: runtime.settings, env: {}, loaded, log: runtime.log, mode: "startup", stat, diskTimeoutMs: STAT_TIMEOUT_MS });
+    const problems = report.checks.filter((check) => check.status === "warn" || check.status === "error");
+    for (const check of problems) doctorLog.warn({ check: check.id }, `${check.title}: ${check.detail}${check.fix ? ` Fix: ${check.fix}` : ""}`);
+    if (problems.length > 0) doctorLog.warn(`Start-up checks: ${problems.length} problem(s) above; 'autoscan doctor' shows all checks.`);
+  } catch (error) {
+    doctorLog.warn({ err: error }, `Start-up checks could not run: ${describeError(error)}`);
+  }
 }
 
 /** The queue's store: the embedded file, or PostgreSQL at SERVER_DATABASE_URL. */

@@ -4,25 +4,22 @@ import { causeCodes, fail, type CheckResult } from "./check.ts";
 /**
  * What is wrong when a server autoscan calls does not answer, and what to do about it: `localhost` inside a
  * container, a name that does not resolve, a closed port, a timeout, another socket error. The same words for every
- * family that calls out (Plex, the database, the *arr apps, the TARGETS).
+ * family that calls out (Plex, the database, the *arr apps, the TARGETS). The server is described by the check's `id`
+ * and `title` (`arr:sonarr`, `sonarr`), the `url` shown (scheme, host and port only), what should answer there
+ * (`label`: `Sonarr`), the `setting` that holds the URL (`ARR.sonarr.URL`), where it usually listens (`portHint`:
+ * `Sonarr listens on 8989`), a URL that works from a container on the same network (`example`: `http://sonarr:8989`)
+ * and how long one call may take. `readsAnswer`: the call read the answer (Plex's client), so an error without a
+ * socket code means something else answered there.
  */
 export interface UnreachableServer {
-  /** The check's id and title (`arr:sonarr`, `sonarr`). */
   readonly id: string;
   readonly title: string;
-  /** The URL shown: scheme, host and port only. */
   readonly url: string;
-  /** What should answer there: `Sonarr`, `Jellyfin`. */
   readonly label: string;
-  /** The setting that holds the URL: `ARR.sonarr.URL`. */
   readonly setting: string;
-  /** Where it usually listens: `Sonarr listens on 8989`. */
   readonly portHint: string;
-  /** A URL that would work from a container on the same network: `http://sonarr:8989`. */
   readonly example: string;
-  /** How long one call may take (the probe enforces it). */
   readonly timeoutSeconds: number;
-  /** The call read the answer (Plex's client): an error without a socket code means something else answered there. */
   readonly readsAnswer?: boolean;
 }
 
