@@ -12,6 +12,7 @@ import {
   type EventFlag,
 } from "./connection-facts.ts";
 import { fieldValue, listNotifications, readHealth, type HealthEntry, type NotificationResource } from "./notification-api.ts";
+import { safeDecode } from "../core/safe-decode.ts";
 
 /**
  * Is an *arr app connected to this autoscan? One answer for `autoscan doctor`, `autoscan arr connect` and (later) the
@@ -132,16 +133,8 @@ function parse(url: string): { origin: string; path: string; segments: string[] 
     return undefined;
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
-  const segments = parsed.pathname.split("/").filter(Boolean).map(decode);
+  const segments = parsed.pathname.split("/").filter(Boolean).map(safeDecode);
   return { origin: parsed.origin.toLowerCase(), path: `/${segments.join("/")}`, segments };
-}
-
-function decode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 /** Any event ticked: the app's `Enable`; none is what the apps show as "Disabled". */
@@ -250,7 +243,7 @@ export function maskUrl(url: string, expected: Pick<ExpectedConnection, "pass" |
   const path = parsed.pathname
     .split("/")
     .map((segment) => {
-      const text = decode(segment);
+      const text = safeDecode(segment);
       if (expected.pass !== "" && text === expected.pass) return "<SERVER_PASS>";
       if (text === expected.name) return segment;
       return text.length >= 16 && /\d/.test(text) && /[A-Za-z]/.test(text) && /^[A-Za-z0-9_~.-]+$/.test(text) ? "<hidden>" : segment;

@@ -1,3 +1,5 @@
+import { safeDecode } from "./safe-decode.ts";
+
 /**
  * `SERVER_DATABASE_URL`, the PostgreSQL connection URL (`postgres://user:password@host:5432/database`), as the config,
  * the logs, `config check` and `autoscan doctor` see it. The password never leaves this module in clear: what people
@@ -82,13 +84,5 @@ function parseUrl(text: string): URL | undefined {
     return new URL(text);
   } catch {
     return undefined;
-  }
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
   }
 }

@@ -1,4 +1,5 @@
 import type { RedirectResult } from "./loopback-receiver.ts";
+import { safeDecode } from "../core/safe-decode.ts";
 
 /**
  * What a person pastes at `Enter authorization code:`: either the bare code (`4/0AfJ…`) or the whole address the
@@ -36,12 +37,4 @@ export function parsePastedAnswer(text: string, expectedState: string): PastedAn
   const code = params.get("code");
   if (!code) return { problem: "That URL holds no code= parameter. Paste the address your browser ended on after you allowed access." };
   return { code };
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

@@ -1,3 +1,5 @@
+import { safeDecode } from "../core/safe-decode.ts";
+
 /**
  * A notifier's URL holds its secret: a Discord webhook's token is in the path, an ntfy topic is its own password, an
  * apprise-api key reaches every service configured behind it, and any of them may carry `user:password@`. So the URL
@@ -53,12 +55,4 @@ function unique(values: readonly string[]): string[] {
 /** What may be shown of a notifier URL (`https://discord.com`), or a placeholder when it is not a URL at all. */
 export function shownNotifierUrl(text: string): string {
   return URL.parse(text)?.origin ?? "(not a URL)";
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
