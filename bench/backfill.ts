@@ -15,7 +15,7 @@ import type { HistoryRecord } from "../src/arr/history-wire.ts";
 import { readHistory } from "../src/backfill/read-history.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { startFakeArr } from "../test/support/fake-arr.ts";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);

@@ -16,7 +16,7 @@ import { systemClock } from "../src/core/clock.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";
 import { cleanupMounts, mountHungFuse, mountTmpfs, probeFuse, umountLazy } from "../test/support/faults/mounts.ts";
 

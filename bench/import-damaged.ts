@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPlexAutoscanQueue } from "../src/queue/plex-autoscan-file.ts";
 import { describeDamage, importPlexAutoscanQueue, type ImportSummary } from "../src/queue/plex-autoscan-import.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { captureLog } from "../test/support/capture-log.ts";
 import { createManualClock } from "../test/support/manual-clock.ts";
 import { backlogPaths, damagePlexAutoscanQueue, writePlexAutoscanQueue } from "../test/support/plex-autoscan-queue.ts";
@@ -39,7 +39,7 @@ async function once(dir: string, damage: "none" | "garbage" | "truncate"): Promi
   const queue = await createScanQueue({ file: queueFile, clock: createManualClock(), log: captureLog().log, scanDelayMs: 180_000, lock: false });
   const source = await open();
   began = performance.now();
-  const summary = await importPlexAutoscanQueue({ source, store: queue.importRequests });
+  const summary = await importPlexAutoscanQueue({ source, queue });
   const importMs = performance.now() - began;
   source.close();
   await queue.close();

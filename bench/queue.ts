@@ -23,7 +23,7 @@ import type { WorkItem } from "../src/queue/dispatch/dispatch-port.ts";
 import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
 import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
 import { migrations } from "../src/queue/sqljs/migrations/index.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { pathKey } from "../src/queue/sqljs/rows.ts";
 import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";

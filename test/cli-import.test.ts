@@ -5,7 +5,7 @@ import { createManualClock } from "./support/manual-clock.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { writePlexAutoscanQueue } from "./support/plex-autoscan-queue.ts";
 import { runCli } from "./support/run-cli.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 
 /** `autoscan import --from-plex-autoscan PATH [--dry-run]`, run as a user runs it. */
 let temp: Awaited<ReturnType<typeof makeTempDir>>;

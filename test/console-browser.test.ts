@@ -6,7 +6,7 @@ import { withChromium } from "./support/chromium.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./support/console-service.ts";
 
 /**

@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.ts";
 import type { LandedStart, LookRecord } from "../src/queue/rules/landed.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { withChromium } from "./support/chromium.ts";
 import { startConsoleService, type ConsoleService } from "./support/console-service.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { FatalError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { type ScanQueue } from "../src/queue/scan-queue.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 

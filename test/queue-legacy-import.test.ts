@@ -2,8 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ScanQueue } from "../src/queue/scan-queue.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
-import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
+import { openPlexAutoscanQueue } from "../src/queue/plex-autoscan-file.ts";
+import { importKey, importPlexAutoscanQueue } from "../src/queue/plex-autoscan-import.ts";
+import { loadSqlJs } from "../src/core/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 import { PLEX_AUTOSCAN_SCHEMA } from "./support/plex-autoscan-queue.ts";
@@ -102,32 +104,50 @@ describe("importing plex_autoscan's queue", () => {
     ]);
   });
 
-  it("goes on where an interrupted import got to, and a batch stored twice adds nothing", async () => {
+  it("goes on where an interrupted import got to, storing no row twice", async () => {
     const file = join(temp.dir, "queue.db");
     const rows = Array.from({ length: 30 }, (_, n) => `INSERT INTO queueitemmodel VALUES (${String(n + 1)}, '/tv/Show ${String(n)}/S01E01.mkv', 'Sonarr', 2, 'Download');`);
-    await writeLegacy(file, L3UDDZ_SCHEMA, rows.join("\n"));
-    // What a restart finds after the first 20 rows were imported: the file aside and the progress noted (the queue
-    // itself starts empty here, so only what this run adds is counted).
-    const first = await open(join(temp.dir, "elsewhere.db"));
+    // What a restart finds after the first 20 rows were imported: the file set aside, 20 rows and their mark stored.
+    const first = await open(file);
+    const aside = `${file}.plex_autoscan`;
+    await writeLegacy(aside, L3UDDZ_SCHEMA, rows.join("\n"));
+    const opened = await openPlexAutoscanQueue(aside);
+    if (opened.kind !== "queue") throw new Error("not read");
+    const stop = new AbortController();
+    await importPlexAutoscanQueue({
+      source: opened.queue,
+      queue: first,
+      key: await importKey(aside),
+      batchSize: 10,
+      signal: stop.signal,
+      onBatch: (_rowid, reached) => void (reached.done >= 20 && stop.abort()),
+    });
+    opened.queue.close();
     await first.close();
-    const backup = `${file}.plex_autoscan.bak`;
-    await writeFile(backup, await readFile(file));
-    await writeFile(file, await readFile(join(temp.dir, "elsewhere.db")));
-    await writeFile(`${file}.plex_autoscan.import`, JSON.stringify({ backup, afterRowid: 20 }));
-    const logs = captureLog();
-    const partly = await createScanQueue({ file, clock: createManualClock(), log: logs.log, scanDelayMs: 180_000 });
-    await imported(partly);
-    expect(await partly.pendingCount()).toBe(10);
-    expect(logs.messages().some((m) => m.includes("going on after 20 imported before a restart"))).toBe(true);
-    await partly.close();
 
-    // Killed after a batch was stored but before its progress was noted: the batch comes again and merges.
-    await writeFile(`${file}.plex_autoscan.import`, JSON.stringify({ backup, afterRowid: 25 }));
-    const again = await open(file);
-    await imported(again);
-    expect(await again.pendingCount()).toBe(10);
-    expect((await again.listPending()).every((item) => item.requests.length === 1)).toBe(true);
-    await again.close();
+    const logs = captureLog();
+    const partly = await open(file, logs);
+    await imported(partly);
+    expect(await partly.pendingCount()).toBe(30);
+    expect((await partly.listPending()).every((item) => item.requests.length === 1)).toBe(true);
+    expect(logs.messages().some((m) => m.includes("going on after 20 imported before a restart"))).toBe(true);
+    expect(logs.messages().find((m) => m.startsWith("Imported"))).toContain("Imported 10 scan request(s)");
+    expect(logs.messages().find((m) => m.startsWith("Imported"))).toContain("10 queued, 0 merged");
+    await partly.close();
+    expect((await readdir(temp.dir)).filter((name) => name.includes("plex_autoscan"))).toEqual(["queue.db.plex_autoscan.bak"]);
+  });
+
+  it("takes over an import an earlier autoscan began (its file kept as .bak, a marker beside it)", async () => {
+    const file = join(temp.dir, "queue.db");
+    const rows = Array.from({ length: 30 }, (_, n) => `INSERT INTO queueitemmodel VALUES (${String(n + 1)}, '/tv/Show ${String(n)}/S01E01.mkv', 'Sonarr', 2, 'Download');`);
+    const backup = `${file}.plex_autoscan.bak`;
+    await writeLegacy(backup, L3UDDZ_SCHEMA, rows.join("\n"));
+    await writeFile(`${file}.plex_autoscan.import`, JSON.stringify({ backup, afterRowid: 20 }));
+    const queue = await open(file);
+    await imported(queue);
+    expect(await queue.pendingCount()).toBe(30);
+    await queue.close();
+    expect((await readdir(temp.dir)).filter((name) => name.includes("plex_autoscan"))).toEqual(["queue.db.plex_autoscan.bak"]);
   });
 
   it("imports an empty legacy queue as an empty queue", async () => {

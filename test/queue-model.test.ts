@@ -10,7 +10,7 @@ import type { EnqueueResult, PathKind, ScanRequest } from "../src/core/scan.ts";
 import type { ScanOutcome } from "../src/core/target.ts";
 import type { CheckResult, WorkItem } from "../src/queue/dispatch/dispatch-port.ts";
 import { type ScanQueue } from "../src/queue/scan-queue.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { captureLog } from "./support/capture-log.ts";
 import { describeEachStore, type QueueAdapter } from "./support/queue-adapters.ts";
 import { createManualClock } from "./support/manual-clock.ts";

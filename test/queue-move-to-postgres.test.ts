@@ -1,13 +1,21 @@
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { MOVED_SUFFIX, moveQueueFileInto } from "../src/cli/wiring/move-queue.ts";
-import { createPgScanQueue } from "../src/queue/postgres/pg-scan-queue.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { MOVED_SUFFIX } from "../src/queue/move-to-postgres.ts";
+import { createPgScanQueue, createScanQueue, type PgScanQueueOptions } from "../src/queue/open-scan-queue.ts";
+import type { ScanQueue } from "../src/queue/scan-queue.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 import { writePlexAutoscanQueue } from "./support/plex-autoscan-queue.ts";
 import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "./support/postgres.ts";
+
+/** The instance's start on PostgreSQL, with its queue file at `file`; the import beside it waited for. */
+async function start(options: Omit<PgScanQueueOptions, "instance" | "leaseMs" | "timeFromClock" | "scanDelayMs">): Promise<ScanQueue> {
+  const queue = await createPgScanQueue({ ...options, instance: "a", leaseMs: 15_000, timeFromClock: true, scanDelayMs: 60_000 });
+  for (let i = 0; i < 500 && queue.importing?.() !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(queue.importing?.()).toBeUndefined();
+  return queue;
+}
 
 describeWithPostgres("switching an instance from its queue file to PostgreSQL", () => {
   it("queues the file's waiting folders again in PostgreSQL, once, and keeps the file renamed", async () => {
@@ -25,9 +33,8 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
       ]);
       await old.close();
 
-      const queue = await createPgScanQueue({ url, instance: "a", leaseMs: 15_000, clock, timeFromClock: true, log: logs.log, scanDelayMs: 60_000 });
+      const queue = await start({ url, clock, log: logs.log, queueFile: file });
       try {
-        expect(await moveQueueFileInto(queue, file, clock, logs.log)).toBe(2);
         const pending = await queue.listPending();
         expect(pending.map((item) => [item.folder, item.requests.map((r) => [r.path, r.deleted, r.receivedPath])])).toEqual([
           ["/tv/A/Season 01", [["/tv/A/Season 01/a1.mkv", false, "/data/tv/A/Season 01/a1.mkv"], ["/tv/A/Season 01/a2.mkv", false, undefined]]],
@@ -35,20 +42,21 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
         ]);
         await expect(access(file)).rejects.toThrow();
         await access(file + MOVED_SUFFIX);
-        // The next start finds no file: nothing is queued twice.
-        expect(await moveQueueFileInto(queue, file, clock, logs.log)).toBe(0);
-        expect(await queue.pendingCount()).toBe(2);
         expect(logs.records.some((r) => String(r.msg).startsWith("Moved 2 waiting folder(s)"))).toBe(true);
       } finally {
         await queue.close();
       }
+      // The next start finds no file: nothing is queued twice.
+      const again = await start({ url, clock, log: logs.log, queueFile: file });
+      expect(await again.pendingCount()).toBe(2);
+      await again.close();
     } finally {
       await dropTestDatabase(url);
       await temp.cleanup();
     }
   });
 
-  it("imports plex_autoscan's queue found where the queue file goes straight into PostgreSQL, and sets it aside", async () => {
+  it("imports plex_autoscan's queue found where the queue file goes into PostgreSQL, and sets it aside", async () => {
     const temp = await makeTempDir();
     const url = await createTestDatabase();
     const clock = createManualClock();
@@ -56,9 +64,8 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
     const file = join(temp.dir, "queue.db");
     writePlexAutoscanQueue(file, ["/tv/A/Season 01/a1.mkv", "/tv/A/Season 01/a2.mkv", "/movies/B"]);
     try {
-      const queue = await createPgScanQueue({ url, instance: "a", leaseMs: 15_000, clock, timeFromClock: true, log: logs.log, scanDelayMs: 60_000 });
+      const queue = await start({ url, clock, log: logs.log, queueFile: file });
       try {
-        expect(await moveQueueFileInto(queue, file, clock, logs.log)).toBe(3);
         expect((await queue.listPending()).flatMap((item) => item.requests.map((r) => [r.path, r.kind])).sort()).toEqual([
           ["/movies/B", "unknown"],
           ["/tv/A/Season 01/a1.mkv", "unknown"],
@@ -66,11 +73,13 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
         ]);
         await expect(access(file)).rejects.toThrow();
         await access(`${file}.plex_autoscan.bak`);
-        expect(await moveQueueFileInto(queue, file, clock, logs.log)).toBe(0);
         expect(logs.records.some((r) => String(r.msg).startsWith("Imported 3 scan request(s) from the plex_autoscan queue"))).toBe(true);
       } finally {
         await queue.close();
       }
+      const again = await start({ url, clock, log: logs.log, queueFile: file });
+      expect(await again.pendingCount()).toBe(3);
+      await again.close();
     } finally {
       await dropTestDatabase(url);
       await temp.cleanup();

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { StoreUnavailableError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { AUTOSCAN_LOCKS, FOLDER_LOCKS, LOCKS } from "../src/queue/postgres/locks.ts";
-import { createPgScanQueue } from "../src/queue/postgres/pg-scan-queue.ts";
+import { createPgScanQueue } from "../src/queue/open-scan-queue.ts";
 import { openPgPool } from "../src/queue/postgres/pool.ts";
 import { inTransaction } from "../src/queue/postgres/transaction.ts";
 import type { ScanQueue } from "../src/queue/scan-queue.ts";

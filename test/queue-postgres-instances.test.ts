@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { StoreUnavailableError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
-import { createPgScanQueue } from "../src/queue/postgres/pg-scan-queue.ts";
+import { createPgScanQueue } from "../src/queue/open-scan-queue.ts";
 import type { ScanQueue } from "../src/queue/scan-queue.ts";
 import { captureLog } from "./support/capture-log.ts";
 import { createManualClock, type ManualClock } from "./support/manual-clock.ts";

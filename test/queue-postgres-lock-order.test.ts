@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { pgTx } from "../src/queue/postgres/pg-tx.ts";
 import { openPgPool, type PgClient, type PgPool } from "../src/queue/postgres/pool.ts";
-import { createPgScanQueue } from "../src/queue/postgres/pg-scan-queue.ts";
+import { createPgScanQueue } from "../src/queue/open-scan-queue.ts";
 import { retryItem } from "../src/queue/rules/admin.ts";
 import { enqueueRequests, moveToFolder, type MergePolicy } from "../src/queue/rules/enqueue.ts";
 import type { QueueTx } from "../src/queue/rules/queue-tx.ts";

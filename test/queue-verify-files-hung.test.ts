@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { ScanRequest } from "../src/core/scan.ts";
 import type { ScanQueue } from "../src/queue/scan-queue.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { describeFaults } from "./support/faults/describe-faults.ts";
 import { mountHungFuse, probeFuse, umountLazy, type HungMount } from "./support/faults/mounts.ts";

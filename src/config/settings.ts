@@ -19,6 +19,8 @@ export interface Settings {
   readonly logFormat: LogFormat;
   /** `DOCKER_HOST`, for the exec scanner; undefined means the default socket. */
   readonly dockerHost: string | undefined;
+  /** Tests only (`AUTOSCAN_TEST_PAUSE_IMPORT_AT`): plex_autoscan's import waits for ever at this step, to be killed. */
+  readonly pauseImportAt: string | undefined;
   /** Which source gave each setting, for `config check` and the start-up lines. */
   readonly origin: Readonly<Record<string, "flag" | "env" | "default">>;
 }
@@ -59,6 +61,7 @@ export function resolveSettings(flags: Flags, env: Env, installDir: string): Set
     logLevel,
     logFormat,
     dockerHost: env.DOCKER_HOST || undefined,
+    pauseImportAt: env.AUTOSCAN_TEST_PAUSE_IMPORT_AT || undefined,
     origin,
   };
 }

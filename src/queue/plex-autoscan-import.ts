@@ -1,15 +1,23 @@
 import { readFile, rename, rm, stat } from "node:fs/promises";
-import { writeFileDurably } from "../core/durable-file.ts";
+import { resolve } from "node:path";
 import type { Logger } from "../core/logger.ts";
 import type { ScanRequest } from "../core/scan.ts";
 import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } from "./plex-autoscan-file.ts";
+import type { ScanQueue } from "./scan-queue.ts";
 
 /**
- * plex_autoscan's queue, moved over (the file is read by `plex-autoscan-file.ts`): its rows go into the queue in
- * batches, each one store write, so the import never holds the event loop and a webhook that arrives meanwhile is
- * answered at once. Where it got to is kept in `<queue file>.plex_autoscan.import` after each batch: a restart goes
- * on from there (a batch stored twice merges: the same request again adds nothing). A damaged file gives what can be
- * read of it, and the summary says which ids could not be.
+ * plex_autoscan's queue, moved over (the file is read by `plex-autoscan-file.ts`), the same way into either store and
+ * by `autoscan import`: its rows go into the queue in batches, each one store write, so the import never holds the
+ * event loop and a webhook that arrives meanwhile is answered at once. Each batch's write also keeps the last row it
+ * stored (an `ImportMark`, keyed by the file): a restart goes on after it, and no row is stored twice. A damaged file
+ * gives what can be read of it, and the summary says which ids could not be.
+ *
+ * Found where autoscan's queue file goes, it is taken in by steps each safe to die in:
+ * 1. `setAsidePlexAutoscanQueue`, before the store opens anything: the file is renamed `<queue file>.plex_autoscan`
+ *    (it is never opened as autoscan's own; a start that finds it there goes on with it);
+ * 2. the store opens (the file where autoscan's goes is now its own, or none);
+ * 3. `startPlexAutoscanImport`: the rows in batches, each with its mark, after the mark an earlier start left;
+ * 4. the file is renamed `<queue file>.plex_autoscan.bak` (kept for good), then the mark is forgotten.
  */
 
 /** What an import did, for its last log line and `autoscan import`'s summary. */
@@ -32,11 +40,15 @@ export interface ImportProgress {
   readonly total: number | undefined;
 }
 
+/** The queue an import stores into. */
+export type ImportTarget = Pick<ScanQueue, "importRequests" | "importedThrough">;
+
 export interface ImportOptions {
   readonly source: PlexAutoscanQueue;
-  /** Stores one batch (one store write; no look at the disk); answers, per request, whether it merged. */
-  readonly store: (requests: readonly ScanRequest[]) => Promise<readonly { readonly merged: boolean }[]>;
-  /** Rows already imported by an earlier run (by rowid). */
+  readonly queue: Pick<ImportTarget, "importRequests">;
+  /** Keeps how far the import got with each batch's write, under this key (`importKey`). */
+  readonly key?: string;
+  /** Rows already imported by an earlier run (by rowid: the mark it kept). */
   readonly afterRowid?: number;
   /** Hears each stored batch: the rowid reached (to keep), rows done so far (earlier runs included). */
   readonly onBatch?: (lastRowid: number, progress: ImportProgress) => Promise<void> | void;
@@ -46,7 +58,7 @@ export interface ImportOptions {
 
 /** Streams the file's rows into the queue, one batch per store write. */
 export async function importPlexAutoscanQueue(options: ImportOptions): Promise<ImportSummary> {
-  const { source } = options;
+  const { source, key } = options;
   const size = options.batchSize ?? 500;
   let lastRowid = options.afterRowid ?? 0;
   const before = lastRowid > 0 ? (source.countThrough(lastRowid) ?? 0) : 0;
@@ -58,8 +70,9 @@ export async function importPlexAutoscanQueue(options: ImportOptions): Promise<I
   let batch: ScanRequest[] = [];
   let batchEnd = lastRowid;
   const flush = async (): Promise<void> => {
-    if (batch.length > 0) {
-      const outcome = await options.store(batch);
+    // Stored with the mark, or not at all: a batch of rows that are not full paths moves the mark alone.
+    if (batch.length > 0 || key !== undefined) {
+      const outcome = await options.queue.importRequests(batch, key === undefined ? undefined : { key, through: batchEnd });
       for (const item of outcome) {
         if (item.merged) merged += 1;
         else queued += 1;
@@ -108,50 +121,69 @@ export function describeDamage(summary: ImportSummary): string {
   );
 }
 
-/** An import in progress: the file set aside and how far it got (kept beside the queue file). */
-export interface PendingImport {
-  readonly backup: string;
-  readonly afterRowid: number;
+/**
+ * Where an import keeps its mark: the file by its path and identity (inode, size, modification time: a rename keeps
+ * them), so another file later put at the same path starts afresh.
+ */
+export async function importKey(path: string): Promise<string> {
+  const file = await stat(path);
+  return `plex_autoscan ${resolve(path)} ${String(file.ino)} ${String(file.size)} ${String(Math.trunc(file.mtimeMs))}`;
 }
 
-const markerPath = (queueFile: string): string => `${queueFile}.plex_autoscan.import`;
+/** Where an import found at start keeps the file while it runs (step 1), and where the file stays after (step 4). */
+const asidePath = (queueFile: string): string => `${queueFile}.plex_autoscan`;
+const keptPath = (queueFile: string): Promise<string> => freeName(`${queueFile}.plex_autoscan.bak`);
 
 /**
- * At open: when the queue file is plex_autoscan's, it is moved aside (to `<file>.plex_autoscan.bak`, kept for good)
- * and an import is noted beside it; an import a restart interrupted is found again. Undefined: nothing to import.
+ * Step 1, before the store opens anything: plex_autoscan's queue where autoscan's goes (its `--queuefile`) is renamed
+ * aside. Answers the file to import, one an earlier start set aside included; undefined: nothing to import.
  */
-export async function findPendingImport(queueFile: string, log: Logger): Promise<PendingImport | undefined> {
-  const marker = markerPath(queueFile);
-  const noted = await readFile(marker, "utf8").then(
-    (text) => JSON.parse(text) as PendingImport,
-    () => undefined,
-  );
-  if (noted) return noted;
+export async function setAsidePlexAutoscanQueue(queueFile: string): Promise<string | undefined> {
+  const aside = asidePath(queueFile);
+  await adoptEarlierMarker(queueFile, aside);
+  if (await exists(aside)) return aside;
   const legacy = await openPlexAutoscanQueue(queueFile);
   // Not plex_autoscan's: the store opens it as its own (and refuses a FIFO or a directory, in words).
   if (legacy.kind !== "queue") return undefined;
   legacy.queue.close();
-  const backup = await freeName(`${queueFile}.plex_autoscan.bak`);
-  const pending: PendingImport = { backup, afterRowid: 0 };
-  // Noted before the move: a crash between the two finds the file where it was, and notes it again.
-  await writeFileDurably(marker, JSON.stringify(pending), { log });
-  await rename(queueFile, backup);
-  return pending;
+  await rename(queueFile, aside);
+  return aside;
 }
 
-export async function notePendingImport(queueFile: string, pending: PendingImport, log: Logger): Promise<void> {
-  await writeFileDurably(markerPath(queueFile), JSON.stringify(pending), { log });
+/**
+ * An import an earlier autoscan began kept its file as `.plex_autoscan.bak` with a `.plex_autoscan.import` marker
+ * beside it: the file goes where an import runs now, and starts again at its first row (what still waits merges).
+ */
+async function adoptEarlierMarker(queueFile: string, aside: string): Promise<void> {
+  const marker = `${queueFile}.plex_autoscan.import`;
+  const noted = await readFile(marker, "utf8").then(
+    (text) => JSON.parse(text) as { backup?: string },
+    () => undefined,
+  );
+  if (!noted) return;
+  if (noted.backup && !(await exists(aside)) && (await exists(noted.backup))) await rename(noted.backup, aside);
+  await rm(marker, { force: true });
 }
 
-export async function finishPendingImport(queueFile: string): Promise<void> {
-  await rm(markerPath(queueFile), { force: true });
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function freeName(path: string): Promise<string> {
   for (let n = 0; ; n++) {
     const candidate = n === 0 ? path : `${path}.${String(n)}`;
-    if (!(await stat(candidate).then(() => true, () => false))) return candidate;
+    if (!(await exists(candidate))) return candidate;
   }
+}
+
+/** Tests only (`AUTOSCAN_TEST_PAUSE_IMPORT_AT`): at the step named, the import waits for ever, to be killed there. */
+export async function pauseAtStep(pauseAt: string | undefined, step: string, log: Logger): Promise<void> {
+  if (pauseAt !== step) return;
+  log.warn({ step }, `Paused at the import step '${step}' (a test asked for it).`);
+  await new Promise(() => setInterval(() => undefined, 60_000));
 }
 
 export interface RunningImport {
@@ -164,54 +196,64 @@ export interface RunningImport {
 
 export interface RunImportOptions {
   readonly queueFile: string;
-  readonly pending: PendingImport;
-  readonly store: ImportOptions["store"];
+  /** The file set aside (`setAsidePlexAutoscanQueue`). */
+  readonly aside: string;
+  readonly queue: ImportTarget;
   readonly log: Logger;
   /** How often a progress line is logged (default 5 s). */
   readonly progressEveryMs?: number;
   readonly batchSize?: number;
+  /** Tests only: the import waits for ever at this step (`rows`: after the first batch; `marker`: after the last). */
+  readonly pauseAt?: string;
 }
 
 /**
- * The import at start, beside the service (webhooks are answered meanwhile and merge with what is imported): one
- * progress line every few seconds, where it got to noted after each batch, one line at the end.
+ * Steps 3 and 4, beside the service (webhooks are answered meanwhile and merge with what is imported): one progress
+ * line every few seconds, one line at the end.
  */
-export function runPendingImport(options: RunImportOptions): RunningImport {
-  const { queueFile, pending, log } = options;
+export function startPlexAutoscanImport(options: RunImportOptions): RunningImport {
+  const { queueFile, aside, log } = options;
   const stopping = new AbortController();
   const everyMs = options.progressEveryMs ?? 5_000;
+  const pause = (step: string): Promise<void> => pauseAtStep(options.pauseAt, step, log);
   // Running from here on (the counts come once the file is open).
   let progress: { done: number; total: number } | undefined = { done: 0, total: 0 };
   const done = (async () => {
-    const opened = await openPlexAutoscanQueue(pending.backup);
+    const opened = await openPlexAutoscanQueue(aside);
     if (opened.kind !== "queue") {
+      const kept = await keptPath(queueFile);
+      await rename(aside, kept);
       log.error(
-        { backup: pending.backup },
-        `Cannot read plex_autoscan's queue '${pending.backup}' to import it; nothing was imported from it. ` +
-          `Run 'autoscan import --from-plex-autoscan ${pending.backup}' once it is readable.`,
+        { backup: kept },
+        `Cannot read plex_autoscan's queue '${kept}' to import it; nothing was imported from it. ` +
+          `Run 'autoscan import --from-plex-autoscan ${kept}' once it is readable.`,
       );
-      return finishPendingImport(queueFile);
+      return;
     }
     const source = opened.queue;
     const started = Date.now();
     let lastLine = started;
-    const before = pending.afterRowid > 0 ? (source.countThrough(pending.afterRowid) ?? 0) : 0;
-    progress = { done: before, total: source.total ?? before };
-    log.info(
-      { backup: pending.backup, rows: source.total },
-      `Importing plex_autoscan's queue: ${source.total === undefined ? "a damaged file, as many rows as can be read" : `${count(source.total)} row(s)`} ` +
-        `from '${pending.backup}'${before > 0 ? `, going on after ${count(before)} imported before a restart` : ""}.`,
-    );
     try {
+      const key = await importKey(aside);
+      const after = (await options.queue.importedThrough(key)) ?? 0;
+      const before = after > 0 ? (source.countThrough(after) ?? 0) : 0;
+      progress = { done: before, total: source.total ?? before };
+      log.info(
+        { backup: aside, rows: source.total },
+        `Importing plex_autoscan's queue: ${source.total === undefined ? "a damaged file, as many rows as can be read" : `${count(source.total)} row(s)`} ` +
+          `from '${aside}'${before > 0 ? `, going on after ${count(before)} imported before a restart` : ""}.`,
+      );
+      let batches = 0;
       const summary = await importPlexAutoscanQueue({
         source,
-        store: options.store,
-        afterRowid: pending.afterRowid,
+        queue: options.queue,
+        key,
+        afterRowid: after,
         signal: stopping.signal,
         ...(options.batchSize ? { batchSize: options.batchSize } : {}),
-        async onBatch(lastRowid, reached) {
+        async onBatch(_lastRowid, reached) {
           progress = { done: reached.done, total: reached.total ?? reached.done };
-          await notePendingImport(queueFile, { backup: pending.backup, afterRowid: lastRowid }, log);
+          if ((batches += 1) === 1) await pause("rows");
           if (Date.now() - lastLine < everyMs || (reached.total !== undefined && reached.done >= reached.total)) return;
           lastLine = Date.now();
           log.info(
@@ -222,21 +264,21 @@ export function runPendingImport(options: RunImportOptions): RunningImport {
         },
       });
       if (stopping.signal.aborted) return;
-      await finishPendingImport(queueFile);
+      await pause("marker");
+      const kept = await keptPath(queueFile);
+      await rename(aside, kept);
+      await options.queue.importRequests([], { key, through: undefined });
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       const requests = summary.queued + summary.merged;
       log[summary.unreadable.length > 0 ? "warn" : "info"](
-        { file: queueFile, backup: pending.backup, ...summary, seconds: Number(seconds) },
+        { file: queueFile, backup: kept, ...summary, seconds: Number(seconds) },
         `Imported ${String(requests)} scan request(s) from the plex_autoscan queue in '${queueFile}' (the old file is kept ` +
-          `as '${pending.backup}'): ${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting ` +
+          `as '${kept}'): ${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting ` +
           `folder${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}; ${seconds} s.` +
           describeDamage(summary),
       );
     } catch (error) {
-      log.error(
-        { err: error, backup: pending.backup },
-        "The import of plex_autoscan's queue stopped; it goes on where it got to at the next start.",
-      );
+      log.error({ err: error, backup: aside }, "The import of plex_autoscan's queue stopped; it goes on where it got to at the next start.");
     } finally {
       progress = undefined;
       source.close();

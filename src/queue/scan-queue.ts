@@ -41,9 +41,12 @@ export interface ScanQueue extends DispatchQueue {
   /**
    * Stores a batch moved over from another queue (plex_autoscan's) in one write, merged by the same rules as any
    * request, quietly (no line per folder) and without a look at the disk: paths of unknown kind wait for the file
-   * checks. Answers, per request, whether it joined a folder already waiting.
+   * checks. Answers, per request, whether it joined a folder already waiting. `mark`: how far the import got, kept
+   * in the same write (`through` undefined: forgotten), so a restart goes on after what was stored, never twice.
    */
-  importRequests(requests: readonly ScanRequest[]): Promise<readonly { readonly merged: boolean }[]>;
+  importRequests(requests: readonly ScanRequest[], mark?: ImportMark): Promise<readonly { readonly merged: boolean }[]>;
+  /** The last source row an import keyed `key` stored (its `ImportMark`); undefined: none yet. */
+  importedThrough(key: string): Promise<number | undefined>;
   /** How far an import of plex_autoscan's queue has got, while one runs (the console shows it). */
   importing?(): { readonly done: number; readonly total: number } | undefined;
   /**
@@ -116,6 +119,11 @@ export interface ComposeOptions extends QueueSettings {
   readonly maintenanceIntervalMs?: number;
   /** Looks a path of `unknown` kind up on disk, after it is stored and answered (see `resolve-kind.ts`). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
+}
+
+export interface ImportMark {
+  readonly key: string;
+  readonly through: number | undefined;
 }
 
 const change = (): QueueEvent => ({ kind: "change" });
@@ -264,12 +272,19 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     ...store.due,
     enqueue,
     file: store.where,
-    async importRequests(requests) {
+    async importRequests(requests, mark) {
       const outcome = await write(
-        (tx) => enqueueRequests(tx, requests, policy),
+        async (tx) => {
+          if (mark) await tx.putNote(mark.key, mark.through === undefined ? undefined : String(mark.through));
+          return enqueueRequests(tx, requests, policy);
+        },
         (stored) => (stored.earliestDue < Number.POSITIVE_INFINITY ? { kind: "work", inMs: stored.earliestDue - stored.at } : change()),
       );
       return outcome.items;
+    },
+    async importedThrough(key) {
+      const noted = await write((tx) => tx.note(key));
+      return noted === undefined ? undefined : Number(noted);
     },
     async refuseWaiting(refused) {
       if (refused.length === 0) return [];

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { describe } from "vitest";
-import { createPgScanQueue } from "../../src/queue/postgres/pg-scan-queue.ts";
 import { type ScanQueue } from "../../src/queue/scan-queue.ts";
-import { createScanQueue, type ScanQueueOptions } from "../../src/queue/sqljs/sqljs-adapter.ts";
+import { createPgScanQueue, createScanQueue, type ScanQueueOptions } from "../../src/queue/open-scan-queue.ts";
 import { makeTempDir } from "./capture-log.ts";
 import { createTestDatabase, describeWithPostgres, dropTestDatabase } from "./postgres.ts";
 

@@ -4,7 +4,7 @@ import type { ScanRequest } from "../../src/core/scan.ts";
 import type { Target } from "../../src/core/target.ts";
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../../src/queue/dispatch/dispatcher.ts";
 import { type ScanQueue } from "../../src/queue/scan-queue.ts";
-import { createScanQueue, type ScanQueueOptions } from "../../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue, type ScanQueueOptions } from "../../src/queue/open-scan-queue.ts";
 import { captureLog, makeTempDir } from "./capture-log.ts";
 import { createManualClock, type ManualClock } from "./manual-clock.ts";
 import type { QueuePlace } from "./queue-adapters.ts";

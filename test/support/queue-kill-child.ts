@@ -8,7 +8,7 @@
  */
 import pino from "pino";
 import { systemClock } from "../../src/core/clock.ts";
-import { createScanQueue } from "../../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../../src/queue/open-scan-queue.ts";
 
 const [file, startArg, endArg, pauseArg] = process.argv.slice(2);
 if (!file || !startArg || !endArg) throw new Error("usage: queue-kill-child.ts <file> <start> <end>");

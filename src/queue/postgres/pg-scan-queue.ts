@@ -1,9 +1,8 @@
-import { acquireDataDirLock } from "../../core/data-dir-lock.ts";
+import type { Clock } from "../../core/clock.ts";
 import { StoreUnavailableError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import type { AsyncRows, QueueEvent, StoreAdapter } from "../store-port.ts";
-import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
 import { createClaims, type Claims } from "./claims.ts";
 import { createStoreClock, type StoreClock } from "./database-clock.ts";
 import { createDatabaseHealth, untilReachable } from "./database-health.ts";
@@ -16,22 +15,22 @@ import { listenForQueueEvents, sendQueueEvent } from "./queue-events.ts";
 import { writeInTransaction } from "./write-transaction.ts";
 
 /**
- * The scan queue in PostgreSQL (`SERVER_DATABASE_URL`): the queue's rules over PostgreSQL as its `StoreAdapter`.
- * Several instances may share one database: every write is a short transaction of its own, committed before a webhook
- * is answered, whichever instance took it; due folders are claimed by one instance at a time (`claims.ts`); every
- * time is the database's (`database-clock.ts`); changes are announced to the other instances (`queue-events.ts`).
+ * The scan queue's store in PostgreSQL (`SERVER_DATABASE_URL`), as the queue's `StoreAdapter`. Several instances may
+ * share one database: every write is a short transaction of its own, committed before a webhook is answered,
+ * whichever instance took it; due folders are claimed by one instance at a time (`claims.ts`); every time is the
+ * database's (`database-clock.ts`); changes are announced to the other instances (`queue-events.ts`).
  */
-export interface PgScanQueueOptions extends Omit<ComposeOptions, "log"> {
+export interface PgStoreOptions {
   readonly url: string;
   /** This instance's id: the owner of its claims, and its name in `pg_stat_activity`. */
   readonly instance: string;
   /** `SERVER_LEASE_SECONDS` in ms: a claim not renewed for this long is taken over by another instance. */
   readonly leaseMs: number;
+  readonly clock: Clock;
+  /** The queue's logger (component QUEUE). */
   readonly log: Logger;
   /** While the database cannot be reached, how often it is tried again (default 2 s). */
   readonly probeIntervalMs?: number;
-  /** This instance's data directory: locked while the queue is open (two processes never share one). */
-  readonly dataDir?: string;
   /** How long a start waits for a database that does not answer yet (default 60 s: it may be starting too). */
   readonly startWaitMs?: number;
   /** `SERVER_METRICS`: commit latency, refused writes, folders taken over. */
@@ -43,18 +42,16 @@ export interface PgScanQueueOptions extends Omit<ComposeOptions, "log"> {
   readonly timeFromClock?: boolean;
 }
 
-export async function createPgScanQueue(options: PgScanQueueOptions): Promise<ScanQueue> {
-  const log = options.log.child({ component: "QUEUE" });
-  const { instance } = options;
+/** Connects (waiting for a database that is starting too), migrates, listens to the other instances, renews claims. */
+export async function openPgAdapter(options: PgStoreOptions): Promise<{ readonly adapter: StoreAdapter; readonly schema: number }> {
+  const { instance, log } = options;
   const where = maskDatabaseUrl(options.url);
-  const lock = options.dataDir === undefined ? undefined : await acquireDataDirLock({ dir: options.dataDir, log });
   const pool = openPgPool({ url: options.url, log, applicationName: `autoscan ${instance}` });
   let migrated;
   try {
     migrated = await untilReachable(() => migratePostgres(pool, pgMigrations, log), where, log, options.startWaitMs ?? 60_000);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    await lock?.release();
     throw classifyDatabaseError(error);
   }
   const now = createStoreClock(options.timeFromClock ? () => options.clock.now() : undefined);
@@ -92,23 +89,9 @@ export async function createPgScanQueue(options: PgScanQueueOptions): Promise<Sc
       const released = await claims.releaseAll().catch(() => 0);
       if (released > 0) log.info({ released }, `Released ${String(released)} claimed folder(s) for the other instances.`);
       await pool.end();
-      await lock?.release();
     },
   });
-  let queue: ScanQueue;
-  try {
-    queue = await composeScanQueue(adapter, { ...options, log });
-    const pending = await queue.pendingCount();
-    log.info(
-      { database: where, instance, schema: migrated.to, pending },
-      `Queue in PostgreSQL at ${where} (schema ${String(migrated.to)}): ${String(pending)} folder(s) waiting; this is instance ${instance}.`,
-    );
-  } catch (error) {
-    // The start fails as a whole: nothing of it keeps running.
-    await adapter.close().catch(() => undefined);
-    throw error;
-  }
-  return queue;
+  return { adapter, schema: migrated.to };
 }
 
 interface PgAdapterParts {

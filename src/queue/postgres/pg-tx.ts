@@ -115,5 +115,10 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
     // A finished folder holds no claim; a waiting one is let go only by its holder.
     releaseClaim: async (id) =>
       void (await run("UPDATE items SET lease_owner = NULL, lease_until = 0 WHERE id = $1 AND (lease_owner = $2 OR state <> 'pending')", [id, owner])),
+    note: async (key) => (await rows<{ value: string }>("SELECT value FROM shared_state WHERE key = $1", [`note:${key}`]))[0]?.value,
+    async putNote(key, value) {
+      if (value === undefined) await run("DELETE FROM shared_state WHERE key = $1", [`note:${key}`]);
+      else await run("INSERT INTO shared_state (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2, updated_at = now()", [`note:${key}`, value]);
+    },
   };
 }

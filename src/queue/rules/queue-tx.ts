@@ -58,6 +58,10 @@ export interface QueueTx {
   holdsClaim(item: ItemRow): boolean;
   /** Several instances: lets go of the item's claim, so any instance may take it. One process: nothing. */
   releaseClaim(id: number): Promise<void>;
+  /** A note kept with the queue under `key` (how far an import got). */
+  note(key: string): Promise<string | undefined>;
+  /** Keeps (undefined: forgets) a note, stored with the rest of this write or not at all. */
+  putNote(key: string, value: string | undefined): Promise<void>;
 }
 
 export type NewRequest = Omit<RequestRow, "id">;

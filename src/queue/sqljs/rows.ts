@@ -28,7 +28,9 @@ export type RowChange =
   /** Deletes an item's requests numbered `from` to `to` (a finished folder's extra requests, a batch at a time). */
   | { readonly k: "dropreq"; readonly id: number; readonly from: number; readonly to: number }
   /** Drops history finished before `before`, and all but the newest `keep` history rows. */
-  | { readonly k: "prune"; readonly before: number; readonly keep: number };
+  | { readonly k: "prune"; readonly before: number; readonly keep: number }
+  /** Keeps a note in `meta` (`value` null: forgets it). */
+  | { readonly k: "note"; readonly key: string; readonly value: string | null };
 
 /**
  * The short key a request's path is indexed by (`requests (item_id, path_key)`): 32-bit FNV-1a over the path's UTF-16
@@ -157,6 +159,9 @@ export function applyChange(rows: RowAccess, change: RowChange): void {
       );
     case "dropreq":
       return rows.run("DELETE FROM requests WHERE item_id = ? AND id BETWEEN ? AND ?", [change.id, change.from, change.to]);
+    case "note":
+      if (change.value === null) return rows.run("DELETE FROM meta WHERE key = ?", [change.key]);
+      return rows.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [change.key, change.value]);
     case "prune": {
       const params = [change.before, change.keep];
       rows.run(`DELETE FROM requests WHERE item_id IN (${PRUNED_IDS})`, params);

@@ -1,13 +1,10 @@
 import { dirname } from "node:path";
 import type { Clock } from "../../core/clock.ts";
-import { acquireDataDirLock } from "../../core/data-dir-lock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
 import type { AsyncRows, StoreAdapter } from "../store-port.ts";
 import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequestsPage } from "../rules/work-item.ts";
-import { findPendingImport, runPendingImport, type PendingImport } from "../plex-autoscan-import.ts";
-import { composeScanQueue, type ComposeOptions, type ScanQueue } from "../scan-queue.ts";
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 import { openQueueStore, type QueueStore, type StoreTransaction } from "./open-store.ts";
@@ -18,10 +15,11 @@ import { PRUNED_IDS, pathKey } from "./rows.ts";
  * log) as the queue's `StoreAdapter`. Due work comes from the store's in-memory schedule (`DueIndex`), so a dispatch
  * costs O(log n) however many folders wait; the items themselves are read by id.
  */
-export interface ScanQueueOptions extends Omit<ComposeOptions, "log"> {
+export interface SqlJsStoreOptions {
   /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
   readonly file: string;
   readonly clock: Clock;
+  /** The queue's logger (component QUEUE). */
   readonly log: Logger;
   /**
    * A checkpoint rewrites the queue file once the journal beside it has grown by `checkpointRatio` × the file's
@@ -33,54 +31,28 @@ export interface ScanQueueOptions extends Omit<ComposeOptions, "log"> {
   readonly probeIntervalMs?: number;
   /** How often the queue files are checked to still be there (default 1 s: two stats). */
   readonly verifyIntervalMs?: number;
-  /** Take the data directory's lock (default true; a second process on the same queue refuses to start). */
-  readonly lock?: boolean;
   /** `SERVER_METRICS`: the store's write latency and failures. */
   readonly metrics?: StoreMetrics;
 }
 
-/** Opens (creating, migrating, restoring, importing plex_autoscan's queue) the queue file. */
-export async function createScanQueue(options: ScanQueueOptions): Promise<ScanQueue> {
-  const log = options.log.child({ component: "QUEUE" });
-  const lock = options.lock === false ? undefined : await acquireDataDirLock({ dir: dirname(options.file), log });
-  let store: QueueStore;
-  let pendingImport: PendingImport | undefined;
-  try {
-    // plex_autoscan's queue where ours goes (its `--queuefile`): set aside, and imported once the queue is open.
-    pendingImport = await findPendingImport(options.file, log);
-    store = await openQueueStore({
-      file: options.file,
-      log,
-      now: () => options.clock.now(),
-      ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
-      ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
-      ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-    });
-  } catch (error) {
-    await lock?.release();
-    throw error;
-  }
+/** Opens (creating, migrating, restoring) the queue file as the queue's store, and looks at its files every second. */
+export async function openSqlJsAdapter(options: SqlJsStoreOptions): Promise<StoreAdapter> {
+  const { log } = options;
+  const store = await openQueueStore({
+    file: options.file,
+    log,
+    now: () => options.clock.now(),
+    ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
+    ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
+    ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
   const verify = setInterval(verifyOnce(store, log), options.verifyIntervalMs ?? 1_000);
   verify.unref();
-  const adapter = sqlJsAdapter(store, options.clock, async () => {
+  return sqlJsAdapter(store, options.clock, async () => {
     clearInterval(verify);
     await store.close();
-    await lock?.release();
   });
-  const queue = await composeScanQueue(adapter, { ...options, log });
-  const restored = await queue.pendingCount();
-  log.info({ file: store.file, count: restored }, `Restored ${String(restored)} scan request(s) from '${store.file}'.`);
-  if (!pendingImport) return queue;
-  const running = runPendingImport({ queueFile: options.file, pending: pendingImport, store: queue.importRequests, log });
-  return {
-    ...queue,
-    importing: running.progress,
-    async close() {
-      await running.stop();
-      await queue.close();
-    },
-  };
 }
 
 /**
@@ -216,5 +188,7 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     },
     holdsClaim: () => true,
     releaseClaim: () => resolved,
+    note: async (key) => rows.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [`note:${key}`])?.value,
+    putNote: async (key, value) => tx.apply({ k: "note", key: `note:${key}`, value: value ?? null }),
   };
 }

@@ -8,7 +8,7 @@
  */
 import pino from "pino";
 import { systemClock } from "../../../src/core/clock.ts";
-import { createScanQueue } from "../../../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../../../src/queue/open-scan-queue.ts";
 
 const [file, startArg, endArg, checkpointArg, pauseArg, producersArg] = process.argv.slice(2);
 if (!file || !startArg || !endArg || !checkpointArg) throw new Error("usage: queue-child.ts <file> <start> <end> <checkpointBytes> [pause] [producers]");

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { createScanQueue } from "../../../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../../../src/queue/open-scan-queue.ts";
 import { COMPILE_CACHE } from "./autoscan-server.ts";
 import { captureLog, type LogRecord } from "../capture-log.ts";
 import { createManualClock } from "../manual-clock.ts";
