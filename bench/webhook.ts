@@ -25,10 +25,10 @@ import { systemClock } from "../src/core/clock.ts";
 import { createLogger } from "../src/logging/create-logger.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 import { createMetrics } from "../src/ops/metrics/create-metrics.ts";
-import { createScanQueue } from "../src/queue/open-scan-queue.ts";
+import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
 import { createApp } from "../src/web/app.ts";
 import { startWebServer } from "../src/web/server.ts";
-import { queueAdminFromScanQueue, queueHealth } from "../src/cli/wiring/web.ts";
+import { queueAdminFromScanQueue, queueHealth } from "../src/web/from-config.ts";
 import { openConnection, payload, percentile, requestBytes, runFor, type RunResult } from "./load.ts";
 
 const PASS = "0123456789abcdef0123456789abcdef";

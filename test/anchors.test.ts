@@ -1,4 +1,4 @@
-import { queueAdminFromScanQueue } from "../src/cli/wiring/web.ts";
+import { queueAdminFromScanQueue } from "../src/web/from-config.ts";
 import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
 import { mkdirSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";

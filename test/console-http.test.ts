@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { queueAdminFromScanQueue } from "../src/cli/wiring/web.ts";
+import { queueAdminFromScanQueue } from "../src/web/from-config.ts";
 import type { createApp } from "../src/web/app.ts";
 import { consoleToken } from "../src/web/console/csrf.ts";
 import { startWebServer, type WebServer } from "../src/web/server.ts";

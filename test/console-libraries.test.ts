@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consolePreviewFromConfig, describeLibraries } from "../src/cli/wiring/console-preview.ts";
+import { consolePreviewFromConfig, describeLibraries } from "../src/web/console/libraries-from-config.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { createDiskProbe } from "../src/paths/disk-probe.ts";
 import { createPathMapper, type PathMappings } from "../src/paths/mapping.ts";
@@ -13,7 +13,7 @@ import { startFakePlex, type FakePlex, type FakeSection } from "./support/fake-p
 import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
 
 /**
- * The Libraries page and the preview wired as the service wires them (`cli/wiring/console-preview.ts`): Plex's
+ * The Libraries page and the preview wired as the service wires them (`web/console/libraries-from-config.ts`): Plex's
  * sections from a fake Plex through the real client and section resolver, the real path mapper and disk probe.
  */
 const log = pino({ level: "silent" });

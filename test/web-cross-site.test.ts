@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { queueAdminFromScanQueue } from "../src/cli/wiring/web.ts";
+import { queueAdminFromScanQueue } from "../src/web/from-config.ts";
 import type { createApp } from "../src/web/app.ts";
 import { createFakeTarget } from "./support/fake-target.ts";
 import { createQueueHarness, fileRequest, type QueueHarness } from "./support/queue-harness.ts";

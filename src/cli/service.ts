@@ -1,38 +1,26 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
-import type { Hono } from "hono";
 import { effectiveLogLevel } from "../config/reload.ts";
 import type { Config } from "../config/schema.ts";
-import { createLivePathMapper, type PathMapper } from "../paths/mapping.ts";
-import { createDispatcher, type Dispatcher, type DispatcherOptions } from "../queue/dispatch/dispatcher.ts";
+import { createLivePathMapper } from "../paths/mapping.ts";
+import { createDispatcher, type Dispatcher } from "../queue/dispatch/dispatcher.ts";
 import { createAnchorWatch, guardServerPath } from "../paths/anchors.ts";
-import type { ScanQueue } from "../queue/scan-queue.ts";
-import { createApp } from "../web/app.ts";
-import { createRejectionLog, type RejectionLog } from "../web/rejections.ts";
-import { createGuessBrake, type GuessBrake } from "../web/guess-brake.ts";
-import { startWebServer, type WebServer } from "../web/server.ts";
-import type { ServiceMetrics } from "../ops/metrics/create-metrics.ts";
+import { createRejectionLog } from "../web/rejections.ts";
+import { createGuessBrake } from "../web/guess-brake.ts";
 import type { Runtime } from "./runtime.ts";
-import { createPlexFromConfig, type PrimaryPlex } from "../targets/plex/from-config.ts";
+import { createPlexFromConfig, inPlexLibrary } from "../targets/plex/from-config.ts";
 import { createTargetsFromConfig } from "../targets/from-config.ts";
 import type { BackfillInput } from "../backfill/from-config.ts";
 import type { DriveInput } from "../drive/from-config.ts";
-import type { Backfill } from "../backfill/backfill.ts";
-import type { Target } from "../core/target.ts";
-import type { ScanSink } from "../core/scan.ts";
 import { createUnroutableGuard, unroutableJudge } from "../intake/submit.ts";
-import { consolePreviewFromConfig } from "./wiring/console-preview.ts";
-import { newInstanceId } from "../cluster/instance-id.ts";
+import { newInstanceId } from "../core/instance-id.ts";
 import { openQueue } from "./wiring/open-queue.ts";
-import { instanceHealth, type InstanceHealth } from "../cluster/instance-health.ts";
+import { instanceHealth } from "../web/instance-health.ts";
 import { sharedDiskProbe } from "../paths/shared-disk-probe.ts";
 import { dispatcherOptionsFromConfig, rcRefresherFromConfig, scanQueueOptionsFromConfig } from "./wiring/queue.ts";
-import { queueAdminFromScanQueue, queueHealth, webOptionsFromConfig } from "./wiring/web.ts";
-import type { DriveMonitor } from "../drive/poller.ts";
+import { startWebFromConfig } from "../web/from-config.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
-import type { BackfillAdmin } from "../web/options.ts";
-import { startLandedCheck, type LandedCheck } from "../landed/from-config.ts";
-import type { Notifications } from "../notify/from-config.ts";
+import { startLandedCheck } from "../landed/from-config.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -53,8 +41,11 @@ export interface ServiceOptions {
 }
 
 /**
- * The one composition root: config → capabilities → modules. Order: the queue file first (so nothing is accepted
- * before it can be stored), then Plex, the HTTP server, the dispatcher, and last the drive monitor.
+ * The one composition root: each part builds itself from the config in its own room (`<room>/from-config.ts`); this
+ * passes the capabilities in (clock, log, metrics, queue, sink, targets) and starts and stops the parts in order. The
+ * queue first (so nothing is accepted before it can be stored), then Plex and the other targets, the HTTP server, the
+ * dispatcher, and last the backfill, the *arr watch and the drive monitor. A stop silences the notifiers first, then
+ * closes the server, lets the scans in progress finish, and closes the queue last.
  */
 export async function startService(runtime: Runtime, options: ServiceOptions): Promise<Service> {
   const { config, settings, log } = runtime;
@@ -71,7 +62,6 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const anchorWatch = createAnchorWatch({ anchors: config.SERVER_ANCHORS, stat: sharedDiskProbe(log).stat, clock, log });
   anchorWatch.start();
   const anchorGuard = guardServerPath(anchorWatch, mapper.localForms);
-  const anchors = { guard: anchorGuard, onReturn: anchorWatch.onReturn, check: anchorWatch.check };
   const instance = newInstanceId();
   const queue = await openQueue(runtime, clock, mapper, metrics, instance);
   metrics?.countQueueWith(() => queue.countByState());
@@ -105,25 +95,23 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const database = config.SERVER_DATABASE_URL ? { url: config.SERVER_DATABASE_URL, instance } : undefined;
   const roles = database ? await import("../cluster/from-config.ts") : undefined;
   // The Google clients are loaded only when Drive monitoring is on (they cost ~20 MB of memory).
-  const driveInput: DriveInput | undefined = config.CLOUD.ENABLED
-    ? {
-        config,
-        settings,
-        env: options.env,
-        sink: guard.sink,
-        isInLibrary: plex.isInLibrary,
-        mapper,
-        clock,
-        log,
-        onSecret: (value) => runtime.logs.scrubber.add(value),
-        metrics,
-      }
-    : undefined;
-  const drive = driveInput
-    ? roles && database
+  const driveInput: DriveInput = {
+    config,
+    settings,
+    env: options.env,
+    sink: guard.sink,
+    isInLibrary: plex.isInLibrary,
+    mapper,
+    clock,
+    log,
+    onSecret: (value) => runtime.logs.scrubber.add(value),
+    metrics,
+  };
+  const drive = !config.CLOUD.ENABLED
+    ? undefined
+    : roles && database
       ? roles.driveByRoleFromConfig(driveInput, database)
-      : (await import("../drive/from-config.ts")).createDriveMonitorFromConfig(driveInput)
-    : undefined;
+      : (await import("../drive/from-config.ts")).createDriveMonitorFromConfig(driveInput);
   // ARR: the *arr apps' history, read back at start and every SERVER_BACKFILL_INTERVAL for what no webhook brought.
   const backfillInput: BackfillInput = {
     config,
@@ -136,12 +124,12 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(metrics ? { metrics } : {}),
   };
   const backfillApps = Object.keys(config.ARR).filter((name) => config.ARR[name]?.BACKFILL);
-  const backfillWiring = backfillApps.length > 0 ? await import("../backfill/from-config.ts") : undefined;
-  const backfill = !backfillWiring
+  const backfillRoom = backfillApps.length > 0 ? await import("../backfill/from-config.ts") : undefined;
+  const backfill = !backfillRoom
     ? undefined
     : roles && database
       ? roles.backfillByRoleFromConfig(backfillInput, database)
-      : await backfillWiring.createBackfillFromConfig(backfillInput);
+      : await backfillRoom.createBackfillFromConfig(backfillInput);
   // ARR: each app's connection to autoscan, looked at every SERVER_BACKFILL_INTERVAL (loaded only with apps listed).
   const arrWatch =
     Object.keys(config.ARR).length > 0
@@ -160,18 +148,16 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
           clock,
           log,
           metrics,
-          inLibrary: libraryHolds(config, plex, others.targets.length > 0),
+          inLibrary: inPlexLibrary(config, plex, others.targets.length > 0),
         })
       : undefined;
-  const health = (): InstanceHealth => ({ ...ofInstance(), ...notify?.health(), ...watch?.health() });
-  const admin = backfill && backfillWiring ? backfillWiring.backfillAdmin(backfill, backfillApps) : undefined;
   // /health says 503 "starting" until the dispatcher runs.
-  const state: { ready: boolean; dispatcher?: Dispatcher } = { ready: false };
+  const live: { dispatcher?: Dispatcher } = {};
   // The console: live changes, what the dispatcher works on, and the open event streams' end at stop.
   const closing = new AbortController();
   const consoleSources: ConsoleSources = {
     changes: { subscribe: (listener) => queue.onChange(listener) },
-    activity: () => state.dispatcher?.activity() ?? { checking: [], scanning: [] },
+    activity: () => live.dispatcher?.activity() ?? { checking: [], scanning: [] },
     targets: () => targets.map((target) => target.name),
     ...(backfill ? { backfill: () => backfill.status() } : {}),
     ...(drive ? { drive: () => drive.status() } : {}),
@@ -180,7 +166,21 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     ...(watch ? { watchers: () => watch.statuses() } : {}),
     closing: closing.signal,
   };
-  const web = await startWeb(runtime, { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, guesses, metrics, console: consoleSources, backfill: admin }).catch(async (error: unknown) => {
+  const web = await startWebFromConfig(config, {
+    queue,
+    sink: guard.sink,
+    mapper,
+    sections: plex.plex.sections,
+    drive,
+    isReady: () => live.dispatcher !== undefined,
+    health: () => ({ ...ofInstance(), ...notify?.health(), ...watch?.health() }),
+    rejections,
+    guesses,
+    metrics,
+    console: consoleSources,
+    backfill: backfill && backfillRoom?.backfillAdmin(backfill, backfillApps),
+    log,
+  }).catch(async (error: unknown) => {
     await queue.close();
     plex.close();
     others.close();
@@ -189,189 +189,48 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     throw error;
   });
   const landed = startLandedCheck({ config, queue, targets, clock, log, metrics, notify: notify?.notifiers.emit });
-  const dispatcher = startDispatcher(runtime, queue, targets, mapper.localForms, clock, options.env, metrics, anchors, notify, landed);
-  state.dispatcher = dispatcher;
-  state.ready = true;
+  const refresh = rcRefresherFromConfig(config, log);
+  const running = createDispatcher({
+    ...dispatcherOptionsFromConfig({ config, queue, targets, localForms: mapper.localForms, clock, log, env: options.env, metrics, ...(refresh ? { refreshMissing: refresh } : {}) }),
+    anchors: { guard: anchorGuard, onReturn: anchorWatch.onReturn, check: anchorWatch.check },
+    ...(notify ? { onTargetChange: notify.targetChanged } : {}),
+    landed: landed.start,
+  });
+  running.start();
+  live.dispatcher = running;
   backfill?.start();
   arrWatch?.start();
   if (drive) void drive.start().catch((error) => log.error({ err: error }, `Google Drive monitoring stopped: ${describeError(error)}`));
   return {
     url: web.url,
     reload(next) {
-      const pathsLog = log.child({ component: "PATHS" });
-      mapper.replace({ mappings: next.SERVER_PATH_MAPPINGS, existMappings: next.SERVER_FILE_EXIST_PATH_MAPPINGS, log: pathsLog });
+      mapper.replace({ mappings: next.SERVER_PATH_MAPPINGS, existMappings: next.SERVER_FILE_EXIST_PATH_MAPPINGS, log: log.child({ component: "PATHS" }) });
       anchorWatch.reconfigure(next.SERVER_ANCHORS);
       queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
-      dispatcher.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
+      running.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
       landed.reconfigure(next);
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
       runtime.logs.setLevel(effectiveLogLevel(settings, next));
-      const parts = { queue, sink: guard.sink, mapper, plex, drive, isReady: () => state.ready, instanceHealth: health, rejections, guesses, metrics, console: consoleSources, backfill: admin, announce: false };
-      web.replaceApp(buildApp({ ...runtime, config: next }, parts));
+      web.reload(next);
       current = next;
     },
-    stop: async (budgetMs) => {
+    async stop(budgetMs) {
       closing.abort();
       // First: nothing more is sent at a stop (unsent events are dropped, and said now, while the log still flushes).
       notify?.stop();
       arrWatch?.stop();
       await watch?.stop();
-      await stopAll({ web, dispatcher, drive, backfill, queue, plex, budgetMs, runtime, rejections, landed });
+      const started = Date.now();
+      await Promise.all([web.close(), drive?.stop(), backfill?.stop(), landed.stop()]);
+      const result = await running.stop({ timeoutMs: Math.max(0, budgetMs - (Date.now() - started) - 500) });
+      if (!result.drained) log.child({ component: "AUTOSCAN" }).warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
+      await queue.close();
+      plex.close();
+      rejections.close();
       others.close();
       anchorWatch.stop();
     },
   };
-}
-
-interface WebParts {
-  readonly queue: ScanQueue;
-  /** Where the web's requests go: the queue, behind the unroutable guard. */
-  readonly sink: ScanSink;
-  readonly mapper: PathMapper;
-  readonly plex: PrimaryPlex;
-  readonly drive: DriveMonitor | undefined;
-  readonly isReady: () => boolean;
-  /** `/health`'s store, instance id and roles (from memory). */
-  readonly instanceHealth: () => InstanceHealth;
-  readonly rejections: RejectionLog;
-  readonly guesses: GuessBrake;
-  readonly metrics: ServiceMetrics | undefined;
-  readonly console: ConsoleSources;
-  readonly backfill: BackfillAdmin | undefined;
-  /** False for the app a reload builds: the start-up lines are not repeated. */
-  readonly announce?: boolean;
-}
-
-/** The web server with a replaceable app: a reload builds a new app; requests in flight finish on the old one. */
-interface LiveWebServer extends WebServer {
-  replaceApp(app: Hono): void;
-}
-
-async function startWeb(runtime: Runtime, parts: WebParts): Promise<LiveWebServer> {
-  const { config, log } = runtime;
-  let app = buildApp(runtime, parts);
-  try {
-    const server = await startWebServer({
-      app: { fetch: (request, env, context) => app.fetch(request, env, context) },
-      hostname: config.SERVER_IP,
-      port: config.SERVER_PORT,
-      log,
-    });
-    return { ...server, replaceApp: (next) => void (app = next) };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const hint = code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
-    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${describeError(error)}.${hint}`, { cause: error });
-  }
-}
-
-function buildApp(runtime: Pick<Runtime, "config" | "log">, parts: WebParts): Hono {
-  const { config, log } = runtime;
-  const { queue, drive } = parts;
-  const options = webOptionsFromConfig({
-    config,
-    log,
-    sink: parts.sink,
-    mapper: parts.mapper,
-    queue: queueAdminFromScanQueue(queue),
-    ...(drive
-      ? {
-          drive: {
-            resetPageToken: async () => void (await drive.resetPageTokens()),
-            clearCache: async () => void (await drive.clearCache()),
-          },
-        }
-      : {}),
-    health: async () => ({
-      ...(parts.isReady() ? await queueHealth(queue) : { ready: false, status: "starting" }),
-      ...parts.instanceHealth(),
-      ...mediaHealth(sharedDiskProbe(log).unresponsiveMounts(), parts.console.activity?.().waitingForMount?.length ?? 0),
-    }),
-    rejections: parts.rejections,
-    guesses: parts.guesses,
-    metrics: parts.metrics,
-    // The preview and the Libraries page read the config this app is built from (a reload builds them again).
-    ...(parts.backfill ? { backfill: parts.backfill } : {}),
-    console: {
-      ...parts.console,
-      ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.plex.plex.sections, stat: sharedDiskProbe(log).stat }),
-    },
-  });
-  return createApp(parts.announce === false ? { ...options, announce: false } : options);
-}
-
-/** `/health`'s word on the media disks, only while one does not answer (a detail: autoscan itself is fine). */
-/** Whether a server-form folder lies in a Plex library, for WATCH's check at start; `undefined` when it cannot be told
- *  (no token, other targets whose libraries may hold it, Plex not answering within 5 s). */
-function libraryHolds(config: Config, plex: PrimaryPlex, otherTargets: boolean): ((serverPath: string) => Promise<boolean | undefined>) | undefined {
-  if (config.PLEX_TOKEN === "" || otherTargets) return undefined;
-  return async (serverPath) => {
-    const held = await plex.plex.sections.resolve(serverPath, AbortSignal.timeout(5_000)).catch(() => undefined);
-    return held === undefined ? undefined : held.length > 0;
-  };
-}
-
-function mediaHealth(notAnswering: readonly string[], foldersWaiting: number): { disks?: { notAnswering: readonly string[]; foldersWaiting: number } } {
-  return notAnswering.length === 0 ? {} : { disks: { notAnswering, foldersWaiting } };
-}
-
-function startDispatcher(
-  runtime: Runtime,
-  queue: ScanQueue,
-  targets: readonly Target[],
-  localForms: (serverPath: string) => readonly string[],
-  clock: Clock,
-  env: ServiceOptions["env"],
-  metrics: ServiceMetrics | undefined,
-  anchors: DispatcherOptions["anchors"],
-  notify: Notifications | undefined,
-  landed: LandedCheck,
-): Dispatcher {
-  const { config, log } = runtime;
-  const refresh = rcRefresherFromConfig(config, log);
-  const dispatcher = createDispatcher({
-    ...dispatcherOptionsFromConfig({
-      config,
-      queue,
-      targets,
-      localForms,
-      clock,
-      log,
-      env,
-      metrics,
-      ...(refresh ? { refreshMissing: refresh } : {}),
-    }),
-    ...(anchors ? { anchors } : {}),
-    ...(notify ? { onTargetChange: notify.targetChanged } : {}),
-    landed: landed.start,
-  });
-  dispatcher.start();
-  return dispatcher;
-}
-
-interface Parts {
-  readonly backfill: Backfill | undefined;
-  readonly web: WebServer;
-  readonly dispatcher: Dispatcher;
-  readonly drive: DriveMonitor | undefined;
-  readonly queue: ScanQueue;
-  readonly plex: PrimaryPlex;
-  readonly budgetMs: number;
-  readonly runtime: Runtime;
-  readonly rejections: RejectionLog;
-  readonly landed: LandedCheck;
-}
-
-async function stopAll(parts: Parts): Promise<void> {
-  const log = parts.runtime.log.child({ component: "AUTOSCAN" });
-  const started = Date.now();
-  const left = (): number => Math.max(0, parts.budgetMs - (Date.now() - started));
-  await Promise.all([parts.web.close(), parts.drive?.stop(), parts.backfill?.stop(), parts.landed.stop()]);
-  const result = await parts.dispatcher.stop({ timeoutMs: Math.max(0, left() - 500) });
-  if (!result.drained) log.warn({ abandoned: result.abandoned }, `${result.abandoned} scan(s) were still running; they stay queued for the next start`);
-  await parts.queue.close();
-  parts.plex.close();
-  parts.rejections.close();
 }

@@ -2,7 +2,7 @@ import { systemClock } from "../../core/clock.ts";
 import { UsageError } from "../../core/errors.ts";
 import { stringFlag, type CommandSpec } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
-import { newInstanceId } from "../../cluster/instance-id.ts";
+import { newInstanceId } from "../../core/instance-id.ts";
 import { createNotifiersFromConfig } from "../../notify/from-config.ts";
 
 /**

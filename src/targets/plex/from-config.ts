@@ -107,3 +107,13 @@ export async function createPlexFromConfig(input: PlexInput): Promise<PrimaryPle
   );
   return { plex, target, isInLibrary: plex.isInLibrary, close: () => plex.close() };
 }
+
+/** Whether a server-form folder lies in a Plex library, for WATCH's check at start; `undefined` when it cannot be told
+ *  (no token, other targets whose libraries may hold it, Plex not answering within 5 s). */
+export function inPlexLibrary(config: Config, plex: PrimaryPlex, otherTargets: boolean): ((serverPath: string) => Promise<boolean | undefined>) | undefined {
+  if (config.PLEX_TOKEN === "" || otherTargets) return undefined;
+  return async (serverPath) => {
+    const held = await plex.plex.sections.resolve(serverPath, AbortSignal.timeout(5_000)).catch(() => undefined);
+    return held === undefined ? undefined : held.length > 0;
+  };
+}

@@ -1,14 +1,20 @@
-import type { Config } from "../../config/schema.ts";
-import { isInContainer } from "../in-container.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { MetricsExposition, RequestMetrics } from "../../core/metrics.ts";
-import type { ScanSink } from "../../core/scan.ts";
-import { createPathMapper, type PathMapper } from "../../paths/mapping.ts";
-import type { ScanQueue } from "../../queue/scan-queue.ts";
-import type { GuessBrake } from "../../web/guess-brake.ts";
-import type { RejectionLog } from "../../web/rejections.ts";
-import type { ConsoleSources } from "../../web/console/sources.ts";
-import type { BackfillAdmin, DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "../../web/options.ts";
+import type { Hono } from "hono";
+import type { Config } from "../config/schema.ts";
+import { isInContainer } from "../cli/in-container.ts";
+import { describeError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";
+import type { ScanSink } from "../core/scan.ts";
+import { createPathMapper, type PathMapper } from "../paths/mapping.ts";
+import { sharedDiskProbe } from "../paths/shared-disk-probe.ts";
+import type { ScanQueue } from "../queue/scan-queue.ts";
+import { createApp } from "./app.ts";
+import { consolePreviewFromConfig, type ConsolePreviewInput } from "./console/libraries-from-config.ts";
+import type { GuessBrake } from "./guess-brake.ts";
+import type { RejectionLog } from "./rejections.ts";
+import type { ConsoleSources } from "./console/sources.ts";
+import type { BackfillAdmin, DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "./options.ts";
+import { startWebServer, type WebServer } from "./server.ts";
 
 /**
  * Config → the web app's options. The capabilities (the sink, the queue and Drive ports, the health view) come from
@@ -121,4 +127,86 @@ async function pendingWithin(queue: ScanQueue, ms: number): Promise<number | und
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What the server command hands the web app beside the config: one of each per process, kept across reloads. */
+export interface WebParts {
+  readonly queue: ScanQueue;
+  /** Where the web's requests go: the queue, behind the unroutable guard. */
+  readonly sink: ScanSink;
+  readonly mapper: PathMapper;
+  /** Plex's section resolver, for the console's preview and Libraries page. */
+  readonly sections: ConsolePreviewInput["sections"];
+  /** Only when Google Drive monitoring is on. */
+  readonly drive: { resetPageTokens(): Promise<unknown>; clearCache(): Promise<unknown> } | undefined;
+  /** False until the dispatcher runs: `/health` says 503 "starting". */
+  readonly isReady: () => boolean;
+  /** `/health`'s details beside the queue's and the disks' (store, instance, roles, notifiers, watchers; from memory). */
+  readonly health: () => object;
+  readonly rejections: RejectionLog;
+  readonly guesses: GuessBrake;
+  readonly metrics: (RequestMetrics & MetricsExposition) | undefined;
+  readonly console: ConsoleSources;
+  readonly backfill: BackfillAdmin | undefined;
+  readonly log: Logger;
+}
+
+/** The web server with a replaceable app: a reload builds a new app; requests in flight finish on the old one. */
+export interface LiveWebServer extends WebServer {
+  reload(next: Config): void;
+}
+
+export async function startWebFromConfig(config: Config, parts: WebParts): Promise<LiveWebServer> {
+  let app = buildApp(config, parts, true);
+  try {
+    const server = await startWebServer({
+      app: { fetch: (request, env, context) => app.fetch(request, env, context) },
+      hostname: config.SERVER_IP,
+      port: config.SERVER_PORT,
+      log: parts.log,
+    });
+    // The app a reload builds does not repeat the start-up lines.
+    return { ...server, reload: (next) => void (app = buildApp(next, parts, false)) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const hint = code === "EADDRINUSE" ? ` Port ${config.SERVER_PORT} is in use: change SERVER_PORT or stop the other service.` : "";
+    throw new Error(`Cannot listen on ${config.SERVER_IP}:${config.SERVER_PORT}: ${describeError(error)}.${hint}`, { cause: error });
+  }
+}
+
+function buildApp(config: Config, parts: WebParts, announce: boolean): Hono {
+  const { queue, drive, log } = parts;
+  const disk = sharedDiskProbe(log);
+  const options = webOptionsFromConfig({
+    config,
+    log,
+    sink: parts.sink,
+    mapper: parts.mapper,
+    queue: queueAdminFromScanQueue(queue),
+    ...(drive
+      ? {
+          drive: {
+            resetPageToken: async () => void (await drive.resetPageTokens()),
+            clearCache: async () => void (await drive.clearCache()),
+          },
+        }
+      : {}),
+    health: async () => ({
+      ...(parts.isReady() ? await queueHealth(queue) : { ready: false, status: "starting" }),
+      ...parts.health(),
+      ...mediaHealth(disk.unresponsiveMounts(), parts.console.activity?.().waitingForMount?.length ?? 0),
+    }),
+    rejections: parts.rejections,
+    guesses: parts.guesses,
+    metrics: parts.metrics,
+    ...(parts.backfill ? { backfill: parts.backfill } : {}),
+    // The preview and the Libraries page read the config this app is built from (a reload builds them again).
+    console: { ...parts.console, ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.sections, stat: disk.stat }) },
+  });
+  return createApp(announce ? options : { ...options, announce: false });
+}
+
+/** `/health`'s word on the media disks, only while one does not answer (a detail: autoscan itself is fine). */
+function mediaHealth(notAnswering: readonly string[], foldersWaiting: number): { disks?: { notAnswering: readonly string[]; foldersWaiting: number } } {
+  return notAnswering.length === 0 ? {} : { disks: { notAnswering, foldersWaiting } };
 }

@@ -1,8 +1,8 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { parseConfigText } from "../../config/load.ts";
-import { createApp } from "../../web/app.ts";
-import { webOptionsFromConfig } from "./web.ts";
+import { parseConfigText } from "../config/load.ts";
+import { createApp } from "./app.ts";
+import { webOptionsFromConfig } from "./from-config.ts";
 
 const empty = { items: [], total: 0 };
 const queue = {

@@ -2,7 +2,7 @@ import type { DiskEntry } from "../../paths/disk-probe.ts";
 import type { PathMapper, PathMappings } from "../../paths/mapping.ts";
 import { createPathPreview, type PathPreviewer } from "../../paths/preview.ts";
 import { matchSections, type PlexSection } from "../../targets/plex/sections.ts";
-import type { LibrariesReport, LibrarySection, MappingView } from "../../web/console/sources.ts";
+import type { LibrariesReport, LibrarySection, MappingView } from "./sources.ts";
 import { STAT_TIMEOUT_MS } from "../../paths/shared-disk-probe.ts";
 
 /**
