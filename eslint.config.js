@@ -2,14 +2,15 @@
 // core imports nothing; config, paths, logging, docker, http (the one outbound HTTP call) import only core;
 // intake/queue/drive/rclone import core and paths; targets (Plex, Jellyfin, Emby, another autoscan) import core,
 // paths, http and docker (Plex's scanner runs in its container); backfill imports core, paths, intake (a history record becomes its webhook's
-// requests) and http; cluster (the Drive poller's and backfill
-// reader's roles across instances on PostgreSQL) imports core, queue, drive and backfill; web imports core and
-// intake; only cli wires everything together, with one part of it in each room: a room's from-config.ts
+// requests), http and arr (the *arr client); arr (the *arr apps' API and connection facts) imports core and http;
+// landed (the landed check) imports core and queue; cluster (the Drive poller's and backfill
+// reader's roles across instances on PostgreSQL) imports core, queue, drive and backfill; web imports core, intake
+// and arr (the connect panel); only cli wires everything together, with one part of it in each room: a room's from-config.ts
 // (or <what>-from-config.ts) maps the parsed Config onto that room's options and joins the peers it is wired to, so
 // it may import what cli may; nothing else in src/ imports a from-config file but cli, ops and another from-config.
 import tseslint from "typescript-eslint";
 
-const all = ["core", "config", "paths", "logging", "http", "intake", "queue", "targets", "backfill", "docker", "drive", "rclone", "cluster", "web", "cli"];
+const all = ["core", "config", "paths", "logging", "http", "intake", "queue", "targets", "arr", "backfill", "landed", "docker", "drive", "rclone", "cluster", "web", "cli"];
 const allowed = {
   core: [],
   config: ["core"],
@@ -20,11 +21,13 @@ const allowed = {
   intake: ["core", "paths"],
   queue: ["core", "paths"],
   targets: ["core", "paths", "docker", "http"],
-  backfill: ["core", "paths", "intake", "http"],
+  arr: ["core", "http"],
+  backfill: ["core", "paths", "intake", "http", "arr"],
+  landed: ["core", "queue"],
   drive: ["core", "paths"],
   rclone: ["core", "paths"],
   cluster: ["core", "queue", "drive", "backfill"],
-  web: ["core", "intake", "paths"],
+  web: ["core", "intake", "paths", "arr"],
 };
 // One override per module: files under src/<mod>/ may not import src/<other>/ unless the rule allows it.
 const boundaries = Object.entries(allowed).map(([mod, deps]) => ({
