@@ -33,20 +33,6 @@ export type DatabaseCheckOptions =
       readonly now?: () => number;
     };
 
-interface SchemaState {
-  /** Whether `autoscan.schema_migrations` exists, the highest version applied (0: none), whether the user may create it. */
-  readonly exists: boolean;
-  readonly version: number;
-  readonly canCreate: boolean;
-}
-
-interface ClockReading {
-  /** This machine's clock just before and just after the database read its own `clock_timestamp()` (ms). */
-  readonly sentAt: number;
-  readonly receivedAt: number;
-  readonly databaseAt: number;
-}
-
 const TITLE = "Database";
 const SETTING = "SERVER_DATABASE_URL";
 const AUTH_CODES = new Set(["28P01", "28000"]);
@@ -83,30 +69,13 @@ export async function databaseChecks(options: DatabaseCheckOptions, signal: Abor
     const version = versionCheck((await client.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version ?? "");
     out.push(version);
     if (version.status === "error") return [...out, ...skipRest("This PostgreSQL is too old for autoscan.", ["database.schema", "database.clock"])];
-    out.push(schemaCheck(await readSchema(client), knownVersion, target));
-    out.push(clockCheck(await readClock(client, options.now ?? Date.now)));
+    out.push(await schemaCheck(client, knownVersion, target));
+    out.push(await clockCheck(client, options.now ?? Date.now));
     return out;
   } finally {
     signal.removeEventListener("abort", abort);
     await client.end().catch(() => {});
   }
-}
-
-async function readSchema(client: pg.Client): Promise<SchemaState> {
-  const found = await client.query<{ found: string | null; may_create: boolean }>(
-    "SELECT to_regclass($1)::text AS found, has_database_privilege(current_database(), 'CREATE') AS may_create",
-    [`${PG_SCHEMA}.schema_migrations`],
-  );
-  const row = found.rows[0];
-  if (!row?.found) return { exists: false, version: 0, canCreate: row?.may_create ?? false };
-  const applied = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${PG_SCHEMA}.schema_migrations`);
-  return { exists: true, version: Number(applied.rows[0]?.version ?? 0), canCreate: row.may_create };
-}
-
-async function readClock(client: pg.Client, now: () => number): Promise<ClockReading> {
-  const sentAt = now();
-  const result = await client.query<{ at: string }>("SELECT extract(epoch from clock_timestamp()) * 1000 AS at");
-  return { sentAt, receivedAt: now(), databaseAt: Number(result.rows[0]?.at) };
 }
 
 /** Why connecting failed, classified where the error enters: a socket error, or PostgreSQL's refusal by SQLSTATE. */
@@ -171,9 +140,17 @@ export function versionCheck(text: string): CheckResult {
   return ok(id, title, `PostgreSQL ${shown}.`);
 }
 
-function schemaCheck(state: SchemaState, known: number, target: DatabaseUrlParts): CheckResult {
+/** The schema's migrations table: there, the highest version applied (0: none), and whether the user may create it. */
+async function schemaCheck(client: pg.Client, known: number, target: DatabaseUrlParts): Promise<CheckResult> {
   const id = "database.schema";
   const title = "Queue schema";
+  const found = await client.query<{ found: string | null; may_create: boolean }>(
+    "SELECT to_regclass($1)::text AS found, has_database_privilege(current_database(), 'CREATE') AS may_create",
+    [`${PG_SCHEMA}.schema_migrations`],
+  );
+  const row = found.rows[0];
+  const applied = row?.found ? await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${PG_SCHEMA}.schema_migrations`) : undefined;
+  const state = { exists: Boolean(row?.found), version: Number(applied?.rows[0]?.version ?? 0), canCreate: row?.may_create ?? false };
   if (!state.exists || state.version === 0) {
     if (!state.canCreate && !state.exists) {
       return fail(
@@ -197,9 +174,13 @@ function schemaCheck(state: SchemaState, known: number, target: DatabaseUrlParts
   return ok(id, title, `Schema ${known}, as this autoscan expects.`);
 }
 
-function clockCheck(reading: ClockReading): CheckResult {
+/** This machine's clock just before and just after the database read its own `clock_timestamp()` (ms). */
+async function clockCheck(client: pg.Client, now: () => number): Promise<CheckResult> {
   const id = "database.clock";
   const title = "Clock offset";
+  const sentAt = now();
+  const result = await client.query<{ at: string }>("SELECT extract(epoch from clock_timestamp()) * 1000 AS at");
+  const reading = { sentAt, receivedAt: now(), databaseAt: Number(result.rows[0]?.at) };
   const roundTrip = Math.max(0, reading.receivedAt - reading.sentAt);
   const offset = reading.databaseAt - (reading.sentAt + roundTrip / 2);
   // Only what lies beyond the round trip's uncertainty counts.
