@@ -25,7 +25,7 @@ import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
 import { migrations } from "../src/queue/sqljs/migrations/index.ts";
 import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { pathKey } from "../src/queue/sqljs/rows.ts";
-import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
+import { loadSqlJs } from "../src/core/sql-js.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";
 import { createManualClock } from "../test/support/manual-clock.ts";
 
@@ -257,7 +257,7 @@ async function seed(file: string, now: number): Promise<void> {
   db.exec("BEGIN");
   const item = db.prepare(
     `INSERT INTO items (id, folder, state, priority, first_at, last_at, due_at, next_at, rev, checks, scan_folder,
-       files, attempts, finished_at) VALUES (?, ?, ?, 0, ?, ?, ?, 0, 1, ?, ?, ?, 0, ?)`,
+       files, attempts, finished_at, ready_at) VALUES (?, ?, ?, 0, ?, ?, ?, 0, 1, ?, ?, ?, 0, ?, ?6)`,
   );
   const req = db.prepare(
     "INSERT INTO requests (item_id, path, path_key, kind, deleted, source, event, at) VALUES (?, ?, ?, 'file', 0, 'Sonarr', 'Download', ?)",

@@ -5,7 +5,7 @@ import { FatalError } from "../src/core/errors.ts";
 import type { ScanRequest } from "../src/core/scan.ts";
 import { type ScanQueue } from "../src/queue/scan-queue.ts";
 import { createScanQueue } from "../src/queue/open-scan-queue.ts";
-import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
+import { loadSqlJs } from "../src/core/sql-js.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
 import { createManualClock } from "./support/manual-clock.ts";
 
@@ -40,6 +40,14 @@ async function crashCopy(dir: string): Promise<string> {
 }
 
 /** A queue file holding two waiting requests, then changed by `sql` into what an older autoscan wrote; its folder. */
+/** The schema as autoscan wrote it before step 9: no ready time, the due and next times indexed on their own. */
+const AS_SCHEMA_8 = `
+  DROP INDEX deliveries_next;
+  DROP INDEX items_pending_ready;
+  ALTER TABLE items DROP COLUMN ready_at;
+  CREATE INDEX items_pending_due ON items (due_at) WHERE state = 'pending';
+  CREATE INDEX items_pending_next ON items (next_at) WHERE state = 'pending';`;
+
 async function fileAsOlderAutoscanWroteIt(sql: string): Promise<string> {
   const dir = join(temp.dir, "live");
   const queue = await open(dir);
@@ -178,9 +186,26 @@ describe("a damaged queue file", () => {
     await restored.close();
   });
 
+  it("takes a file written before the ready time (schema 8): its waiting folders are due when they were, and wake it", async () => {
+    const dir = await fileAsOlderAutoscanWroteIt(`${AS_SCHEMA_8} PRAGMA user_version = 8;`);
+    const reopened = await open(dir);
+    const dueAt = clock.now() + 1000;
+    expect(await reopened.nextWakeAt(clock.now())).toBe(dueAt);
+    expect(await reopened.dueForCheck(dueAt - 1, 10, new Set())).toEqual([]);
+    expect((await reopened.dueForCheck(dueAt, 10, new Set())).map((item) => item.folder)).toEqual([
+      "/movies/Film 1 (2020)",
+      "/movies/Film 2 (2020)",
+    ]);
+    await reopened.close();
+    const after = new (await loadSqlJs()).Database(await readFile(join(dir, "queue.db")));
+    expect(after.exec("SELECT DISTINCT ready_at FROM items")[0]?.values).toEqual([[dueAt]]);
+    after.close();
+  });
+
   it("takes a file written before the path key (schema 6): its waiting requests are found again by the new index", async () => {
     // As autoscan wrote it at schema 6: requests indexed by (item_id, path), no key column.
     const dir = await fileAsOlderAutoscanWroteIt(`
+      ${AS_SCHEMA_8}
       DROP INDEX requests_item_order;
       DROP INDEX requests_item_key;
       ALTER TABLE requests DROP COLUMN path_key;
@@ -194,7 +219,7 @@ describe("a damaged queue file", () => {
     expect(pending.map((item) => item.requests.length)).toEqual([1, 1, 1]);
     await reopened.close();
     const after = new sql.Database(await readFile(join(dir, "queue.db")));
-    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(8);
+    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(9);
     expect(after.exec("SELECT COUNT(*) FROM requests WHERE path_key = 0")[0]?.values[0]?.[0]).toBe(0);
   });
 

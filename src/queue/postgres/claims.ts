@@ -1,10 +1,11 @@
 import type { Logger } from "../../core/logger.ts";
 import type { WorkItem } from "../dispatch/dispatch-port.ts";
+import { DUE_FOR_CHECK, DUE_FOR_TARGET, DUE_ORDER, selectDue } from "../rules/due.ts";
 import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequestsPage } from "../rules/work-item.ts";
 import type { ItemRow } from "../store-rows.ts";
 import type { StoreClock } from "./database-clock.ts";
 import type { PgPool } from "./pool.ts";
-import { pgRows } from "./pg-reads.ts";
+import { pgRows, toPgPlaceholders } from "./pg-reads.ts";
 import { inTransaction } from "./transaction.ts";
 
 /**
@@ -43,28 +44,24 @@ export interface Claims {
 
 type ClaimedRow = ItemRow & { prev_owner: string | null; prev_until: number };
 
-const CLAIMABLE = `state = 'pending' AND GREATEST(due_at, next_at) <= $1
-  AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $1)
-  AND NOT (id = ANY($3::bigint[]))`;
-
-const claimSql = (extra: string): string => `
+/**
+ * The shared "what is due" (`rules/due.ts`: ?1 now, ?2 the limit, ?3 the target) with PostgreSQL's claim: rows no
+ * other instance holds a live lease on, not in this instance's `skip`, locked `SKIP LOCKED` and leased to this one.
+ * The claim's own parameters follow the query's: `?n` the owner, `?n+1` the lease's end, `?n+2` the ids skipped.
+ */
+const claimSql = (due: string, n: number): string => `
   WITH picked AS (
-    SELECT id, lease_owner AS prev_owner, lease_until AS prev_until FROM items
-    WHERE ${CLAIMABLE} ${extra}
-    ORDER BY priority, first_at, id
-    LIMIT $4
-    FOR UPDATE SKIP LOCKED)
-  UPDATE items SET lease_owner = $2, lease_until = $5
-  FROM picked WHERE items.id = picked.id
-  RETURNING items.*, picked.prev_owner, picked.prev_until`;
+    ${selectDue(due, "id, lease_owner AS prev_owner, lease_until AS prev_until", `
+      AND (lease_owner IS NULL OR lease_owner = ?${String(n)} OR lease_until < ?1) AND NOT (id = ANY(?${String(n + 2)}::bigint[]))`)}
+    FOR UPDATE SKIP LOCKED),
+  claimed AS (
+    UPDATE items SET lease_owner = ?${String(n)}, lease_until = ?${String(n + 1)}
+    FROM picked WHERE items.id = picked.id
+    RETURNING items.*, picked.prev_owner, picked.prev_until)
+  SELECT * FROM claimed ORDER BY ${DUE_ORDER}`;
 
-const FOR_CHECK = claimSql("AND scan_folder IS NULL");
-const FOR_TARGET = claimSql(
-  `AND scan_folder IS NOT NULL AND NOT EXISTS (SELECT 1 FROM item_targets t WHERE t.item_id = items.id AND t.target = $6)
-   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.item_id = items.id AND d.target = $6 AND (d.failed = 1 OR d.next_at > $1))`,
-);
-
-const byOrder = (a: ItemRow, b: ItemRow): number => a.priority - b.priority || a.first_at - b.first_at || a.id - b.id;
+const FOR_CHECK = toPgPlaceholders(claimSql(DUE_FOR_CHECK, 3));
+const FOR_TARGET = toPgPlaceholders(claimSql(DUE_FOR_TARGET, 4));
 
 export function createClaims(options: ClaimOptions): Claims {
   const { pool, owner, leaseMs, log } = options;
@@ -72,12 +69,11 @@ export function createClaims(options: ClaimOptions): Claims {
   const reads = pgRows(pool);
   const requestsPage: WorkRequestsPage = (itemId, afterId, pageSize) => reads.all<WorkRequestRow>(WORK_REQUESTS_SQL, [itemId, afterId, pageSize]);
 
-  async function claim(sql: string, limit: number, skip: ReadonlySet<number>, extra: unknown[]): Promise<WorkItem[]> {
+  async function claim(sql: string, limit: number, skip: ReadonlySet<number>, due: unknown[]): Promise<WorkItem[]> {
     if (limit <= 0) return [];
     const claimed = await inTransaction(pool, async (client) => {
       const now = await options.now(client);
-      const result = await client.query<ClaimedRow>(sql, [now, owner, [...skip], limit, now + leaseMs, ...extra]);
-      return result.rows.sort(byOrder);
+      return (await client.query<ClaimedRow>(sql, [now, limit, ...due, owner, now + leaseMs, [...skip]])).rows;
     });
     const taken = claimed.filter((row) => row.prev_owner !== null && row.prev_owner !== owner);
     // Told once the claims are committed (a transaction run again after a deadlock does not tell twice).

@@ -3,6 +3,7 @@ import { StoreUnavailableError, describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
 import type { AsyncRows, QueueEvent, StoreAdapter } from "../store-port.ts";
+import { NEXT_READY, PENDING_COUNT, earliest } from "../rules/due.ts";
 import { createClaims, type Claims } from "./claims.ts";
 import { createStoreClock, type StoreClock } from "./database-clock.ts";
 import { createDatabaseHealth, untilReachable } from "./database-health.ts";
@@ -146,20 +147,15 @@ function pgAdapter(parts: PgAdapterParts, lifecycle: { subscribe(hear: (event: Q
         // Waits measured on the database's clock, then laid on the dispatcher's own (`at`): the two may differ.
         const dbNow = await now(pool);
         const row = await reads.get<{ ready: number | null; lapse: number | null; delivery: number | null }>(
-          `SELECT
-             (SELECT MIN(GREATEST(due_at, next_at)) FROM items WHERE state = 'pending' AND GREATEST(due_at, next_at) > ?1) AS ready,
-             (SELECT MIN(lease_until) FROM items WHERE state = 'pending' AND lease_owner <> ?2 AND lease_until >= ?1) AS lapse,
-             (SELECT MIN(d.next_at) FROM deliveries d JOIN items i ON i.id = d.item_id
-               WHERE i.state = 'pending' AND d.failed = 0 AND d.next_at > ?1) AS delivery`,
+          `SELECT ${NEXT_READY},
+             (SELECT MIN(lease_until) FROM items WHERE state = 'pending' AND lease_owner <> ?2 AND lease_until >= ?1) AS lapse`,
           [dbNow, instance],
         );
         // A claim of another instance's runs out at `lapse`: look then (+1 ms: "runs out" is strictly after it).
-        const waits = [row?.ready, row?.delivery, row?.lapse === null || row?.lapse === undefined ? null : row.lapse + 1]
-          .filter((t): t is number => typeof t === "number")
-          .map((t) => t - dbNow);
-        return at + Math.min(parts.pollMs, ...waits);
+        const next = earliest(row?.ready, row?.delivery, typeof row?.lapse === "number" ? row.lapse + 1 : undefined);
+        return at + Math.min(parts.pollMs, (next ?? Number.POSITIVE_INFINITY) - dbNow);
       }),
-      pendingCount: tracked(async () => (await reads.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE state = 'pending'"))?.n ?? 0),
+      pendingCount: tracked(async () => (await reads.get<{ n: number }>(PENDING_COUNT))?.n ?? 0),
       release: (id) => claims.release(id),
     },
     health: () => health.current(),

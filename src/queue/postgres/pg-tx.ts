@@ -1,6 +1,9 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, TargetRow } from "../store-rows.ts";
+import { PRUNED_IDS } from "../rules/admin.ts";
+import { readyAt } from "../rules/due.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
+import { toPgPlaceholders } from "./pg-reads.ts";
 import type { PgClient } from "./pool.ts";
 
 /**
@@ -13,9 +16,11 @@ const ITEM_COLUMNS = [
   "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
   "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
 ] as const;
-const ITEM_UPDATE = `UPDATE items SET ${ITEM_COLUMNS.map((c, i) => `${c} = $${String(i + 2)}`).join(", ")} WHERE id = $1`;
-const ITEM_INSERT = `INSERT INTO items (${ITEM_COLUMNS.join(", ")}) VALUES (${ITEM_COLUMNS.map((_, i) => `$${String(i + 1)}`).join(", ")}) RETURNING id`;
-const itemValues = (row: Omit<ItemRow, "id">): unknown[] => ITEM_COLUMNS.map((c) => row[c]);
+const STORED_COLUMNS = [...ITEM_COLUMNS, "ready_at"] as const;
+const ITEM_UPDATE = `UPDATE items SET ${STORED_COLUMNS.map((c, i) => `${c} = $${String(i + 2)}`).join(", ")} WHERE id = $1`;
+const ITEM_INSERT = `INSERT INTO items (${STORED_COLUMNS.join(", ")}) VALUES (${STORED_COLUMNS.map((_, i) => `$${String(i + 1)}`).join(", ")}) RETURNING id`;
+/** An item image as stored, with its `ready_at`. */
+const itemValues = (row: Omit<ItemRow, "id">): unknown[] => [...ITEM_COLUMNS.map((c) => row[c]), readyAt(row)];
 
 /** An item as read here: its image and its claim. */
 type ClaimedItem = ItemRow & { readonly lease_owner: string | null; readonly lease_until: number };
@@ -100,14 +105,8 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
       );
       return { count: Number(stats?.n ?? 0), oldest: stats?.oldest ?? null };
     },
-    pruneHistory: (before, keep) =>
-      run(
-        `DELETE FROM items WHERE id IN (
-           SELECT id FROM items WHERE state <> 'pending' AND finished_at < $1
-           UNION
-           SELECT id FROM (SELECT id FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC OFFSET $2) older)`,
-        [before, keep],
-      ),
+    // Requests, target results and deliveries go with the items (ON DELETE CASCADE).
+    pruneHistory: (before, keep) => run(toPgPlaceholders(`DELETE FROM items WHERE id IN (${PRUNED_IDS})`), [before, keep]),
     holdsClaim(item) {
       const claimed = item as ClaimedItem;
       return claimed.lease_owner === owner && claimed.lease_until >= now;

@@ -70,6 +70,17 @@ export async function removeItem(tx: QueueTx, id: number): Promise<boolean> {
   return true;
 }
 
+/**
+ * The history rows pruning drops, in SQL both engines read alike: finished before ?1, or beyond the newest ?2. The
+ * adapters delete these items with their requests, target results and deliveries (`QueueTx.pruneHistory`).
+ */
+export const PRUNED_IDS = `
+  SELECT id FROM items WHERE state <> 'pending' AND finished_at < ?1
+  UNION
+  SELECT id FROM (
+    SELECT id, ROW_NUMBER() OVER (ORDER BY finished_at DESC, id DESC) AS newest FROM items WHERE state <> 'pending'
+  ) ranked WHERE newest > ?2`;
+
 /** History beyond `maxDays` or `maxRows` (newest kept); answers how many folders were dropped. */
 export async function pruneHistory(tx: QueueTx, maxDays: number, maxRows: number): Promise<number> {
   const before = tx.now - maxDays * 24 * 60 * 60 * 1000;

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FatalError } from "../../core/errors.ts";
 import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
+import { DUE_FOR_CHECK, DUE_FOR_TARGET, NEXT_READY, selectDue } from "../rules/due.ts";
 import { WORK_REQUESTS_SQL } from "../rules/work-item.ts";
 import { pathKey } from "./rows.ts";
 import { loadSqlJs } from "../../core/sql-js.ts";
@@ -45,6 +46,28 @@ describe("migrateDatabase", () => {
     expect(new Set(keys?.map(([, key]) => key)).size).toBe(2);
     const indexes = db.exec("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'requests'")[0]?.values.flat();
     expect(indexes).toEqual(["requests_item_key", "requests_item_order"]);
+  });
+
+  it("gives the items a file already holds their ready time when it takes step 9", async () => {
+    const db = new (await loadSqlJs()).Database();
+    migrateDatabase(db, migrations.filter((step) => step.version < 9), "/x/queue.db");
+    db.run(`INSERT INTO items (id, folder, state, priority, first_at, last_at, due_at, next_at) VALUES
+      (1, '/a', 'pending', 0, 0, 0, 5000, 0), (2, '/b', 'pending', 0, 0, 0, 5000, 9000), (3, '/c', 'done', 0, 0, 0, 100, 0)`);
+    migrateDatabase(db, migrations, "/x/queue.db");
+    expect(db.exec("SELECT id, ready_at FROM items ORDER BY id")[0]?.values).toEqual([[1, 5000], [2, 9000], [3, 100]]);
+  });
+
+  it("finds what is due and when to wake on the waiting items' indexes", async () => {
+    const db = new (await loadSqlJs()).Database();
+    migrateDatabase(db, migrations, "/x/queue.db");
+    const plan = (sql: string, params: (string | number)[]): string =>
+      db.exec(`EXPLAIN QUERY PLAN ${sql}`, params)[0]?.values.map((row) => row.join(" ")).join("\n") ?? "";
+    expect(plan(selectDue(DUE_FOR_CHECK), [1, 2])).toMatch(/items_pending_ready \(ready_at<\?\)/);
+    expect(plan(selectDue(DUE_FOR_TARGET), [1, 2, "plex"])).toMatch(/items_pending_ready \(ready_at<\?\)/);
+    const wake = plan(`SELECT ${NEXT_READY}`, [1]);
+    expect(wake).toMatch(/items_pending_ready \(ready_at>\?\)/);
+    expect(wake).toMatch(/deliveries_next \(next_at>\?\)/);
+    expect(wake).not.toMatch(/SCAN (items|d|i)\b/);
   });
 
   it("applies steps in version order, each once", async () => {

@@ -3,14 +3,13 @@ import { dirname } from "node:path";
 import { removeStaleTempFiles } from "../../core/durable-file.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { StoreMetrics } from "../../core/metrics.ts";
-import { createDueIndex, type DueIndex } from "./due-index.ts";
 import { createStoreWriter } from "./store-writer.ts";
 import { replayLogs } from "./log-replay.ts";
 import { migrateDatabase } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
-import { createRowAccess, type ItemRow, type RowChange, type RowReader } from "./rows.ts";
+import { createRowAccess, type RowChange, type RowReader } from "./rows.ts";
 import { loadSnapshot, previousPath } from "./snapshot-file.ts";
-import { loadSqlJs, type Database } from "./sql-js.ts";
+import { loadSqlJs, type Database } from "../../core/sql-js.ts";
 
 /**
  * The queue's store: an in-memory sql.js database that only ever holds what is on disk.
@@ -65,8 +64,6 @@ export interface QueueStore {
   readonly rows: RowReader;
   /** Reads what is on disk, never a write still on its way (it waits while a write is being built). */
   read<T>(fn: (rows: RowReader) => T): Promise<T>;
-  /** The pending items' schedule, kept in step with every applied change. */
-  readonly due: DueIndex;
   /**
    * Stores what `build` changes; resolves with its result once that is on disk and applied. Rejects with
    * `StoreUnavailableError` when the disk refused it (nothing was stored), with `WriteAbandonedError` when `signal`
@@ -110,8 +107,7 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   const rows = createRowAccess(db);
   const replay = await replayLogs(rows, file, readLogPosition(rows), log);
 
-  const due = createDueIndex(loadPending(rows));
-  const store = createStoreWriter({ db, rows, due, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1 });
+  const store = createStoreWriter({ db, rows, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1 });
   await store.checkpoint();
   return store;
 }
@@ -121,29 +117,6 @@ function readLogPosition(rows: RowReader): { seq: number; generation: number } {
   const value = (key: string): number =>
     Number(rows.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [key])?.value ?? 0) || 0;
   return { seq: value("journal_seq"), generation: value("journal_gen") };
-}
-
-/** The pending items with the targets that already finished each, and their deliveries' waits, for the schedule. */
-function loadPending(rows: RowReader): { row: ItemRow; doneTargets: string[] }[] {
-  const done = new Map<number, string[]>();
-  for (const t of rows.all<{ item_id: number; target: string }>(
-    "SELECT t.item_id, t.target FROM item_targets t JOIN items i ON i.id = t.item_id WHERE i.state = 'pending'",
-  )) {
-    const list = done.get(t.item_id) ?? [];
-    list.push(t.target);
-    done.set(t.item_id, list);
-  }
-  const waits = new Map<number, Map<string, number>>();
-  for (const d of rows.all<{ item_id: number; target: string; next_at: number; failed: number }>(
-    "SELECT d.item_id, d.target, d.next_at, d.failed FROM deliveries d JOIN items i ON i.id = d.item_id WHERE i.state = 'pending'",
-  )) {
-    const map = waits.get(d.item_id) ?? new Map<string, number>();
-    map.set(d.target, d.failed ? Number.POSITIVE_INFINITY : d.next_at);
-    waits.set(d.item_id, map);
-  }
-  return rows
-    .all<ItemRow>("SELECT * FROM items WHERE state = 'pending'")
-    .map((row) => ({ row, doneTargets: done.get(row.id) ?? [], ...(waits.has(row.id) ? { waits: waits.get(row.id) } : {}) }));
 }
 
 /**

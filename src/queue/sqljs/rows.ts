@@ -1,8 +1,10 @@
 import type { Database, Statement, SqlValue } from "sql.js";
+import { PRUNED_IDS } from "../rules/admin.ts";
+import { readyAt } from "../rules/due.ts";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 
 /**
- * The embedded store's rows (the types are the queue's, `rules/rows.ts`), and `applyChange`, the only code that
+ * The embedded store's rows (the types are the queue's, `store-rows.ts`), and `applyChange`, the only code that
  * writes them. A change is a value (`RowChange`):
  * the store applies it while a write is built, logs it, and applies the same value again once it is on disk; a
  * restart replays the log through the same function. Item, request and target changes are whole-row images.
@@ -46,20 +48,25 @@ export function pathKey(path: string): number {
 
 const ITEM_COLUMNS = [
   "id", "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
-  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
+  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped", "ready_at",
 ] as const;
 const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at", "path_key"] as const;
 const TARGET_COLUMNS = [
   "item_id", "target", "status", "detail", "at", "landed", "landed_detail", "landed_after_ms", "landed_check_at", "landed_looks",
 ] as const;
 const DELIVERY_COLUMNS = ["item_id", "target", "attempts", "next_at", "first_failed_at", "last_error", "failed"] as const;
-const replaceSql = (table: string, columns: readonly string[]): string =>
-  `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 
-export const PRUNED_IDS = `
-  SELECT id FROM items WHERE state <> 'pending' AND finished_at < ?1
-  UNION
-  SELECT id FROM (SELECT id FROM items WHERE state <> 'pending' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?2)`;
+/**
+ * A row image replaces the row with the same key (`key`), and only that one: a row that conflicts with another unique
+ * key (a second waiting item for a folder) fails the write, as it does in PostgreSQL.
+ */
+const upsertSql = (table: string, columns: readonly string[], key: readonly string[]): string =>
+  `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})
+   ON CONFLICT (${key.join(", ")}) DO UPDATE SET ${columns.filter((c) => !key.includes(c)).map((c) => `${c} = excluded.${c}`).join(", ")}`;
+const ITEM_UPSERT = upsertSql("items", ITEM_COLUMNS, ["id"]);
+const REQUEST_UPSERT = upsertSql("requests", REQUEST_COLUMNS, ["id"]);
+const TARGET_UPSERT = upsertSql("item_targets", TARGET_COLUMNS, ["item_id", "target"]);
+const DELIVERY_UPSERT = upsertSql("deliveries", DELIVERY_COLUMNS, ["item_id", "target"]);
 
 /** Reads through prepared statements (compiled once per database; that is all this keeps). */
 export interface RowReader {
@@ -124,22 +131,21 @@ export function createRowAccess(db: Database): RowAccess {
 const values = (columns: readonly string[], row: object): SqlValue[] =>
   columns.map((column) => (row as Record<string, SqlValue | undefined>)[column] ?? null);
 
-/** Applies one change. Whole-row images replace the row with the same key (and, for items, the one pending row of
- *  the same folder: the unique index lets only one stay). */
+/** Applies one change. Whole-row images replace the row with the same key; an item is stored with its `ready_at`. */
 export function applyChange(rows: RowAccess, change: RowChange): void {
   switch (change.k) {
     case "item": {
       // Records written before schema 3 carry no `unfinished`, before schema 4 no `requests_dropped`.
       const row: Partial<ItemRow> = change.r;
-      const filled = { ...row, unfinished: row.unfinished ?? 0, requests_dropped: row.requests_dropped ?? 0 };
-      return rows.run(replaceSql("items", ITEM_COLUMNS), values(ITEM_COLUMNS, filled));
+      const filled = { ...change.r, unfinished: row.unfinished ?? 0, requests_dropped: row.requests_dropped ?? 0 };
+      return rows.run(ITEM_UPSERT, values(ITEM_COLUMNS, { ...filled, ready_at: readyAt(filled) }));
     }
     case "req":
-      return rows.run(replaceSql("requests", REQUEST_COLUMNS), values(REQUEST_COLUMNS, { ...change.r, path_key: pathKey(change.r.path) }));
+      return rows.run(REQUEST_UPSERT, values(REQUEST_COLUMNS, { ...change.r, path_key: pathKey(change.r.path) }));
     case "tgt":
-      return rows.run(replaceSql("item_targets", TARGET_COLUMNS), values(TARGET_COLUMNS, change.r));
+      return rows.run(TARGET_UPSERT, values(TARGET_COLUMNS, change.r));
     case "dlv":
-      return rows.run(replaceSql("deliveries", DELIVERY_COLUMNS), values(DELIVERY_COLUMNS, change.r));
+      return rows.run(DELIVERY_UPSERT, values(DELIVERY_COLUMNS, change.r));
     case "undlv":
       return rows.run("DELETE FROM deliveries WHERE item_id = ? AND target = ?", [change.id, change.target]);
     case "clrdlv":

@@ -8,12 +8,13 @@ import { WORK_REQUESTS_SQL, readWorkItem, type WorkRequestRow, type WorkRequests
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 import { openQueueStore, type QueueStore, type StoreTransaction } from "./open-store.ts";
-import { PRUNED_IDS, pathKey } from "./rows.ts";
+import { PRUNED_IDS } from "../rules/admin.ts";
+import { DUE_FOR_CHECK, DUE_FOR_TARGET, NEXT_READY, PENDING_COUNT, earliest, selectDue } from "../rules/due.ts";
+import { pathKey } from "./rows.ts";
 
 /**
  * The embedded queue (one process, `<data dir>/queue.db`): the sql.js store (`open-store.ts`: snapshot + append-only
- * log) as the queue's `StoreAdapter`. Due work comes from the store's in-memory schedule (`DueIndex`), so a dispatch
- * costs O(log n) however many folders wait; the items themselves are read by id.
+ * log) as the queue's `StoreAdapter`. Due work is the shared query of `rules/due.ts`, on the waiting items' indexes.
  */
 export interface SqlJsStoreOptions {
   /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
@@ -84,17 +85,21 @@ function verifyOnce(store: QueueStore, log: Logger): () => void {
   };
 }
 
+const DUE_CHECK_SQL = selectDue(DUE_FOR_CHECK);
+const DUE_TARGET_SQL = selectDue(DUE_FOR_TARGET);
+const NEXT_READY_SQL = `SELECT ${NEXT_READY}`;
+
 function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void>): StoreAdapter {
-  const { due } = store;
   const reads: AsyncRows = {
     all: (sql, params) => store.read((rows) => rows.all(sql, params)),
     get: (sql, params) => store.read((rows) => rows.get(sql, params)),
   };
   const page: WorkRequestsPage = (itemId, afterId, limit) => store.read((rows) => rows.all<WorkRequestRow>(WORK_REQUESTS_SQL, [itemId, afterId, limit]));
-  const workItems = async (ids: readonly number[]): Promise<WorkItem[]> => {
-    const items = await store.read((rows) => ids.flatMap((id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ? AND state = 'pending'", [id]) ?? []));
+  /** The shared query (`rules/due.ts`); the items in `skip` (in progress) are left out here, so as many more are asked. */
+  const dueItems = async (sql: string, at: number, limit: number, skip: ReadonlySet<number>, target: string[] = []): Promise<WorkItem[]> => {
+    const rows = await reads.all<ItemRow>(sql, [at, limit + skip.size, ...target]);
     const work: WorkItem[] = [];
-    for (const item of items) work.push(await readWorkItem(item, page));
+    for (const item of rows.filter((row) => !skip.has(row.id)).slice(0, limit)) work.push(await readWorkItem(item, page));
     return work;
   };
   return {
@@ -102,10 +107,13 @@ function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void
     write: (work, options = {}) => store.write((tx) => work(sqlJsTx(tx, clock.now())), options.signal ? { signal: options.signal } : {}),
     reads,
     due: {
-      dueForCheck: (at, limit, skip) => workItems(due.dueForCheck(at, limit, skip)),
-      dueForTarget: (target, at, limit, skip) => workItems(due.dueForTarget(target, at, limit, skip)),
-      nextWakeAt: (at) => Promise.resolve(due.nextWakeAt(at)),
-      pendingCount: () => Promise.resolve(due.size),
+      dueForCheck: (at, limit, skip) => dueItems(DUE_CHECK_SQL, at, limit, skip),
+      dueForTarget: (target, at, limit, skip) => dueItems(DUE_TARGET_SQL, at, limit, skip, [target]),
+      async nextWakeAt(at) {
+        const next = await reads.get<{ ready: number | null; delivery: number | null }>(NEXT_READY_SQL, [at]);
+        return earliest(next?.ready, next?.delivery);
+      },
+      pendingCount: async () => (await reads.get<{ n: number }>(PENDING_COUNT))?.n ?? 0,
     },
     health: () => store.health(),
     async maintain() {

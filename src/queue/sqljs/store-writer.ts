@@ -2,13 +2,12 @@ import { createDiskWatch } from "./disk-watch.ts";
 import { stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { buildChanges } from "./build-changes.ts";
-import type { DueIndex } from "./due-index.ts";
 import { listLogFiles, logPath, openLogFile, type LogFile } from "./log-file.ts";
 import { encodeRecord } from "./log-record.ts";
 import type { QueueStore, QueueStoreOptions, StoreTransaction } from "./open-store.ts";
-import { applyChange, nextItemId, nextRequestId, type ItemRow, type RowAccess, type RowChange } from "./rows.ts";
+import { applyChange, nextItemId, nextRequestId, type RowAccess, type RowChange } from "./rows.ts";
 import { writeSnapshot } from "./snapshot-file.ts";
-import type { Database } from "./sql-js.ts";
+import type { Database } from "../../core/sql-js.ts";
 import { StoreUnavailableError } from "../../core/errors.ts";
 import { describeStoreFault, isDiskRefusal } from "./store-fault.ts";
 import { createWriteQueue, type Waiting } from "./write-queue.ts";
@@ -20,8 +19,6 @@ import { createWriteQueue, type Waiting } from "./write-queue.ts";
 export interface StoreWriterParts {
   readonly db: Database;
   readonly rows: RowAccess;
-  /** The pending items' schedule, built from the rows as loaded. */
-  readonly due: DueIndex;
   readonly options: QueueStoreOptions;
   readonly seq: number;
   readonly generation: number;
@@ -34,7 +31,7 @@ interface Failure {
 }
 
 export function createStoreWriter(parts: StoreWriterParts): QueueStore {
-  const { db, rows, options, due } = parts;
+  const { db, rows, options } = parts;
   const { file, log } = options;
   const dir = dirname(file);
   const minimum = options.checkpointBytes ?? 8 * 1024 * 1024;
@@ -122,36 +119,11 @@ export function createStoreWriter(parts: StoreWriterParts): QueueStore {
     });
   }
 
-  /** The one place a durable change reaches memory (and the schedule). */
+  /** The one place a durable change reaches memory. */
   function applyDurable(changes: readonly RowChange[]): void {
     rows.run("BEGIN");
     for (const change of changes) applyChange(rows, change);
     rows.run("COMMIT");
-    for (const change of changes) {
-      if (change.k === "item") scheduleItem(change.r);
-      else if (change.k === "del") due.itemDeleted(change.id);
-      else if (change.k === "tgt") due.targetDone(change.r.item_id, change.r.target);
-      else if (change.k === "clr") due.targetsCleared(change.id);
-      else if (change.k === "dlv") due.deliveryWaits(change.r.item_id, change.r.target, change.r.failed ? Number.POSITIVE_INFINITY : change.r.next_at);
-      else if (change.k === "undlv") due.deliveryWaits(change.id, change.target, undefined);
-      else if (change.k === "clrdlv") due.deliveriesCleared(change.id);
-    }
-  }
-
-  /** A folder that becomes pending again (a retry of a finished one) keeps the targets that already scanned it. */
-  function scheduleItem(row: ItemRow): void {
-    const returning = row.state === "pending" && !due.has(row.id);
-    due.itemChanged(row);
-    if (!returning) return;
-    for (const { target } of rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [row.id])) {
-      due.targetDone(row.id, target);
-    }
-    for (const d of rows.all<{ target: string; next_at: number; failed: number }>(
-      "SELECT target, next_at, failed FROM deliveries WHERE item_id = ?",
-      [row.id],
-    )) {
-      due.deliveryWaits(row.id, d.target, d.failed ? Number.POSITIVE_INFINITY : d.next_at);
-    }
   }
 
   function enterFailure(error: unknown): void {
@@ -296,7 +268,6 @@ export function createStoreWriter(parts: StoreWriterParts): QueueStore {
     file,
     rows,
     read: (fn) => building.after(() => fn(rows)),
-    due,
     write,
     checkpoint,
     logBytes: () => bytes,
