@@ -155,7 +155,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (free <= 0) return;
     holds.refresh();
     const skip = new Set([...checking, ...holds.ids("mount")]);
-    for (const item of await holds.take(free, skip, (limit, skipped) => queue.dueForCheck(now, limit, skipped))) {
+    for (const item of await takeDue(free, skip, (limit, skipped) => queue.dueForCheck(now, limit, skipped))) {
       checking.add(item.id);
       track(() => withLogId(item.id, async () => {
         try {
@@ -186,7 +186,26 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const free = concurrency - health.inFlight.size;
     if (free <= 0) return [];
     const due = (limit: number, skip: ReadonlySet<number>) => queue.dueForTarget(health.target.name, now, limit, skip);
-    return holds.take(free, health.inFlight, due);
+    return takeDue(free, health.inFlight, due);
+  }
+
+  /**
+   * Up to `limit` due items that may go out now: `read` is asked with `inProgress` and the anchor-held ids left out;
+   * the holds keep those under a missing anchor, and `read` is asked again for the rest.
+   */
+  async function takeDue(
+    limit: number,
+    inProgress: ReadonlySet<number>,
+    read: (limit: number, skip: ReadonlySet<number>) => Promise<WorkItem[]>,
+  ): Promise<WorkItem[]> {
+    const out: WorkItem[] = [];
+    for (;;) {
+      const due = await read(limit - out.length, new Set([...inProgress, ...holds.ids("anchor"), ...out.map((item) => item.id)]));
+      const free = holds.letOut(due);
+      out.push(...free);
+      // Each round either holds a new item (left out of the next) or is the last: this ends.
+      if (free.length === due.length || out.length >= limit) return out;
+    }
   }
 
   function launchScans(health: TargetHealth, items: readonly WorkItem[]): void {

@@ -53,15 +53,8 @@ const SAY: Record<HoldKind, { each(folder: string, by: string): string; first?(b
 export interface Holds {
   /** Item ids held now (of `kind` alone, when given): left out of the due lists. */
   ids(kind?: HoldKind): Set<number>;
-  /**
-   * Up to `limit` due items that may go out now: `fetch` is asked with `inProgress` and the anchor-held ids left out;
-   * an item it answers that lies under a missing anchor is held, and `fetch` is asked again for the rest.
-   */
-  take(
-    limit: number,
-    inProgress: ReadonlySet<number>,
-    fetch: (limit: number, skip: ReadonlySet<number>) => Promise<WorkItem[]>,
-  ): Promise<WorkItem[]>;
+  /** The due `items` that may go out now; those under a missing anchor are held. */
+  letOut(items: readonly WorkItem[]): WorkItem[];
   /**
    * After a file check that did not find every file: whether the item is under an anchor that is missing now (looked
    * at again first). Then the check does not count, and the item is held.
@@ -124,23 +117,12 @@ export function createHolds(options: {
 
   return {
     ids: idsOf,
-    async take(limit, inProgress, fetch) {
-      if (!anchors) return fetch(limit, inProgress);
-      const out: WorkItem[] = [];
-      for (;;) {
-        const skip = new Set([...inProgress, ...idsOf("anchor"), ...out.map((item) => item.id)]);
-        let heldNow = false;
-        for (const item of await fetch(limit - out.length, skip)) {
-          const anchor = guardOf(item);
-          if (anchor === undefined) out.push(item);
-          else {
-            hold("anchor", item, anchor);
-            heldNow = true;
-          }
-        }
-        // Each round either holds a new item (left out of the next) or is the last: this ends.
-        if (!heldNow || out.length >= limit) return out;
-      }
+    letOut(items) {
+      return items.filter((item) => {
+        const anchor = guardOf(item);
+        if (anchor !== undefined) hold("anchor", item, anchor);
+        return anchor === undefined;
+      });
     },
     async holdForAnchor(item) {
       if (!anchors) return false;

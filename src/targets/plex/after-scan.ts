@@ -4,7 +4,7 @@ import type { ScanContext } from "../../core/target.ts";
 import type { Analyzer } from "./analyze.ts";
 import type { TrashEmptier } from "./empty-trash.ts";
 import type { LibraryGate } from "./library-gate.ts";
-import type { SectionActivity } from "./section-activity.ts";
+import type { SectionActivity } from "./sections.ts";
 
 /**
  * What follows a delivered scan (analysis, emptying the trash), shared by the API and the scanner targets. Plex only

@@ -4,8 +4,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { AfterScan } from "./after-scan.ts";
 import type { PlexClient } from "./client.ts";
-import type { SectionActivity } from "./section-activity.ts";
-import type { SectionResolver } from "./sections.ts";
+import type { SectionActivity, SectionResolver } from "./sections.ts";
 import { waitForPlex } from "./wait-for-plex.ts";
 
 /**

@@ -8,8 +8,7 @@ import { startFakePlex, type FakePlex } from "../../../test/support/fake-plex.ts
 import { createSteppingClock, type SteppingClock } from "../../../test/support/plex-clock.ts";
 import { createPlexClient, type PlexClient } from "./client.ts";
 import { createPlexLibraryLookup } from "./library-lookup.ts";
-import { createSectionActivity } from "./section-activity.ts";
-import { createSectionResolver } from "./sections.ts";
+import { createSectionActivity, createSectionResolver } from "./sections.ts";
 
 /**
  * The Plex lookup over real HTTP against the fake Plex, whose library is filled by scans from a temp directory

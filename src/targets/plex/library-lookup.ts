@@ -2,8 +2,7 @@ import { TargetUnavailableError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { LibraryLookup } from "../../core/target.ts";
 import type { PlexClient } from "./client.ts";
-import type { SectionActivity } from "./section-activity.ts";
-import type { PlexSection, SectionResolver } from "./sections.ts";
+import type { PlexSection, SectionActivity, SectionResolver } from "./sections.ts";
 
 /**
  * Did the requested files land in Plex? Asked through Plex's API, never its database or the disks: the sections
