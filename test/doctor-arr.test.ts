@@ -114,7 +114,7 @@ async function doctor(config: Record<string, unknown>, options: { inContainer?: 
   const path = await writeCase(config);
   const settings = resolveSettings({ config: path }, {}, root);
   const loaded = await loadDoctorConfig(settings, {});
-  expect(loaded.outcome.kind).toBe("loaded");
+  expect(loaded.config).toBeDefined();
   const capture = captureLog();
   const report = await runDoctor({ settings, env: {}, loaded, log: capture.log, inContainer: options.inContainer ?? false });
   expectNoKey(JSON.stringify(report));

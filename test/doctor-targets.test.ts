@@ -124,7 +124,7 @@ async function doctor(config: Record<string, unknown>, options: { inContainer?: 
   const path = await writeCase(config);
   const settings = resolveSettings({ config: path }, {}, root);
   const loaded = await loadDoctorConfig(settings, {});
-  expect(loaded.outcome.kind).toBe("loaded");
+  expect(loaded.config).toBeDefined();
   const capture = captureLog();
   const report = await runDoctor({
     settings,

@@ -12,8 +12,7 @@ import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../../paths/shared-disk-probe.
 import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
 import { anchorsFamily } from "./anchors.ts";
 import { arrFamily } from "./arr.ts";
-import { skip, runChecks, type CheckFamily, type CheckResult, type DoctorReport } from "./check.ts";
-import { configFamily, type ConfigOutcome } from "./config-checks.ts";
+import { fail, ok, runChecks, skip, warn, type CheckFamily, type CheckResult, type DoctorReport } from "./check.ts";
 import { dataDirFamily } from "./data-dir.ts";
 import { databaseFamily } from "./database.ts";
 import { driveFamily, rcFamily } from "./drive.ts";
@@ -35,7 +34,6 @@ import { watchFamily } from "./watch.ts";
 export interface DoctorInput {
   readonly settings: Settings;
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** The config as loaded, or why it could not be (see `loadDoctorConfig`). */
   readonly loaded: DoctorConfig;
   readonly log: Logger;
   /** Whether autoscan runs inside a container (default: /.dockerenv or /run/.containerenv exists). */
@@ -48,13 +46,18 @@ export interface DoctorInput {
   readonly stat?: (path: string) => Promise<DiskEntry>;
 }
 
-export type DoctorConfig =
-  | { readonly config: Config; readonly outcome: ConfigOutcome; readonly sources?: ReadonlyMap<string, ConfigSource> }
-  | { readonly config?: undefined; readonly outcome: ConfigOutcome; readonly sources?: undefined };
+/** The config as loaded (none when it could not be), and the config's own lines (see `loadDoctorConfig`). */
+export interface DoctorConfig {
+  readonly config?: Config;
+  readonly sources?: ReadonlyMap<string, ConfigSource>;
+  readonly checks: readonly CheckResult[];
+}
 
 /**
- * Loads the config for doctor: a bad or missing config is a finding, not a stop. Doctor does not need SERVER_PASS;
- * without it, it warns as `config check` does (only the server needs it).
+ * Loads the config for doctor: a bad or missing config is a finding, not a stop. Its lines are what `autoscan config
+ * check` says: every problem (each its own line, already saying what was expected), and the warnings that do not
+ * stop the service. Doctor does not need SERVER_PASS; without it, it warns as `config check` does (only the server
+ * needs it).
  */
 export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<string, string | undefined>>): Promise<DoctorConfig> {
   const path = settings.configPath;
@@ -63,12 +66,18 @@ export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<
     if (loaded.kind !== "loaded") throw new ConfigError(`No config at ${path}.`);
     const serverPass = loaded.config.SERVER_PASS === "" ? [SERVER_PASS_MISSING] : [];
     const warnings = [...serverPass, ...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
-    return { config: loaded.config, sources: loaded.sources, outcome: { kind: "loaded", path, warnings } };
+    const checks = [ok("config", "Config", `${path} is valid.`), ...warnings.map((warning, i) => warn(`config.warning.${i + 1}`, "Config", warning, `Edit ${path}.`))];
+    return { config: loaded.config, sources: loaded.sources, checks };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    const missing = error.message.startsWith("No config file") || error.message.startsWith("Cannot read");
-    const fix = missing ? { fix: error.problems.join(" ") || `Create ${path} with 'autoscan config init'.` } : {};
-    return { outcome: { kind: "failed", path, message: error.message.replace(/:$/, "."), problems: error.problems, ...fix } };
+    const message = error.message.replace(/:$/, ".");
+    // No file, or one that cannot be read: the loader's message is the finding.
+    if (error.message.startsWith("No config file") || error.message.startsWith("Cannot read")) {
+      return { checks: [fail("config", "Config", message, error.problems.join(" ") || `Create ${path} with 'autoscan config init'.`)] };
+    }
+    if (error.problems.length === 0) return { checks: [fail("config", "Config", message, `Edit ${path}.`)] };
+    const fix = `Edit ${path}; 'autoscan config check' shows the same list.`;
+    return { checks: error.problems.map((problem, i) => fail(`config.problem.${i + 1}`, "Config", problem, fix)) };
   }
 }
 
@@ -91,7 +100,7 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
   const diskTimeoutMs = input.diskTimeoutMs ?? 3000;
   const timeoutSeconds = Math.round(diskTimeoutMs / 100) / 10;
   const stat = input.stat ?? createDiskProbe({ log, timeoutMs: diskTimeoutMs }).stat;
-  const families: CheckFamily[] = [configFamily(loaded.outcome), dataDirFamily(settings.dataDir, stat)];
+  const families: CheckFamily[] = [{ name: "config", run: async () => loaded.checks }, dataDirFamily(settings.dataDir, stat)];
   const config = loaded.config;
   if (!config) {
     const reason = "Skipped until the config is valid (database, Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).";
@@ -126,7 +135,7 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
 export async function runStartupChecks(runtime: { readonly config: Config; readonly settings: Settings; readonly log: Logger }, log: Logger): Promise<void> {
   const doctorLog = log.child({ component: "DOCTOR" });
   try {
-    const loaded = { config: runtime.config, outcome: { kind: "loaded", path: runtime.settings.configPath, warnings: [] } } as const;
+    const loaded = { config: runtime.config, checks: [] };
     const stat = sharedDiskProbe(runtime.log).stat;
     const report = await runDoctor({ settings: runtime.settings, env: {}, loaded, log: runtime.log, mode: "startup", stat, diskTimeoutMs: STAT_TIMEOUT_MS });
     const problems = report.checks.filter((check) => check.status === "warn" || check.status === "error");
