@@ -36,6 +36,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** Files every request runs through whatever its route: the logger, metrics, the clock, the app's middleware. */
 const SHARED = ["logging/", "core/log-context.ts", "core/metrics.ts", "core/clock.ts", "web/app.ts", "web/cross-site.ts", "web/request-count.ts", "web/client-address.ts"];
 
+/** The issue's three stages of the walk, with the most files each may enter that no earlier stage entered. */
+const STAGES = [
+  { name: "intake → stored", files: 8 },
+  { name: "stored → due work", files: 1 },
+  { name: "due work → target's HTTP call", files: 6 },
+] as const;
+
 const home = await mkdtemp(join(tmpdir(), "autoscan-walk-"));
 const media = join(home, "media");
 const shows = ["First Show", "Second Show", "Third Show"];
@@ -152,6 +159,7 @@ try {
   const stacks = requestWindow((await waitForFile(`${out}.trace`)).trim().split("\n").map((line) => line.split("\t")), src);
   // The top frame carries the hit function's position (its first statement); the other frames are files.
   const hits = stacks.map(([top = "", ...below]) => [top.replace(/:\d+:\d+$/, ""), ...below]);
+  const stages = stagesOf(hits, src);
   // A reader reads each function once: only the first call of each counts.
   const firstReads = stacks.filter(([top = ""], i) => stacks.findIndex(([other]) => other === top) === i);
   const reads = firstReads.map(([top = "", ...below]) => [top.replace(/:\d+:\d+$/, ""), ...below]);
@@ -163,6 +171,7 @@ try {
   const read = collapse(walkOrder(reads, src, kinds).filter((f) => kinds.get(f) === "path"));
   // A reader follows a call from one file into another once: the first call along each such edge counts.
   const edges = new Set<string>();
+  const stageOf = new Map(hits.map((frames, i) => [frames, stages[i] ?? 0]));
   const edgeReads = hits.filter((frames) => {
     const [top, caller] = frames.filter((frame) => frame.startsWith(src));
     if (top === undefined || caller === undefined || top === caller) return false;
@@ -190,11 +199,20 @@ try {
   );
   // Without going back to a caller: how often a call enters a file already entered, and how many of those calls go
   // through a function passed in (the caller does not import the callee's file: a capability, a callback).
-  const reentries = await reentriesByCall(edgeReads, src, (file) => kinds.get(file) === "path" && !leaves.has(file));
+  const reentries = await reentriesByCall(edgeReads, src, (file) => kinds.get(file) === "path" && !leaves.has(file), stageOf);
   console.log(
     `  by calls only (a return to the caller not counted): ${String(reentries.files)} files, ${String(reentries.calls.length)} ` +
       `re-entries, ${String(reentries.calls.filter((c) => c.passedIn).length)} of them through a function passed in`,
   );
+  // The same count per stage: the files a stage enters that no earlier stage entered, and its re-entries.
+  const mark = (value: number, limit: number): string => `${String(value)} (≤ ${String(limit)} ${value <= limit ? "✓" : "✗"})`;
+  STAGES.forEach(({ name, files: limit }, stage) => {
+    const files = [...reentries.stageOfFile].filter(([, s]) => s === stage).map(([file]) => file);
+    const calls = reentries.calls.filter((c) => c.stage === stage);
+    console.log(`    ${name}: ${mark(files.length, limit)} files not entered before, ${String(calls.length)} re-entries`);
+    if (process.env.WALK_ORDER) console.log(`      ${files.join(", ")}${calls.length > 0 ? `; re-entries: ${calls.map((c) => c.edge).join(", ")}` : ""}`);
+  });
+  console.log(`    in all: ${mark(reentries.files, 15)} files, ${mark(reentries.calls.length, 3)} re-entries`);
   const entered = new Map<string, number>();
   for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
   const most = [...entered].filter(([, n]) => n > 1).sort(([, a], [, b]) => b - a).slice(0, 8);
@@ -265,18 +283,49 @@ async function reentriesByCall(
   edgeHits: readonly string[][],
   src: string,
   counted: (file: string) => boolean,
-): Promise<{ files: number; calls: { edge: string; passedIn: boolean }[] }> {
+  stageOf: ReadonlyMap<readonly string[], number>,
+): Promise<{ files: number; calls: { edge: string; passedIn: boolean; stage: number }[]; stageOfFile: Map<string, number> }> {
   const seen = new Set<string>();
-  const calls: { edge: string; passedIn: boolean }[] = [];
+  const calls: { edge: string; passedIn: boolean; stage: number }[] = [];
+  /** Each file's earliest stage among the calls that entered it (or left from it). */
+  const stageOfFile = new Map<string, number>();
   for (const frames of edgeHits) {
     const [top, caller] = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
     if (top === undefined || caller === undefined || !counted(top) || !counted(caller)) continue;
+    const stage = stageOf.get(frames) ?? 0;
     if (seen.size === 0) seen.add(caller);
-    if (seen.has(top)) calls.push({ edge: `${caller} → ${top}`, passedIn: !(await imports(join(src, caller), join(src, top))) });
-    seen.add(caller);
-    seen.add(top);
+    if (seen.has(top)) calls.push({ edge: `${caller} → ${top}`, passedIn: !(await imports(join(src, caller), join(src, top))), stage });
+    for (const file of [caller, top]) {
+      seen.add(file);
+      stageOfFile.set(file, Math.min(stage, stageOfFile.get(file) ?? stage));
+    }
   }
-  return { files: seen.size, calls };
+  return { files: seen.size, calls, stageOfFile };
+}
+
+/**
+ * The stage of each hit (an index into `STAGES`), cut by the stack rather than by the time alone (the route still
+ * answers while the dispatcher already works). The dispatcher's hits (a frame of `queue/dispatch/`, even under the
+ * route, where the store tells it of the new work) are "stored → due work" until it holds a due item: its first hit
+ * after a due read (the port's `dueFor…`) that is no longer under one; from there on they are "due work → the
+ * target's HTTP call". Any other hit is "intake → stored" under the route or before the dispatcher's first hit, else
+ * in the stage the dispatcher is in (the store's own work for the due read, then for recording the check and attempt).
+ */
+function stagesOf(hits: readonly string[][], src: string): number[] {
+  let dispatching = false;
+  let askedDue = false;
+  let holdsDue = false;
+  return hits.map((frames) => {
+    const files = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
+    const names = (frames.at(-1) ?? "").startsWith("#") ? (frames.at(-1) ?? "").slice(1).split("|") : [];
+    const underDueRead = names.some((name) => /\bdueFor/.test(name));
+    if (files.some((file) => file.startsWith("queue/dispatch/"))) {
+      dispatching = true;
+      if (underDueRead) askedDue = true;
+      else if (askedDue) holdsDue = true;
+    } else if (!dispatching || files.includes("web/routes/webhook.ts")) return 0;
+    return holdsDue ? 2 : 1;
+  });
 }
 
 async function imports(file: string, target: string): Promise<boolean> {

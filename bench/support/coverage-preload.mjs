@@ -82,18 +82,20 @@ async function startTrace() {
 async function stopTrace() {
   for (const breakpointId of breakpoints.splice(0)) await post("Debugger.removeBreakpoint", { breakpointId });
   await post("Debugger.disable");
-  // Each stack's first line is the condition's own frame ("at eval (eval at …)"): dropped.
-  const stacks = globalThis.__autoscanWalk.map((stack) =>
-    stack
+  // Each stack's first line is the condition's own frame ("at eval (eval at …)"): dropped. The last field names the
+  // frames' functions ("#" then the names, "|"-separated), for the walk's cut between stages.
+  const stacks = globalThis.__autoscanWalk.map((stack) => {
+    const lines = stack
       .split("\n")
       .slice(1)
-      .filter((line) => !line.includes("(eval at "))
-      .map((line, i) => {
-        const [, file = "", at = ""] = /file:\/\/([^:)]+)(:\d+:\d+)\)?$/.exec(line) ?? [];
-        // The function hit (the top frame) keeps its position: the walk reads each function once.
-        return i === 0 ? file + at : file;
-      })
-      .join("\t"),
-  );
+      .filter((line) => !line.includes("(eval at "));
+    const files = lines.map((line, i) => {
+      const [, file = "", at = ""] = /file:\/\/([^:)]+)(:\d+:\d+)\)?$/.exec(line) ?? [];
+      // The function hit (the top frame) keeps its position: the walk reads each function once.
+      return i === 0 ? file + at : file;
+    });
+    const names = lines.map((line) => /^\s*at (?:async )?(\S+) \(/.exec(line)?.[1] ?? "");
+    return [...files, `#${names.join("|")}`].join("\t");
+  });
   writeFileSync(`${out}.trace`, stacks.join("\n") + "\n");
 }
