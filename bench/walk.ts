@@ -15,8 +15,11 @@
  * call; and, the headline, each call from one file into another followed once, as a reader who has seen where a file
  * calls another does not follow that call again. Helpers that call none of our files are read in place. A fourth
  * count leaves out going back to a caller: only calls that enter a file already entered, and how many of them go
- * through a function the caller was given (a capability passed in) rather than one it imports. WALK_ORDER=1 prints
- * the reader's order and those calls.
+ * through a function the caller was given (a capability passed in) rather than one it imports. That count is then
+ * given per stage, as the issue "A house one can walk" sets its targets: intake → stored, stored → due work (until
+ * the dispatcher holds a due folder), due work → the target's HTTP call; each stage with the files it enters that no
+ * earlier stage entered, and its re-entries (see `stagesOf`). WALK_ORDER=1 prints the reader's order and those calls,
+ * and names each stage's files.
  *
  *   node bench/walk.ts
  */

@@ -24,7 +24,9 @@ import {
  * default: Plex serialises scans anyway) and its own backoff, so a target that is down never holds back another.
  * Due folders go out by priority (lower number first), then oldest first. File checks run beside the scans and
  * never hold a slot while they wait. There is no fixed sleep between scans: the loop sleeps until the next folder is
- * due, a scan finishes, or new work arrives.
+ * due, a scan finishes, or new work arrives. A round (`schedule`): take due folders for their file checks
+ * (`file-check.ts`), then each target's due folders for its delivery (`target-delivery.ts`), leaving out what the
+ * holds keep (`holds.ts`); the loop's engine is at the end of this file.
  */
 export interface DispatcherOptions {
   readonly queue: DispatchQueue;
