@@ -4,7 +4,7 @@ import type { PathMapper } from "../../paths/mapping.ts";
 import { openScanQueue } from "../../queue/open-scan-queue.ts";
 import type { ScanQueue } from "../../queue/scan-queue.ts";
 import type { Runtime } from "../runtime.ts";
-import { scanQueueOptionsFromConfig } from "./queue.ts";
+import { scanQueueOptionsFromConfig } from "../../queue/from-config.ts";
 
 /** The queue the config asks for: the embedded file (`<data dir>/queue.db`), or with `SERVER_DATABASE_URL` PostgreSQL. */
 export function openQueue(runtime: Runtime, clock: Clock, mapper: PathMapper, metrics: ServiceMetrics | undefined, instance: string): Promise<ScanQueue> {

@@ -4,55 +4,13 @@ import type { Logger } from "../../core/logger.ts";
 import type { DispatchMetrics, TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { DiskProbe } from "../../paths/disk-probe.ts";
-import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
-import { createPathMapper } from "../../paths/mapping.ts";
-import type { DispatchQueue, WorkRequest } from "../../queue/dispatch/dispatch-port.ts";
-import type { DispatcherOptions } from "../../queue/dispatch/dispatcher.ts";
-import { createKindResolver } from "../../queue/resolve-kind.ts";
+import { sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
 import { createRcRefresher, type RefreshBeforeCheck } from "../../rclone/rc.ts";
-import type { ScanQueueOptions } from "../../queue/open-scan-queue.ts";
+import type { DispatchQueue, WorkRequest } from "./dispatch-port.ts";
+import type { DispatcherOptions } from "./dispatcher.ts";
 
-/**
- * Config → the queue's and the dispatcher's options. Seconds in the config become milliseconds here.
- * (`SERVER_USE_SQLITE: false` is reported as ignored by the config loader's notes: the queue is always durable.)
- */
-export interface QueueWiringInput {
-  readonly config: Config;
-  /** Settings.queueFile (`--queuefile`, `AUTOSCAN_QUEUEFILE` / `PLEX_AUTOSCAN_QUEUEFILE`, default `<data>/queue.db`). */
-  readonly queueFile: string;
-  readonly clock: Clock;
-  readonly log: Logger;
-  /** The probe kind resolution looks at the disk through (default: the process's, shared with the file checks). */
-  readonly disk?: DiskProbe;
-  /** The process's path mapper's `localForms` (it follows config reloads); default: a mapper made from the config. */
-  readonly localForms?: (serverPath: string) => readonly string[];
-}
-
-export function scanQueueOptionsFromConfig(input: QueueWiringInput): ScanQueueOptions {
-  const { config } = input;
-  // The same forms the dispatcher checks files under.
-  const localForms =
-    input.localForms ??
-    createPathMapper({ mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS }).localForms;
-  const disk = input.disk ?? sharedDiskProbe(input.log);
-  return {
-    file: input.queueFile,
-    clock: input.clock,
-    log: input.log,
-    scanDelayMs: config.SERVER_SCAN_DELAY * 1000,
-    priorities: config.SERVER_SCAN_PRIORITIES,
-    historyMaxDays: config.SERVER_HISTORY_MAX_DAYS,
-    historyMaxRows: config.SERVER_HISTORY_MAX_ROWS,
-    resolveKind: createKindResolver({
-      localForms,
-      statPath: disk.stat,
-      log: input.log,
-      timeoutMs: STAT_TIMEOUT_MS,
-    }),
-  };
-}
-
-export interface DispatcherWiringInput {
+/** Config → the dispatcher's options. Seconds in the config become milliseconds here. */
+export interface DispatcherInput {
   readonly config: Config;
   readonly queue: DispatchQueue;
   readonly targets: readonly Target[];
@@ -85,7 +43,7 @@ export function rcRefresherFromConfig(config: Config, log: Logger): RefreshBefor
 /** The source name the drive monitor gives its requests. */
 const DRIVE_SOURCE = "Google Drive";
 
-export function dispatcherOptionsFromConfig(input: DispatcherWiringInput): DispatcherOptions {
+export function dispatcherOptionsFromConfig(input: DispatcherInput): DispatcherOptions {
   const { config, refreshMissing } = input;
   return {
     queue: input.queue,

@@ -3,13 +3,14 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { createDiskProbe } from "../../paths/disk-probe.ts";
-import { parseConfigText } from "../../config/load.ts";
-import { systemClock } from "../../core/clock.ts";
-import { createScanQueue } from "../../queue/open-scan-queue.ts";
-import { captureLog, makeTempDir } from "../../../test/support/capture-log.ts";
-import { sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
-import { dispatcherOptionsFromConfig, scanQueueOptionsFromConfig } from "./queue.ts";
+import { createDiskProbe } from "../paths/disk-probe.ts";
+import { parseConfigText } from "../config/load.ts";
+import { systemClock } from "../core/clock.ts";
+import { createScanQueue } from "./open-scan-queue.ts";
+import { captureLog, makeTempDir } from "../../test/support/capture-log.ts";
+import { sharedDiskProbe } from "../paths/shared-disk-probe.ts";
+import { dispatcherOptionsFromConfig } from "./dispatch/from-config.ts";
+import { scanQueueOptionsFromConfig } from "./from-config.ts";
 
 const log = pino({ level: "silent" });
 const configOf = (keys: Record<string, unknown>) =>

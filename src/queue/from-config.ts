@@ -1,0 +1,48 @@
+import type { Config } from "../config/schema.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/logger.ts";
+import type { DiskProbe } from "../paths/disk-probe.ts";
+import { createPathMapper } from "../paths/mapping.ts";
+import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../paths/shared-disk-probe.ts";
+import type { ScanQueueOptions } from "./open-scan-queue.ts";
+import { createKindResolver } from "./resolve-kind.ts";
+
+/**
+ * Config → the queue's options (the dispatcher's are in dispatch/from-config.ts). Seconds in the config become
+ * milliseconds here. (`SERVER_USE_SQLITE: false` is reported as ignored by the config loader's notes: the queue is always durable.)
+ */
+export interface QueueInput {
+  readonly config: Config;
+  /** Settings.queueFile (`--queuefile`, `AUTOSCAN_QUEUEFILE` / `PLEX_AUTOSCAN_QUEUEFILE`, default `<data>/queue.db`). */
+  readonly queueFile: string;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The probe kind resolution looks at the disk through (default: the process's, shared with the file checks). */
+  readonly disk?: DiskProbe;
+  /** The process's path mapper's `localForms` (it follows config reloads); default: a mapper made from the config. */
+  readonly localForms?: (serverPath: string) => readonly string[];
+}
+
+export function scanQueueOptionsFromConfig(input: QueueInput): ScanQueueOptions {
+  const { config } = input;
+  // The same forms the dispatcher checks files under.
+  const localForms =
+    input.localForms ??
+    createPathMapper({ mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS }).localForms;
+  const disk = input.disk ?? sharedDiskProbe(input.log);
+  return {
+    file: input.queueFile,
+    clock: input.clock,
+    log: input.log,
+    scanDelayMs: config.SERVER_SCAN_DELAY * 1000,
+    priorities: config.SERVER_SCAN_PRIORITIES,
+    historyMaxDays: config.SERVER_HISTORY_MAX_DAYS,
+    historyMaxRows: config.SERVER_HISTORY_MAX_ROWS,
+    resolveKind: createKindResolver({
+      localForms,
+      statPath: disk.stat,
+      log: input.log,
+      timeoutMs: STAT_TIMEOUT_MS,
+    }),
+  };
+}
