@@ -11,7 +11,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { queueAdminFromScanQueue } from "../src/web/from-config.ts";
 import { systemClock } from "../src/core/clock.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
 import { migrations } from "../src/queue/sqljs/migrations/index.ts";
 import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";

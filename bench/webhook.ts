@@ -25,7 +25,7 @@ import { systemClock } from "../src/core/clock.ts";
 import { createLogger } from "../src/logging/create-logger.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 import { createMetrics } from "../src/ops/metrics/create-metrics.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { createApp } from "../src/web/app.ts";
 import { startWebServer } from "../src/web/server.ts";
 import { queueAdminFromScanQueue, queueHealth } from "../src/web/from-config.ts";

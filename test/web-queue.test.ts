@@ -7,7 +7,7 @@ import { queueAdminFromScanQueue, queueHealth } from "../src/web/from-config.ts"
 import { systemClock } from "../src/core/clock.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 import { type ScanQueue } from "../src/queue/scan-queue.ts";
-import { createScanQueue } from "../src/queue/sqljs/sqljs-adapter.ts";
+import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { createApp } from "../src/web/app.ts";
 import { startWebServer, type WebServer } from "../src/web/server.ts";
 import { TEST_MAPPINGS, TEST_PASS } from "./support/web-builders.ts";

@@ -2,7 +2,7 @@ import { systemClock } from "../../core/clock.ts";
 import { UsageError } from "../../core/errors.ts";
 import { createLivePathMapper } from "../../paths/mapping.ts";
 import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } from "../../queue/plex-autoscan-file.ts";
-import { describeDamage, importPlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
+import { describeDamage, importKey, importPlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
 import { booleanFlag, stringFlag, type CommandIO, type CommandSpec } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 import { newInstanceId } from "../../core/instance-id.ts";
@@ -59,9 +59,13 @@ export const importCommand: CommandSpec = {
       const started = Date.now();
       let lastLine = started;
       try {
+        // Kept with each batch: a run stopped half-way goes on after what it stored; forgotten at the end.
+        const key = await importKey(path);
         const summary = await importPlexAutoscanQueue({
           source,
-          store: queue.importRequests,
+          queue,
+          key,
+          afterRowid: (await queue.importedThrough(key)) ?? 0,
           signal: io.shutdownSignal,
           onBatch(_rowid, progress) {
             if (Date.now() - lastLine < 3_000 || (progress.total !== undefined && progress.done >= progress.total)) return;
@@ -70,8 +74,9 @@ export const importCommand: CommandSpec = {
             io.stderr.write(`${progress.done.toLocaleString("en-US")}${total} row(s) imported…\n`);
           },
         });
+        if (!io.shutdownSignal.aborted) await queue.importRequests([], { key, through: undefined });
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        const stopped = io.shutdownSignal.aborted ? " Stopped before the end: run the same command again to go on (what is stored merges)." : "";
+        const stopped = io.shutdownSignal.aborted ? " Stopped before the end: run the same command again to go on where it stopped." : "";
         io.stdout.write(
           `Imported ${String(summary.queued + summary.merged)} scan request(s) from '${path}' into ${queue.file} in ${seconds} s: ` +
             `${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting folder` +
