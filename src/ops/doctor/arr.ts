@@ -12,19 +12,14 @@ import { unreachableCheck } from "./unreachable.ts";
 
 /**
  * The *arr apps (`ARR`) whose history the backfill reads, each in steps, a failed step skipping the ones after it:
- * - does it answer: `GET {api}/system/status` without the key (an *arr app answers 401, or 503 with its
- *   `errorMessage` while starting up), so the socket's error code is kept and no key can leak; if not, the likely
- *   cause in unreachable.ts's words;
- * - is the key accepted (the same call with it, through the backfill's client, src/arr/arr-client.ts, whose errors are
- *   classified once): 401 names `ARR.<name>.API_KEY` and where the app shows it;
- * - which app and version answered (another app than `TYPE` says, e.g. a Radarr URL under a sonarr TYPE, is a
- *   warning: the history's event names and numbers differ between the apps);
- * - can the history be read (one page of one record);
- * - is the app connected to autoscan (src/arr/inspect-connection.ts): a Webhook connection to `…/<SERVER_PASS>/<name>`
- *   that is enabled, ticks the events autoscan scans on, and is not on the app's health list as "unavailable due to
- *   failures"; each problem names `autoscan arr connect`, which fixes it. The host the app uses to reach autoscan is
- *   the app's side, which doctor cannot see, so it is not compared.
- * An app with `BACKFILL` false is one skipped line. Every message is blanked of the key and the URL's password.
+ * does it answer (`GET {api}/system/status` without the key, so no key can leak and the socket's error is kept for
+ * unreachable.ts; 503 with the app's `errorMessage` while it starts), is the key accepted (through the backfill's
+ * client, src/arr/arr-client.ts, whose errors are classified once), which app and version answered (another app than
+ * `TYPE` is a warning: the history's event names and numbers differ), can the history be read (one record), and is
+ * the app connected to autoscan (src/arr/inspect-connection.ts: a Webhook to `…/<SERVER_PASS>/<name>`, enabled, with
+ * the events autoscan scans on, not "unavailable due to failures"; `autoscan arr connect` fixes each problem; the
+ * host the app uses to reach autoscan is the app's side, which doctor cannot see). `BACKFILL` false is one skipped
+ * line. Every message is blanked of the key and the URL's password.
  */
 type ArrAnswer<T> =
   | { readonly ok: true; readonly value: T }

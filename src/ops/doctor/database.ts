@@ -7,18 +7,13 @@ import { blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
 /**
- * The queue's store. Without SERVER_DATABASE_URL one line: the queue is the embedded file. With it, PostgreSQL in four
- * steps, a failed connection skipping the rest:
- * - can autoscan connect (one `pg` Client, 5 s to connect, 5 s a query): a socket error (nothing there, a name that
- *   does not resolve, no answer in time) in unreachable.ts's words; PostgreSQL's own refusals by SQLSTATE (28P01 /
- *   28000 user or password, 3D000 the database missing, with the `CREATE DATABASE` that makes it);
- * - the server's version: autoscan claims folders with `FOR UPDATE SKIP LOCKED` (9.5+) and its tables use
- *   `GENERATED … AS IDENTITY` (10+): below 10 it cannot run; below 13 (end of life) a warning;
- * - the schema `autoscan`: not there yet (created at the first start, if the user may), behind this autoscan (the next
- *   start migrates), or written by a newer autoscan (this one refuses to start: upgrade it);
- * - the clock offset between this machine and the database, as information: leases and due times are written and
- *   compared on the database's clock, so an offset only shifts this instance's log timestamps against the others'.
- * Every message is blanked of the password; the URL shown has it as `***`.
+ * The queue's store: the embedded file (one line), or PostgreSQL in four steps, a failed connection skipping the rest:
+ * can autoscan connect (one `pg` Client, 5 s to connect and per query; a socket error in unreachable.ts's words,
+ * PostgreSQL's refusals by SQLSTATE), the server's version (`GENERATED … AS IDENTITY` needs 10; below 13, end of
+ * life, a warning), the schema `autoscan` (none yet, behind this autoscan: the next start migrates, or written by a
+ * newer one, which this one refuses), and the clock offset, as information only: leases and due times are kept on
+ * the database's clock, so an offset only shifts this instance's log timestamps. Every message is blanked of the
+ * password; the URL shown has it as `***`.
  */
 export type DatabaseCheckOptions =
   | { readonly kind: "embedded"; readonly queueFile: string }
