@@ -40,8 +40,6 @@ export interface EnqueuedItem {
   readonly folder: string;
   /** True when the folder was already waiting and this request merged into it. */
   readonly merged: boolean;
-  /** Why the request was not queued (ignore list …); absent when queued. */
-  readonly ignoredBecause?: string;
 }
 
 /**

@@ -28,22 +28,25 @@ describe("events from the parts that raise them", () => {
     expect(targetChangeEvent({ target: "plex", available: true, downSince: AT - 30_000 }, AT).reason).toBe("down for 30 s");
   });
 
-  it("the backfill's sink tells each folder it queued once, and nothing for a request refused at intake", async () => {
+  it("the backfill's sink tells each folder it queued once", async () => {
     const requests: ScanRequest[] = [
       { path: "/data/TV/A/Season 01/e01.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
       { path: "/data/TV/A/Season 01/e02.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
-      { path: "/nowhere/B/e01.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
+      { path: "/data/TV/B/e01.mkv", kind: "file", source: "Sonarr (sonarr)", event: "Download (backfill)" },
     ];
     const sink: ScanSink = async () => ({
       items: [
         { id: 1, folder: "/data/TV/A/Season 01", merged: false },
         { id: 1, folder: "/data/TV/A/Season 01", merged: true },
-        { id: 2, folder: "/nowhere/B", merged: false, ignoredBecause: "Not queued: no mapping." },
+        { id: 2, folder: "/data/TV/B", merged: false },
       ],
     });
     const told: NotifyEvent[] = [];
     const result = await reportBackfillFinds(sink, (event) => told.push(event), { now: () => AT })(requests);
     expect(result.items).toHaveLength(3);
-    expect(told).toEqual([{ event: "backfill_found", at: AT, folder: "/data/TV/A/Season 01", app: "Sonarr (sonarr)", id: 1 }]);
+    expect(told).toEqual([
+      { event: "backfill_found", at: AT, folder: "/data/TV/A/Season 01", app: "Sonarr (sonarr)", id: 1 },
+      { event: "backfill_found", at: AT, folder: "/data/TV/B", app: "Sonarr (sonarr)", id: 2 },
+    ]);
   });
 });

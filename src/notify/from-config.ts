@@ -145,7 +145,8 @@ export function targetChangeEvent(change: TargetChange, at: number): NotifyEvent
 
 /**
  * The backfill's sink, telling `backfill_found` for each folder it queued: everything the backfill hands on is what no
- * webhook brought (it leaves out what the queue already covers). A request refused at intake is told as `failed`.
+ * webhook brought (it leaves out what the queue already covers). One no server can scan is told `failed` too, once
+ * judged (`intake/submit.ts`).
  */
 export function reportBackfillFinds(sink: ScanSink, emit: NotifySink, clock: Pick<Clock, "now">): ScanSink {
   return async (requests, options) => {
@@ -154,7 +155,7 @@ export function reportBackfillFinds(sink: ScanSink, emit: NotifySink, clock: Pic
     const told = new Set<string>();
     result.items.forEach((item, index) => {
       const request = requests[index];
-      if (!request || item.ignoredBecause !== undefined || told.has(item.folder)) return;
+      if (!request || told.has(item.folder)) return;
       told.add(item.folder);
       emit({ event: "backfill_found", at, folder: item.folder, app: request.source, ...(item.id === undefined ? {} : { id: item.id }) });
     });

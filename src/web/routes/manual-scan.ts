@@ -87,7 +87,6 @@ function pageResult(
   mappedFrom: string | undefined,
   preview: PathPreview | undefined,
 ): PageResult {
-  if (item?.ignoredBecause) return { kind: "ignored", path, reason: item.ignoredBecause };
   return {
     kind: "queued",
     sent,

@@ -61,9 +61,7 @@ async function trigger(c: Context, deps: RouteDeps): Promise<Response> {
   if (!submitted.ok) return c.json({ success: false, msg: submitted.reason }, 503);
   const queued = parsed.accepted.map((request, index) => {
     const item = submitted.result.items[index];
-    const because = item?.ignoredBecause;
-    const entry = { path: request.path, folder: item?.folder ?? request.path, merged: item?.merged ?? false };
-    return because ? { ...entry, ignoredBecause: because } : entry;
+    return { path: request.path, folder: item?.folder ?? request.path, merged: item?.merged ?? false };
   });
   return c.json({ success: true, queued, ignored });
 }
