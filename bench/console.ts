@@ -14,7 +14,7 @@ import { systemClock } from "../src/core/clock.ts";
 import { createScanQueue } from "../src/queue/open-scan-queue.ts";
 import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
 import { migrations } from "../src/queue/sqljs/migrations/index.ts";
-import { loadSqlJs } from "../src/queue/sqljs/sql-js.ts";
+import { loadSqlJs } from "../src/core/sql-js.ts";
 import { createApp } from "../src/web/app.ts";
 import { createPathMapper } from "../src/paths/mapping.ts";
 
