@@ -21,7 +21,8 @@ import { dispatcherOptionsFromConfig, rcRefresherFromConfig } from "../queue/dis
 import { scanQueueOptionsFromConfig } from "../queue/from-config.ts";
 import { startWebFromConfig } from "../web/from-config.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
-import { startLandedCheck } from "../landed/from-config.ts";
+import { startLandedChecker } from "../landed/landed-checker.ts";
+import { landedStart } from "../landed/landed-start.ts";
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -189,13 +190,23 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     notify?.stop();
     throw error;
   });
-  const landed = startLandedCheck({ config, queue, targets, clock, log, metrics, notify: notify?.notifiers.emit });
+  // SERVER_CONFIRM_LANDED and SERVER_LANDED_RECHECK are read at each use, so a reload switches them at once. The checker
+  // runs whether checking is on or off: looks already due when it is switched off still end.
+  const landed = startLandedChecker({
+    queue,
+    targets: () => targets,
+    settings: () => ({ recheckMs: current.SERVER_LANDED_RECHECK * 1000 }),
+    clock,
+    log: log.child({ component: "LANDED" }),
+    ...(metrics ? { metrics } : {}),
+    ...(notify ? { notify: notify.notifiers.emit } : {}),
+  });
   const refresh = rcRefresherFromConfig(config, log);
   const running = createDispatcher({
     ...dispatcherOptionsFromConfig({ config, queue, targets, localForms: mapper.localForms, clock, log, env: options.env, metrics, ...(refresh ? { refreshMissing: refresh } : {}) }),
     anchors: { guard: anchorGuard, onReturn: anchorWatch.onReturn, check: anchorWatch.check },
     ...(notify ? { onTargetChange: notify.targetChanged } : {}),
-    landed: landed.start,
+    landed: (target, item) => landedStart(current.SERVER_CONFIRM_LANDED, target, item),
   });
   running.start();
   live.dispatcher = running;
@@ -209,7 +220,6 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       anchorWatch.reconfigure(next.SERVER_ANCHORS);
       queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
       running.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
-      landed.reconfigure(next);
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);
       if (next.SERVER_AUTH_PASSWORD !== "") runtime.logs.scrubber.add(next.SERVER_AUTH_PASSWORD);
       // The level first: the new app decides at its creation whether it writes the (DEBUG) access log.
