@@ -26,7 +26,9 @@ async function dataDirChecks(dir: string, look: (path: string) => Promise<DiskEn
   }
   const info = await stat(dir).catch((error: NodeJS.ErrnoException) => error);
   if (info instanceof Error) {
-    if (info.code !== "ENOENT") return [fail("data-dir", TITLE, `Cannot look at '${dir}' (${info.code ?? info.message}).`, ownerFix(dir))];
+    if (info.code !== "ENOENT") {
+      return [fail("data-dir", TITLE, `Cannot look at '${dir}' (${info.code ?? info.message}).`, `Make '${dir}' readable and writable by autoscan's user (${chownHint(dir)}).`)];
+    }
     // autoscan creates a missing data directory at start: fine if it can.
     const parent = dirname(dir);
     const canCreate = await access(parent, constants.W_OK).then(() => true, () => false);
@@ -87,10 +89,6 @@ function chownHint(dir: string): string {
   const uid = process.getuid?.();
   const gid = process.getgid?.();
   return uid === undefined ? `give '${dir}' to autoscan's user` : `chown -R ${uid}:${gid ?? uid} '${dir}'`;
-}
-
-function ownerFix(dir: string): string {
-  return `Make '${dir}' readable and writable by autoscan's user (${chownHint(dir)}).`;
 }
 
 function formatBytes(bytes: number): string {
