@@ -1,6 +1,7 @@
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { AsyncRows } from "./store-port.ts";
 import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
+import { DUE_ORDER } from "./rules/due.ts";
 import type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "./store-rows.ts";
 
 export type { HistoryQuery, PageOptions, QueueItemView, RequestView, TargetView } from "../core/queue-view.ts";
@@ -10,7 +11,7 @@ const MAX_PAGE = 1000;
 
 export async function listPendingItems(rows: AsyncRows, page: PageOptions): Promise<QueueItemView[]> {
   const items = await rows.all<ItemRow>(
-    "SELECT * FROM items WHERE state = 'pending' ORDER BY priority, first_at, id LIMIT ? OFFSET ?",
+    `SELECT * FROM items WHERE state = 'pending' ORDER BY ${DUE_ORDER} LIMIT ? OFFSET ?`,
     pageParams(page),
   );
   return Promise.all(items.map((item) => toView(rows, item)));

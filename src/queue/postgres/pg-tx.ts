@@ -1,7 +1,7 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, TargetRow } from "../store-rows.ts";
 import { PRUNED_IDS } from "../rules/admin.ts";
-import { readyAt } from "../rules/due.ts";
+import { DELIVERIES_FAILING_SINCE, readyAt } from "../rules/due.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
 import { toPgPlaceholders } from "./pg-reads.ts";
 import type { PgClient } from "./pool.ts";
@@ -22,6 +22,8 @@ const ITEM_INSERT = `INSERT INTO items (${STORED_COLUMNS.join(", ")}) VALUES (${
 /** An item image as stored, with its `ready_at`. */
 const itemValues = (row: Omit<ItemRow, "id">): unknown[] => [...ITEM_COLUMNS.map((c) => row[c]), readyAt(row)];
 
+const FAILING_SINCE_LOCKED = toPgPlaceholders(`${DELIVERIES_FAILING_SINCE} FOR UPDATE OF i`);
+
 /** An item as read here: its image and its claim. */
 type ClaimedItem = ItemRow & { readonly lease_owner: string | null; readonly lease_until: number };
 
@@ -36,13 +38,7 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
     pendingItem: async (folder) => (await rows<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = $1 FOR UPDATE", [folder]))[0],
     item: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1 FOR UPDATE", [id]))[0],
     peekItem: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1", [id]))[0],
-    deliveriesFailingSince: (target, since) =>
-      rows<DeliveryRow>(
-        `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id
-         WHERE i.state = 'pending' AND d.target = $1 AND d.failed = 0 AND d.first_failed_at <= $2
-         ORDER BY d.item_id FOR UPDATE OF i`,
-        [target, since],
-      ),
+    deliveriesFailingSince: (target, since) => rows<DeliveryRow>(FAILING_SINCE_LOCKED, [target, since]),
     failedItemIds: async () => (await rows<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id")).map((r) => r.id),
     async insertItem(row) {
       const [inserted] = await rows<{ id: number }>(ITEM_INSERT, itemValues(row));

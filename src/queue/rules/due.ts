@@ -35,6 +35,10 @@ export const NEXT_READY = `
   (SELECT MIN(d.next_at) FROM deliveries d JOIN items i ON i.id = d.item_id
     WHERE i.state = 'pending' AND NOT ${GIVEN_UP} AND d.next_at > ?1) AS delivery`;
 
+/** Target ?1's failed deliveries of waiting items, not given up, that first failed at or before ?2. */
+export const DELIVERIES_FAILING_SINCE = `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id
+  WHERE i.state = 'pending' AND d.target = ?1 AND NOT ${GIVEN_UP} AND d.first_failed_at <= ?2 ORDER BY d.item_id`;
+
 /** The earliest of the times given (those `NEXT_READY` answers, and an engine's own), if any. */
 export function earliest(...times: readonly (number | null | undefined)[]): number | undefined {
   const known = times.filter((t): t is number => typeof t === "number");

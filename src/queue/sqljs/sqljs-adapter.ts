@@ -9,7 +9,7 @@ import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
 import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 import { openQueueStore, type QueueStore, type StoreTransaction } from "./open-store.ts";
 import { PRUNED_IDS } from "../rules/admin.ts";
-import { DUE_FOR_CHECK, DUE_FOR_TARGET, NEXT_READY, PENDING_COUNT, earliest, selectDue } from "../rules/due.ts";
+import { DELIVERIES_FAILING_SINCE, DUE_FOR_CHECK, DUE_FOR_TARGET, NEXT_READY, PENDING_COUNT, earliest, selectDue } from "../rules/due.ts";
 import { pathKey } from "./rows.ts";
 
 /**
@@ -138,12 +138,7 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     pendingItem: async (folder) => rows.get<ItemRow>("SELECT * FROM items WHERE state = 'pending' AND folder = ?", [folder]),
     item: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
     peekItem: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
-    deliveriesFailingSince: async (target, since) =>
-      rows.all<DeliveryRow>(
-        `SELECT d.* FROM deliveries d JOIN items i ON i.id = d.item_id
-         WHERE i.state = 'pending' AND d.target = ?1 AND d.failed = 0 AND d.first_failed_at <= ?2 ORDER BY d.item_id`,
-        [target, since],
-      ),
+    deliveriesFailingSince: async (target, since) => rows.all<DeliveryRow>(DELIVERIES_FAILING_SINCE, [target, since]),
     failedItemIds: async () => rows.all<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id").map((r) => r.id),
     async insertItem(row) {
       const item: ItemRow = { ...row, id: tx.newItemId() };
