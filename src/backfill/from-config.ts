@@ -11,7 +11,7 @@ import type { AppProblem } from "../core/backfill-status.ts";
 import { openCursorStore, type CursorStore } from "./cursor-store.ts";
 import { recordRequests } from "./history-record.ts";
 import type { HistoryRecord } from "../arr/history-wire.ts";
-import { sourceName } from "../intake/received-paths.ts";
+import { sourceName } from "../intake/webhook.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import type { BackfillAdmin, BackfillEvent } from "../web/options.ts";
 

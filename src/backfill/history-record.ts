@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { ScanRequest } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
-import { absolutePath, renameFolders, toScanRequests, type ReceivedPath } from "../intake/received-paths.ts";
+import { absolutePath, renameFolders, type ReceivedPath } from "../intake/received-paths.ts";
+import { toScanRequests } from "../intake/webhook.ts";
 import { ARR_TYPE_FACTS, type ArrType } from "../arr/arr-type.ts";
 import type { HistoryRecord } from "../arr/history-wire.ts";
 

@@ -10,8 +10,10 @@ import {
   folderPath,
   renamedFile,
   renameFolders,
+  readPayload,
+  toParse,
   upgradeDeletions,
-  type ArrAppDefinition,
+  type ArrApp,
   type PathsOrReason,
 } from "./received-paths.ts";
 
@@ -38,13 +40,15 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const lidarr: ArrAppDefinition<typeof payload> = {
+export const lidarr: ArrApp = {
   name: NAME,
   noun: "album track",
-  scanEvents: ["Download", "Rename", "Retag", "TrackFileDelete", "AlbumDelete", "ArtistDelete"],
+  scanEvents: new Set(["Download", "Rename", "Retag", "TrackFileDelete", "AlbumDelete", "ArtistDelete"]),
   matchKeys: ["artist", "trackFiles", "trackFile", "renamedTrackFiles", "tracks"],
-  payload,
-  pathsFor,
+  parse(body, event) {
+    const read = readPayload(payload, body, NAME, event);
+    return read.ok ? toParse(NAME, event, pathsFor(read.value, event)) : read.failure;
+  },
 };
 
 function pathsFor(body: Payload, event: string): PathsOrReason {

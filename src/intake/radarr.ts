@@ -9,8 +9,10 @@ import {
   folderPath,
   renamedFile,
   renameFolders,
+  readPayload,
+  toParse,
   upgradeDeletions,
-  type ArrAppDefinition,
+  type ArrApp,
   type PathsOrReason,
 } from "./received-paths.ts";
 
@@ -32,13 +34,15 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const radarr: ArrAppDefinition<typeof payload> = {
+export const radarr: ArrApp = {
   name: NAME,
   noun: "movie",
-  scanEvents: ["Download", "Rename", "MovieFileDelete", "MovieDelete"],
+  scanEvents: new Set(["Download", "Rename", "MovieFileDelete", "MovieDelete"]),
   matchKeys: ["movie", "movieFile", "renamedMovieFiles", "remoteMovie"],
-  payload,
-  pathsFor,
+  parse(body, event) {
+    const read = readPayload(payload, body, NAME, event);
+    return read.ok ? toParse(NAME, event, pathsFor(read.value, event)) : read.failure;
+  },
 };
 
 function pathsFor(body: Payload, event: string): PathsOrReason {

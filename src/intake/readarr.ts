@@ -10,8 +10,10 @@ import {
   folderPath,
   renamedFile,
   renameFolders,
+  readPayload,
+  toParse,
   upgradeDeletions,
-  type ArrAppDefinition,
+  type ArrApp,
   type PathsOrReason,
 } from "./received-paths.ts";
 
@@ -35,13 +37,15 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const readarr: ArrAppDefinition<typeof payload> = {
+export const readarr: ArrApp = {
   name: NAME,
   noun: "book",
-  scanEvents: ["Download", "Rename", "Retag", "BookFileDelete", "BookDelete", "AuthorDelete"],
+  scanEvents: new Set(["Download", "Rename", "Retag", "BookFileDelete", "BookDelete", "AuthorDelete"]),
   matchKeys: ["author", "bookFiles", "bookFile", "renamedBookFiles", "book"],
-  payload,
-  pathsFor,
+  parse(body, event) {
+    const read = readPayload(payload, body, NAME, event);
+    return read.ok ? toParse(NAME, event, pathsFor(read.value, event)) : read.failure;
+  },
 };
 
 function pathsFor(body: Payload, event: string): PathsOrReason {

@@ -1,14 +1,12 @@
 import * as v from "valibot";
-import type { ScanRequest } from "../core/scan.ts";
-import type { PathMapper } from "../paths/mapping.ts";
 import { isAbsolutePath } from "../paths/normalize.ts";
 
 /**
  * A path as the sender gave it, from the field that carries it to the `ScanRequest`: the valibot pieces for the path
  * fields we read (every path that reaches a `ScanRequest` went through one of these, so a NUL byte, a control
  * character or a `..` segment never gets as far as the queue or a Plex URL), the file entries the four *arr apps all
- * send (`episodeFile`, `movieFile`, `trackFiles[]`, `bookFiles[]`, `deletedFiles[]`, the renamed-file lists) and the
- * paths each names, and the step to the media server's form (`SERVER_PATH_MAPPINGS`).
+ * send (`episodeFile`, `movieFile`, `trackFiles[]`, `bookFiles[]`, `deletedFiles[]`, the renamed-file lists), the
+ * paths each names, and the shape of one app's parser.
  */
 
 /** Longer than any real path (PATH_MAX is 4096 on Linux); beyond it the body is junk, not a path. */
@@ -113,15 +111,61 @@ export const deletedFiles = v.nullish(
 /** The payload fields every app shares: an upgrade's replaced files, and the upgrade flag. */
 export const commonFields = { deletedFiles, isUpgrade: v.nullish(v.boolean("must be true or false")) };
 
-/** What makes one *arr app: its payload schema and which paths each scanning event names. */
-export interface ArrAppDefinition<T extends v.GenericSchema> {
+/**
+ * The paths of a scanning event, or why there are none: `malformed` (a field of the wrong type: not an *arr event as
+ * the apps send them) or `unusable` (a well-formed event that names no path autoscan can use: Sportarr's SeriesDelete
+ * without `series.path`, a Download without its file).
+ */
+export type ArrParse =
+  | { readonly ok: true; readonly paths: readonly ReceivedPath[] }
+  | { readonly ok: false; readonly reason: string; readonly unusable: boolean };
+
+/** One *arr app's parser (`sonarr.ts` …): which bodies are its own, and the paths of each scanning event. */
+export interface ArrApp {
   readonly name: ArrAppName;
+  /** The word in the classic log line: `scan request for series: '…'`. */
   readonly noun: string;
-  readonly scanEvents: readonly string[];
+  /** Event types that lead to scans; any other event is answered 200 with no scan. */
+  readonly scanEvents: ReadonlySet<string>;
   /** Top-level fields only this app sends (detection by shape). */
   readonly matchKeys: readonly string[];
-  readonly payload: T;
-  pathsFor(body: v.InferOutput<T>, event: string): PathsOrReason;
+  /** Paths for one of `scanEvents`. `event` is the raw `eventType`. */
+  parse(body: unknown, event: string): ArrParse;
+}
+
+/** Runs the app's valibot schema and turns its first issue into a one-line reason naming the field. */
+export function readPayload<T extends v.GenericSchema>(
+  schema: T,
+  body: unknown,
+  app: ArrAppName,
+  event: string,
+): { ok: true; value: v.InferOutput<T> } | { ok: false; failure: ArrParse } {
+  const result = v.safeParse(schema, body);
+  if (result.success) return { ok: true, value: result.output };
+  const issue = result.issues[0];
+  const path = issue ? v.getDotPath(issue) : null;
+  const message = issue ? (path ? `'${path}' ${issue.message}` : issue.message) : "is not valid";
+  return { ok: false, failure: parseFailure(app, event, message) };
+}
+
+/** The parser's answer from the event's paths (or the reason none could be found: the event is unusable). */
+export function toParse(app: ArrAppName, event: string, result: PathsOrReason): ArrParse {
+  return typeof result === "string" ? parseFailure(app, event, result, true) : { ok: true, paths: uniquePaths(result) };
+}
+
+function parseFailure(app: ArrAppName, event: string, reason: string, unusable = false): ArrParse {
+  return { ok: false, reason: `${app} ${event} payload: ${reason}`, unusable };
+}
+
+/** Drops repeated paths (a Lidarr album lists each track once, but upgrades can repeat a deleted file). */
+function uniquePaths(paths: readonly ReceivedPath[]): ReceivedPath[] {
+  const seen = new Set<string>();
+  return paths.filter((entry) => {
+    const key = `${entry.kind}:${entry.deleted ? 1 : 0}:${entry.path}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** A folder-relative or absolute file entry → one absolute path, or the reason it cannot be found. */
@@ -210,29 +254,4 @@ export function renameFolders(
     ...[...new Set(before)].filter((path) => !fresh.has(path)).map((path): ReceivedPath => ({ path, kind: "folder", deleted: true })),
     ...[...fresh].map((path): ReceivedPath => ({ path, kind: "folder" })),
   ];
-}
-
-/**
- * Received paths → `ScanRequest`s in the media server's form (`SERVER_PATH_MAPPINGS`); the sender's spelling is kept
- * as `receivedPath` for the log and the manual page.
- */
-export function toScanRequests(
-  paths: readonly ReceivedPath[],
-  options: { readonly mapper: PathMapper; readonly source: string; readonly event: string },
-): ScanRequest[] {
-  return paths.map((entry) => {
-    const request: ScanRequest = {
-      path: options.mapper.toServer(entry.path).path,
-      kind: entry.kind,
-      source: options.source,
-      event: options.event,
-      receivedPath: entry.path,
-    };
-    return entry.deleted ? { ...request, deleted: true } : request;
-  });
-}
-
-/** `Sonarr`, or `Sonarr (4k)` when the sender posted to `/<SERVER_PASS>/4k`. */
-export function sourceName(app: string, label: string | undefined): string {
-  return label ? `${app} (${label})` : app;
 }

@@ -10,8 +10,10 @@ import {
   folderPath,
   renamedFile,
   renameFolders,
+  readPayload,
+  toParse,
   upgradeDeletions,
-  type ArrAppDefinition,
+  type ArrApp,
   type PathsOrReason,
 } from "./received-paths.ts";
 
@@ -37,13 +39,15 @@ const payload = v.looseObject({
 });
 type Payload = v.InferOutput<typeof payload>;
 
-export const sonarr: ArrAppDefinition<typeof payload> = {
+export const sonarr: ArrApp = {
   name: NAME,
   noun: "series",
-  scanEvents: ["Download", "Rename", "EpisodeFileDelete", "SeriesDelete"],
+  scanEvents: new Set(["Download", "Rename", "EpisodeFileDelete", "SeriesDelete"]),
   matchKeys: ["series", "episodeFile", "episodeFiles", "renamedEpisodeFiles", "episodes"],
-  payload,
-  pathsFor,
+  parse(body, event) {
+    const read = readPayload(payload, body, NAME, event);
+    return read.ok ? toParse(NAME, event, pathsFor(read.value, event)) : read.failure;
+  },
 };
 
 function pathsFor(body: Payload, event: string): PathsOrReason {

@@ -1,10 +1,9 @@
-import * as v from "valibot";
 import type { ScanRequest } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import { lidarr } from "./lidarr.ts";
 import { radarr } from "./radarr.ts";
 import { readarr } from "./readarr.ts";
-import { sourceName, toScanRequests, type ArrAppDefinition, type ArrAppName, type PathsOrReason, type ReceivedPath } from "./received-paths.ts";
+import type { ArrApp, ReceivedPath } from "./received-paths.ts";
 import { sonarr } from "./sonarr.ts";
 
 /**
@@ -21,7 +20,7 @@ import { sonarr } from "./sonarr.ts";
  *   movie, artist or author) → `invalid` with a one-line reason (400).
  * The source is the app's name, or the fork's (`Sportarr`, `Whisparr`) when its User-Agent or `instanceName` says so.
  */
-export const ARR_APPS: readonly ArrApp[] = [defineArrApp(sonarr), defineArrApp(radarr), defineArrApp(lidarr), defineArrApp(readarr)];
+export const ARR_APPS: readonly ArrApp[] = [sonarr, radarr, lidarr, readarr];
 
 export interface WebhookOptions {
   readonly mapper: PathMapper;
@@ -61,7 +60,7 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   }
   if (rawEvent === "Manual") return { kind: "manual", filepath: fields.filepath };
 
-  const app = ARR_APPS.find((candidate) => candidate.matches(fields)) ?? appFromUserAgent(options.userAgent);
+  const app = ARR_APPS.find((candidate) => hasAnyKey(fields, candidate.matchKeys)) ?? appFromUserAgent(options.userAgent);
   const fork = forkName(fields, options.userAgent);
   const source = sourceName(fork ?? app?.name ?? "Unknown app", options.label);
   if (rawEvent === "Test") return { kind: "test", source, event: rawEvent };
@@ -100,74 +99,28 @@ function appFromUserAgent(userAgent: string | undefined): ArrApp | undefined {
 }
 
 /**
- * The paths of a scanning event, or why there are none: `malformed` (a field of the wrong type: not an *arr event as
- * the apps send them) or `unusable` (a well-formed event that names no path autoscan can use: Sportarr's SeriesDelete
- * without `series.path`, a Download without its file).
+ * Received paths → `ScanRequest`s in the media server's form (`SERVER_PATH_MAPPINGS`); the sender's spelling is kept
+ * as `receivedPath` for the log and the manual page.
  */
-export type ArrParse =
-  | { readonly ok: true; readonly paths: readonly ReceivedPath[] }
-  | { readonly ok: false; readonly reason: string; readonly unusable: boolean };
-
-/** One *arr app as the webhook reads it, built from its definition (`sonarr.ts` …). */
-export interface ArrApp {
-  readonly name: ArrAppName;
-  /** The word in the classic log line: `scan request for series: '…'`. */
-  readonly noun: string;
-  /** Event types that lead to scans; any other event is answered 200 with no scan. */
-  readonly scanEvents: ReadonlySet<string>;
-  /** True when the payload's fields say it came from this app. */
-  matches(body: Readonly<Record<string, unknown>>): boolean;
-  /** Paths for one of `scanEvents`. `event` is the raw `eventType`. */
-  parse(body: unknown, event: string): ArrParse;
-}
-
-function defineArrApp<T extends v.GenericSchema>(definition: ArrAppDefinition<T>): ArrApp {
-  const { name } = definition;
-  return {
-    name,
-    noun: definition.noun,
-    scanEvents: new Set(definition.scanEvents),
-    matches: (body) => hasAnyKey(body, definition.matchKeys),
-    parse(body, event) {
-      const parsed = parseWith(definition.payload, body, name, event);
-      return parsed.ok ? toParse(name, event, definition.pathsFor(parsed.value, event)) : parsed.failure;
-    },
-  };
-}
-
-/** Drops repeated paths (a Lidarr album lists each track once, but upgrades can repeat a deleted file). */
-function uniquePaths(paths: readonly ReceivedPath[]): ReceivedPath[] {
-  const seen = new Set<string>();
-  return paths.filter((entry) => {
-    const key = `${entry.kind}:${entry.deleted ? 1 : 0}:${entry.path}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
+export function toScanRequests(
+  paths: readonly ReceivedPath[],
+  options: { readonly mapper: PathMapper; readonly source: string; readonly event: string },
+): ScanRequest[] {
+  return paths.map((entry) => {
+    const request: ScanRequest = {
+      path: options.mapper.toServer(entry.path).path,
+      kind: entry.kind,
+      source: options.source,
+      event: options.event,
+      receivedPath: entry.path,
+    };
+    return entry.deleted ? { ...request, deleted: true } : request;
   });
 }
 
-function parseFailure(app: ArrAppName, event: string, reason: string, unusable = false): ArrParse {
-  return { ok: false, reason: `${app} ${event} payload: ${reason}`, unusable };
-}
-
-/** The parser's answer from the event's paths (or the reason none could be found: the event is unusable). */
-function toParse(app: ArrAppName, event: string, result: PathsOrReason): ArrParse {
-  return typeof result === "string" ? parseFailure(app, event, result, true) : { ok: true, paths: uniquePaths(result) };
-}
-
-/** Runs a valibot schema and turns its first issue into a one-line reason naming the field. */
-function parseWith<T extends v.GenericSchema>(
-  schema: T,
-  body: unknown,
-  app: ArrAppName,
-  event: string,
-): { ok: true; value: v.InferOutput<T> } | { ok: false; failure: ArrParse } {
-  const result = v.safeParse(schema, body);
-  if (result.success) return { ok: true, value: result.output };
-  const issue = result.issues[0];
-  const path = issue ? v.getDotPath(issue) : null;
-  const message = issue ? (path ? `'${path}' ${issue.message}` : issue.message) : "is not valid";
-  return { ok: false, failure: parseFailure(app, event, message) };
+/** `Sonarr`, or `Sonarr (4k)` when the sender posted to `/<SERVER_PASS>/4k`. */
+export function sourceName(app: string, label: string | undefined): string {
+  return label ? `${app} (${label})` : app;
 }
 
 function hasAnyKey(body: Readonly<Record<string, unknown>>, keys: readonly string[]): boolean {

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { describeError } from "../../core/errors.ts";
 import type { EnqueuedItem } from "../../core/scan.ts";
 import { parseManualPath } from "../../intake/manual.ts";
-import { sourceName } from "../../intake/received-paths.ts";
+import { sourceName } from "../../intake/webhook.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
 import { noteRequest } from "../request-count.ts";
