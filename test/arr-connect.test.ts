@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_FLAGS } from "../src/arr/connection-facts.ts";
-import { ARR_EVENTS } from "../src/arr/app-connections.ts";
+import { appConnections } from "../src/arr/app-connections.ts";
 import { makeTempDir } from "./support/capture-log.ts";
 import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./support/console-service.ts";
 import { startFakeArr, type FakeArr, type FakeArrOptions } from "./support/fake-arr.ts";
@@ -62,7 +62,9 @@ const writes = (app: FakeArr) => app.requests.filter((request) => request.method
 
 describe("autoscan arr connect", () => {
   it("the events it ticks are the ones webhook-url tells users to tick", () => {
-    for (const type of ["sonarr", "radarr", "lidarr", "readarr"] as const) expect(EVENT_FLAGS[type].map((event) => event.label)).toEqual(ARR_EVENTS[type]);
+    const connections = appConnections("http://autoscan:3030", "pass", {});
+    expect(connections.map((connection) => connection.type)).toEqual(["sonarr", "radarr", "lidarr", "readarr"]);
+    for (const { type, events } of connections) if (type) expect(events).toEqual(EVENT_FLAGS[type].map((event) => event.label));
   });
 
   it("creates a missing connection (Sonarr on /api/v3, Lidarr on /api/v1); the app tests it against the running autoscan; a second run creates no other", async () => {

@@ -1,18 +1,13 @@
 import { ARR_TYPES, type ArrType } from "./arr-type.ts";
+import { EVENT_FLAGS } from "./connection-facts.ts";
 
 /**
  * What a user pastes into each *arr app to connect it (Settings → Connect → + → Webhook): the URL, and the events to
  * tick. One URL per app, `/<SERVER_PASS>/<name>`, so logs and History name the instance (`Sonarr (sonarr4k)`). The
  * event names are the check boxes as the apps label them; autoscan scans on each of them and ignores the rest (a Grab
- * is answered 200 and not scanned, so ticking it does no harm, it only adds a log line).
+ * is answered 200 and not scanned, so ticking it does no harm, it only adds a log line). They are the events
+ * `autoscan arr connect` ticks (EVENT_FLAGS, connection-facts.ts).
  */
-export const ARR_EVENTS: Readonly<Record<ArrType, readonly string[]>> = {
-  sonarr: ["On File Import", "On File Upgrade", "On Rename", "On Series Delete", "On Episode File Delete", "On Episode File Delete For Upgrade"],
-  radarr: ["On File Import", "On File Upgrade", "On Rename", "On Movie Delete", "On Movie File Delete", "On Movie File Delete For Upgrade"],
-  lidarr: ["On Release Import", "On Upgrade", "On Rename", "On Artist Delete", "On Album Delete"],
-  readarr: ["On Release Import", "On Upgrade", "On Rename", "On Author Delete", "On Book Delete", "On Book File Delete", "On Book File Delete For Upgrade"],
-};
-
 export interface AppConnection {
   /** The name in the URL and the logs (an `ARR` entry's name, or the app's type). */
   readonly name: string;
@@ -39,7 +34,7 @@ export function appConnections(
   const named = Object.entries(apps).map(([name, app]) => ({ name, type: app.TYPE }));
   const all = named.length ? named : ARR_TYPES.map((type) => ({ name: type, type }));
   const chosen = only === undefined ? all : [all.find((app) => app.name === only) ?? { name: only, type: typeFromName(only) }];
-  return chosen.map(({ name, type }) => ({ name, type, url: webhookUrl(origin, pass, name), events: type ? ARR_EVENTS[type] : [] }));
+  return chosen.map(({ name, type }) => ({ name, type, url: webhookUrl(origin, pass, name), events: type ? EVENT_FLAGS[type].map((event) => event.label) : [] }));
 }
 
 /** `sonarr4k` → sonarr: a name that starts with an app's name. */

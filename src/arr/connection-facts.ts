@@ -22,7 +22,7 @@ export const GRAB_FLAG = "onGrab";
 export interface EventFlag {
   /** The resource's property (`onDownload`). */
   readonly flag: string;
-  /** The check box as the app labels it (`On File Import`): ARR_EVENTS in src/arr/app-connections.ts, in its order. */
+  /** The check box as the app labels it (`On File Import`), as `autoscan webhook-url` and the console list it. */
   readonly label: string;
 }
 
