@@ -47,6 +47,7 @@ describe("the unroutable guard", () => {
     const submitted = await submitScans(guard.sink, [lost], 5_000, harness.logs.log);
     // Answered (stored) while the verdict still waits on the list.
     expect(submitted.ok).toBe(true);
+    await nextTurn();
     expect(judged).toEqual([lost]);
     expect(await harness.queue.pendingCount()).toBe(1);
     list.resolve(verdict);

@@ -115,9 +115,12 @@ export function createUnroutableGuard(options: UnroutableGuardOptions): Unroutab
     const result = await options.sink(requests, sinkOptions);
     if (sinkOptions?.confirmed || judging + requests.length > maxJudging) return result;
     judging += requests.length;
-    void judgeStored(requests, result.items)
-      .catch((error: unknown) => log.warn({ err: error }, "Could not move a request no server can scan to History; it waits as any other"))
-      .finally(() => (judging -= requests.length));
+    // Judged on the next turn of the event loop: the answer goes out first, whatever the judge costs.
+    setImmediate(() => {
+      judgeStored(requests, result.items)
+        .catch((error: unknown) => log.warn({ err: error }, "Could not move a request no server can scan to History; it waits as any other"))
+        .finally(() => (judging -= requests.length));
+    });
     return result;
   };
 
