@@ -99,6 +99,12 @@ export async function importPlexAutoscanQueue(options: ImportOptions): Promise<I
 }
 
 const count = (n: number): string => n.toLocaleString("en-US");
+
+/** What an import stored, for the summary lines. */
+export function describeCounts(summary: ImportSummary): string {
+  const skipped = summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : "";
+  return `${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting folder${skipped}`;
+}
 const SHOWN_STRETCHES = 5;
 
 /**
@@ -269,13 +275,10 @@ export function startPlexAutoscanImport(options: RunImportOptions): RunningImpor
       await rename(aside, kept);
       await options.queue.importRequests([], { key, through: undefined });
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      const requests = summary.queued + summary.merged;
       log[summary.unreadable.length > 0 ? "warn" : "info"](
         { file: queueFile, backup: kept, ...summary, seconds: Number(seconds) },
-        `Imported ${String(requests)} scan request(s) from the plex_autoscan queue in '${queueFile}' (the old file is kept ` +
-          `as '${kept}'): ${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting ` +
-          `folder${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}; ${seconds} s.` +
-          describeDamage(summary),
+        `Imported ${String(summary.queued + summary.merged)} scan request(s) from the plex_autoscan queue in '${queueFile}' ` +
+          `(the old file is kept as '${kept}'): ${describeCounts(summary)}; ${seconds} s.${describeDamage(summary)}`,
       );
     } catch (error) {
       log.error({ err: error, backup: aside }, "The import of plex_autoscan's queue stopped; it goes on where it got to at the next start.");

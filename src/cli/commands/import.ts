@@ -2,7 +2,7 @@ import { systemClock } from "../../core/clock.ts";
 import { UsageError } from "../../core/errors.ts";
 import { createLivePathMapper } from "../../paths/mapping.ts";
 import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } from "../../queue/plex-autoscan-file.ts";
-import { describeDamage, importKey, importPlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
+import { describeCounts, describeDamage, importKey, importPlexAutoscanQueue } from "../../queue/plex-autoscan-import.ts";
 import { booleanFlag, stringFlag, type CommandIO, type CommandSpec } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 import { newInstanceId } from "../../core/instance-id.ts";
@@ -79,8 +79,7 @@ export const importCommand: CommandSpec = {
         const stopped = io.shutdownSignal.aborted ? " Stopped before the end: run the same command again to go on where it stopped." : "";
         io.stdout.write(
           `Imported ${String(summary.queued + summary.merged)} scan request(s) from '${path}' into ${queue.file} in ${seconds} s: ` +
-            `${String(summary.queued)} queued, ${String(summary.merged)} merged into a waiting folder` +
-            `${summary.skipped > 0 ? `, ${String(summary.skipped)} skipped (not a full path)` : ""}.${describeDamage(summary)}${stopped}\n`,
+            `${describeCounts(summary)}.${describeDamage(summary)}${stopped}\n`,
         );
         return io.shutdownSignal.aborted ? 1 : 0;
       } finally {
