@@ -29,9 +29,13 @@ function serverUrl(config: ServerAddress): string {
  */
 export async function readServerHealth(config: ServerAddress): Promise<Record<string, unknown> | undefined> {
   const answer = await httpCall({ method: "GET", url: `${serverUrl(config)}/health`, timeoutMs: 3000, maxBytes: 1024 * 1024 }).catch(() => undefined);
-  if (answer === undefined || (answer.status !== 200 && answer.status !== 503)) return undefined;
+  return answer?.status === 200 || answer?.status === 503 ? healthOf(answer.body) : undefined;
+}
+
+/** autoscan's /health: `{"status":"ok"|"starting"|"error", …}`; undefined for anything else. */
+function healthOf(text: string): Record<string, unknown> | undefined {
   try {
-    const body = JSON.parse(answer.body) as Record<string, unknown>;
+    const body = JSON.parse(text) as Record<string, unknown>;
     return typeof body.status === "string" ? body : undefined;
   } catch {
     return undefined;
@@ -55,8 +59,8 @@ async function portCheck(config: ServerAddress, timeoutMs: number): Promise<Chec
     status: 0,
     body: httpReason(error),
   }));
-  const health = parseHealth(answer.body);
-  if (health !== undefined) return ok(id, title, `An autoscan is already running on ${where} (/health: ${health}).`);
+  const health = healthOf(answer.body)?.status;
+  if (health === "ok" || health === "starting" || health === "error") return ok(id, title, `An autoscan is already running on ${where} (/health: ${health}).`);
   const said = answer.status === 0 ? `no HTTP answer (${answer.body})` : `/health answered ${answer.status}`;
   return fail(
     id,
@@ -64,16 +68,6 @@ async function portCheck(config: ServerAddress, timeoutMs: number): Promise<Chec
     `Something else listens on ${where} (${said}): the server cannot start there.`,
     `Stop that service, or set SERVER_PORT to a free port (and the port in your webhook URLs).`,
   );
-}
-
-/** autoscan's /health: `{"status":"ok"|"starting"|"error", …}`. */
-function parseHealth(body: string): string | undefined {
-  try {
-    const json = JSON.parse(body) as { status?: unknown };
-    return typeof json.status === "string" && ["ok", "starting", "error"].includes(json.status) ? json.status : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function probeTcp(host: string, port: number, timeoutMs: number): Promise<"open" | "free" | string> {
