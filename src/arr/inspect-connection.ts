@@ -126,13 +126,8 @@ export function urlIsRight(url: string, expected: ExpectedConnection): boolean {
 }
 
 function parse(url: string): { origin: string; path: string; segments: string[] } | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url.trim());
-  } catch {
-    return undefined;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
+  const parsed = URL.parse(url.trim());
+  if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) return undefined;
   const segments = parsed.pathname.split("/").filter(Boolean).map(safeDecode);
   return { origin: parsed.origin.toLowerCase(), path: `/${segments.join("/")}`, segments };
 }
@@ -234,12 +229,8 @@ export function label(connection: FoundConnection): string {
  * app's own label is kept.
  */
 export function maskUrl(url: string, expected: Pick<ExpectedConnection, "pass" | "name">): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url.trim());
-  } catch {
-    return "(not a URL)";
-  }
+  const parsed = URL.parse(url.trim());
+  if (!parsed) return "(not a URL)";
   const path = parsed.pathname
     .split("/")
     .map((segment) => {
