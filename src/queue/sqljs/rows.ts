@@ -9,8 +9,6 @@ import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.
  * the store applies it while a write is built, logs it, and applies the same value again once it is on disk; a
  * restart replays the log through the same function. Item, request and target changes are whole-row images.
  */
-export type { DeliveryRow, ItemRow, ItemState, RequestRow, TargetRow } from "../store-rows.ts";
-
 export type RowChange =
   | { readonly k: "item"; readonly r: ItemRow }
   | { readonly k: "req"; readonly r: RequestRow }
