@@ -311,10 +311,13 @@ async function reentriesByCall(
  * answers while the dispatcher already works). The dispatcher's hits (a frame of `queue/dispatch/`, even under the
  * route, where the store tells it of the new work) are "stored → due work" until it holds a due item: its first hit
  * after a due read (the port's `dueFor…`) that is no longer under one; from there on they are "due work → the
- * target's HTTP call". Any other hit is "intake → stored" under the route or before the dispatcher's first hit, else
- * in the stage the dispatcher is in (the store's own work for the due read, then for recording the check and attempt).
+ * target's HTTP call". A hit of the store's (`queue/`) outside the route and intake, once the dispatcher works, is
+ * in the stage the dispatcher is in (the store's own work for the due read, then for recording the check and the
+ * attempt); any other hit is "intake → stored" (the route, the store's writes for the request, and what intake does
+ * after the answer, off the request's path, as judging whether a library holds it).
  */
 function stagesOf(hits: readonly string[][], src: string): number[] {
+  const isIntake = (file: string): boolean => file === "web/routes/webhook.ts" || file.startsWith("intake/");
   let dispatching = false;
   let askedDue = false;
   let holdsDue = false;
@@ -326,7 +329,7 @@ function stagesOf(hits: readonly string[][], src: string): number[] {
       dispatching = true;
       if (underDueRead) askedDue = true;
       else if (askedDue) holdsDue = true;
-    } else if (!dispatching || files.includes("web/routes/webhook.ts")) return 0;
+    } else if (!dispatching || !(files[0] ?? "").startsWith("queue/") || files.some(isIntake)) return 0;
     return holdsDue ? 2 : 1;
   });
 }
