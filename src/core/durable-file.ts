@@ -28,11 +28,9 @@ export async function writeFileDurably(
   data: string | Uint8Array | Iterable<string>,
   options: DurableWriteOptions = {},
 ): Promise<void> {
-  const dir = dirname(path);
-  await mkdir(dir, { recursive: true });
+  await mkdir(dirname(path), { recursive: true });
   const mode = options.mode ?? (await stat(path).then((s) => s.mode & 0o777, () => undefined));
-  const temp = join(dir, `.${basename(path)}.${randomBytes(4).toString("hex")}.tmp`);
-  try {
+  await replaceThroughTemp(path, options.log, async (temp) => {
     const handle = await open(temp, "wx", mode ?? 0o666);
     try {
       await handle.writeFile(data);
@@ -42,12 +40,7 @@ export async function writeFileDurably(
     } finally {
       await handle.close();
     }
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true }).catch(() => {});
-    throw error;
-  }
-  await syncFolder(dir, options.log);
+  });
 }
 
 /**
@@ -55,9 +48,7 @@ export async function writeFileDurably(
  * copy), without reading the file into memory. Throws ENOENT when `from` does not exist.
  */
 export async function copyFileDurably(from: string, to: string, options: DurableWriteOptions = {}): Promise<void> {
-  const dir = dirname(to);
-  const temp = join(dir, `.${basename(to)}.${randomBytes(4).toString("hex")}.tmp`);
-  try {
+  await replaceThroughTemp(to, options.log, async (temp) => {
     await copyFile(from, temp);
     const handle = await open(temp, "r+");
     try {
@@ -65,12 +56,21 @@ export async function copyFileDurably(from: string, to: string, options: Durable
     } finally {
       await handle.close();
     }
-    await rename(temp, to);
+  });
+}
+
+/** Steps 1 to 4 around `fill`, which writes and fsyncs the temporary file; it is removed if anything fails. */
+async function replaceThroughTemp(path: string, log: Logger | undefined, fill: (temp: string) => Promise<void>): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    await fill(temp);
+    await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {});
     throw error;
   }
-  await syncFolder(dir, options.log);
+  await syncFolder(dir, log);
 }
 
 /** The errors a filesystem gives when it cannot fsync a folder at all (not a failure of this write). */
