@@ -4,8 +4,7 @@ import { listScannerSections } from "../../docker/scanner-sections.ts";
 import type { PlexSection } from "../../targets/plex/sections.ts";
 import { booleanFlag, type CommandSpec, type CommandIO } from "../command.ts";
 import { loadRuntime, type Runtime } from "../runtime.ts";
-import { createScannerFromConfig } from "../../targets/plex/scanner-from-config.ts";
-import { plexClientFromConfig } from "../../targets/plex/from-config.ts";
+import { createScannerFromConfig, plexClientFromConfig } from "../../targets/plex/scanner-from-config.ts";
 
 /**
  * `autoscan sections`: the Plex library sections and their folders, from Plex's API (plex_autoscan's `sections` and

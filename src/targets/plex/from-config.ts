@@ -5,7 +5,6 @@ import type { TargetCallMetrics } from "../../core/metrics.ts";
 import type { Target } from "../../core/target.ts";
 import type { PlexScanner } from "../../docker/plex-scanner.ts";
 import type { RunScanner } from "./analyze.ts";
-import { createPlexClient, type PlexClient } from "./client.ts";
 import { createPlex, type Plex } from "./create-plex.ts";
 import type { IsInLibrary } from "./library-db.ts";
 import { sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
@@ -35,10 +34,6 @@ export interface PrimaryPlex {
   /** For the drive monitor: "is this file already in Plex?" (PLEX_DATABASE_PATH; "no" without it). */
   readonly isInLibrary: IsInLibrary;
   close(): void;
-}
-
-export function plexClientFromConfig(config: Config): PlexClient {
-  return createPlexClient({ url: config.PLEX_LOCAL_URL, token: config.PLEX_TOKEN, timeoutMs: config.PLEX_TIMEOUT * 1000 });
 }
 
 export async function createPlexFromConfig(input: PlexInput): Promise<PrimaryPlex> {

@@ -9,13 +9,14 @@ import { createPlexScanner, type PlexScanner } from "../../docker/plex-scanner.t
 import { NATIVE_LAYOUT, resolveLayout, type ResolvedLayout, type ScannerLayout } from "../../docker/presets.ts";
 import { listScannerSections, matchSectionsByName } from "../../docker/scanner-sections.ts";
 import { unescapeShellWord } from "../../docker/unescape-shell-word.ts";
-import { createPlexClient } from "./client.ts";
+import { createPlexClient, type PlexClient } from "./client.ts";
 import { createSectionResolver, type PlexSection } from "./sections.ts";
 
 /**
  * Config → the Plex scanner (in the Plex container through Docker exec when USE_DOCKER, else on this host) and its
- * section resolver (the scanner target itself is composed in ./plex.ts). plex_autoscan's keys keep their meaning; PLEX_DOCKER_PRESET fills the
- * layout keys still at plex_autoscan's defaults (a file written with every key must not pin the native layout).
+ * section resolver (the scanner target itself is composed in ./from-config.ts). plex_autoscan's keys keep their
+ * meaning; PLEX_DOCKER_PRESET fills the layout keys still at plex_autoscan's defaults (a file written with every key
+ * must not pin the native layout).
  */
 export interface ScannerInput {
   readonly config: Config;
@@ -91,6 +92,11 @@ export function explicitLayout(config: Config): Partial<ScannerLayout> {
   return out;
 }
 
+/** The primary Plex's API client (`PLEX_LOCAL_URL`, `PLEX_TOKEN`, `PLEX_TIMEOUT`). */
+export function plexClientFromConfig(config: Config): PlexClient {
+  return createPlexClient({ url: config.PLEX_LOCAL_URL, token: config.PLEX_TOKEN, timeoutMs: config.PLEX_TIMEOUT * 1000 });
+}
+
 export interface FolderSections {
   resolve(folder: string, signal?: AbortSignal): Promise<PlexSection[]>;
   list(signal?: AbortSignal): Promise<PlexSection[]>;
@@ -105,12 +111,7 @@ export interface FolderSections {
 export function createFolderSections(input: ScannerInput, scanner: PlexScanner): FolderSections {
   const { config, clock, log } = input;
   if (config.PLEX_TOKEN !== "") {
-    const client = createPlexClient({
-      url: config.PLEX_LOCAL_URL,
-      token: config.PLEX_TOKEN,
-      timeoutMs: config.PLEX_TIMEOUT * 1000,
-    });
-    const resolver = createSectionResolver({ client, clock, log });
+    const resolver = createSectionResolver({ client: plexClientFromConfig(config), clock, log });
     return { source: "api", resolve: resolver.resolve, list: resolver.list };
   }
   const resolver = createSectionResolver({
