@@ -150,6 +150,14 @@ describe("importing plex_autoscan's queue", () => {
     expect((await readdir(temp.dir)).filter((name) => name.includes("plex_autoscan"))).toEqual(["queue.db.plex_autoscan.bak"]);
   });
 
+  it("refuses to start with a second plex_autoscan queue where autoscan's goes while one is still importing", async () => {
+    const file = join(temp.dir, "queue.db");
+    await writeLegacy(`${file}.plex_autoscan`, L3UDDZ_SCHEMA, "INSERT INTO queueitemmodel VALUES (1, '/tv/A/S01E01.mkv', 'Sonarr', 2, 'Download');");
+    const second = await writeLegacy(file, L3UDDZ_SCHEMA, "INSERT INTO queueitemmodel VALUES (1, '/tv/B/S01E01.mkv', 'Sonarr', 2, 'Download');");
+    await expect(open(file)).rejects.toThrow("is still being imported: move one of them away and start again");
+    expect(Buffer.compare(await readFile(file), Buffer.from(second))).toBe(0);
+  });
+
   it("imports an empty legacy queue as an empty queue", async () => {
     const file = join(temp.dir, "queue.db");
     await writeLegacy(file, L3UDDZ_SCHEMA, "");

@@ -1,5 +1,6 @@
 import { readFile, rename, rm, stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import { FatalError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanRequest } from "../core/scan.ts";
 import { openPlexAutoscanQueue, type PlexAutoscanQueue, type UnreadableIds } from "./plex-autoscan-file.ts";
@@ -147,11 +148,17 @@ const keptPath = (queueFile: string): Promise<string> => freeName(`${queueFile}.
 export async function setAsidePlexAutoscanQueue(queueFile: string): Promise<string | undefined> {
   const aside = asidePath(queueFile);
   await adoptEarlierMarker(queueFile, aside);
-  if (await exists(aside)) return aside;
   const legacy = await openPlexAutoscanQueue(queueFile);
+  if (legacy.kind === "queue") legacy.queue.close();
+  if (await exists(aside)) {
+    // Never opened as autoscan's own, nor put over the one still importing.
+    if (legacy.kind === "queue") {
+      throw new FatalError(`'${queueFile}' is plex_autoscan's queue while '${aside}' is still being imported: move one of them away and start again.`);
+    }
+    return aside;
+  }
   // Not plex_autoscan's: the store opens it as its own (and refuses a FIFO or a directory, in words).
   if (legacy.kind !== "queue") return undefined;
-  legacy.queue.close();
   await rename(queueFile, aside);
   return aside;
 }
