@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import type { Config, WatcherConfig } from "../config/schema.ts";
 import type { Clock } from "../core/clock.ts";
-import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { WatchMetrics } from "../core/metrics.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
@@ -9,19 +8,18 @@ import type { DiskProbe } from "../paths/disk-probe.ts";
 import { findIgnoreMatch } from "../paths/ignore.ts";
 import { createLocalToServer } from "../paths/local-to-server.ts";
 import type { PathMapper } from "../paths/mapping.ts";
-import { backoffDelay } from "../core/backoff.ts";
 import { mountsUnderWith, mountTypeOf } from "./event-less-mounts.ts";
 import { createFolderWatcher, type FolderWatcher, type WatcherStatus } from "./folder-watcher.ts";
 import { watchFoldersWithKernel } from "./kernel-events.ts";
+import { createWatchOutbox } from "./outbox.ts";
 import type { SettledChange } from "./settler.ts";
 
 /**
  * `WATCH` → the folder watchers, and their settled changes → scan requests, exactly as a manual post of that file
  * would make them (the path put in the server's form through SERVER_FILE_EXIST_PATH_MAPPINGS and SERVER_PATH_MAPPINGS,
- * the same merge, the same file check), source `Watch (<name>)`. Requests are handed to the sink in small batches (a
- * season pack moved in is one store write); a store that cannot take them now is tried again with backoff, and
- * nothing a watcher reported is dropped meanwhile. A watcher hears when its changes are stored, and only then saves
- * them as seen: a stop while the store refuses them leaves them for the next start's walk.
+ * the same merge, the same file check), source `Watch (<name>)`, through the outbox (./outbox.ts). A watcher hears
+ * when its changes are stored, and only then saves them as seen: a stop while the store refuses them leaves them for
+ * the next start's walk.
  */
 export interface WatchersInput {
   readonly config: Config;
@@ -43,56 +41,13 @@ export interface Watchers {
   stop(): Promise<void>;
 }
 
-const BATCH_MS = 250;
-/**
- * Requests per store write. The embedded store does a write's work in one stretch of the event loop (about a
- * millisecond a request on a busy machine): 50,000 files at once in 1,000s held webhooks and /health for a second at
- * a time; in 100s each write is short, and what else waits for the event loop or the store goes between two of them.
- */
-const BATCH_REQUESTS = 100;
-
 export async function startWatchers(input: WatchersInput): Promise<Watchers> {
   const { config, clock } = input;
   const log = input.log.child({ component: "WATCH" });
   const toServer = createLocalToServer(config.SERVER_FILE_EXIST_PATH_MAPPINGS, input.mapper);
   const watchers: FolderWatcher[] = [];
   const refused: WatcherStatus[] = [];
-  const stop = new AbortController();
-  /** Requests in the order reported; `stored` (on a report's last request) tells its watcher they are all stored. */
-  const outbox: { readonly request: ScanRequest; readonly stored?: () => void }[] = [];
-  let sending: Promise<void> | undefined;
-
-  /** Hands the first `count` requests to the store; once it took them, their watchers hear so. */
-  async function store(count: number): Promise<void> {
-    const batch = outbox.slice(0, count);
-    await input.sink(batch.map((entry) => entry.request));
-    outbox.splice(0, batch.length);
-    for (const entry of batch) entry.stored?.();
-  }
-
-  function send(): void {
-    sending ??= (async () => {
-      let failures = 0;
-      await clock.sleep(BATCH_MS, stop.signal);
-      while (outbox.length > 0) {
-        try {
-          await store(BATCH_REQUESTS);
-          failures = 0;
-          // Whatever came in meanwhile (a webhook, /health) is served before the next write.
-          await new Promise((resolve) => setImmediate(resolve));
-        } catch (error) {
-          failures++;
-          const waitMs = backoffDelay(failures, { minMs: 1_000, maxMs: 60_000 });
-          if (failures === 1) log.warn({ err: error, waiting: outbox.length }, `The queue cannot take the watchers' requests now (${describeError(error)}); ${String(outbox.length)} wait and are tried again.`);
-          if (stop.signal.aborted) return;
-          await clock.sleep(waitMs, stop.signal);
-        }
-      }
-    })().finally(() => {
-      sending = undefined;
-      if (outbox.length > 0 && !stop.signal.aborted) send();
-    });
-  }
+  const outbox = createWatchOutbox(input.sink, clock, log);
 
   function reporter(name: string, watcher: WatcherConfig): (changes: readonly SettledChange[]) => Promise<void> {
     return (changes) => {
@@ -108,11 +63,7 @@ export async function startWatchers(input: WatchersInput): Promise<Watchers> {
           ...(watcher.PRIORITY === undefined ? {} : { priority: watcher.PRIORITY }),
         };
       });
-      return new Promise<void>((resolve) => {
-        requests.forEach((request, index) => outbox.push(index === requests.length - 1 ? { request, stored: resolve } : { request }));
-        if (requests.length === 0) resolve();
-        send();
-      });
+      return outbox.send(requests);
     };
   }
 
@@ -190,15 +141,8 @@ export async function startWatchers(input: WatchersInput): Promise<Watchers> {
       };
     },
     async stop() {
-      stop.abort();
-      await sending;
-      // What was reported and not stored yet gets one last try (a stop waits for the store anyway); the watchers then
-      // save, as not seen, whatever the store still refused.
-      if (outbox.length > 0) {
-        await store(outbox.length).catch((error: unknown) =>
-          log.warn({ err: error, waiting: outbox.length }, `${String(outbox.length)} watcher request(s) could not be stored before the stop (${describeError(error)}); they are kept as not seen, and the next start's walk finds those changes again.`),
-        );
-      }
+      // The watchers save, as not seen, whatever the store still refused at the outbox's last try.
+      await outbox.stop();
       await Promise.all(watchers.map((watcher) => watcher.stop()));
     },
   };
