@@ -20,7 +20,6 @@ import { mappingFamily } from "./mappings.ts";
 import { notifyFamily } from "./notify.ts";
 import { plexFamily } from "./plex.ts";
 import { portFamily, refusedFamily } from "./running-server.ts";
-import { scannerFamily } from "./scanner.ts";
 import { targetsFamily } from "./targets.ts";
 import { watchFamily } from "./watch.ts";
 
@@ -116,7 +115,11 @@ function buildFamilies(input: DoctorInput): CheckFamily[] {
     [has(config.TARGETS), () => targetsFamily(config, inContainer)],
     [has(config.ARR), () => arrFamily(config, log, inContainer)],
     [config.SERVER_ANCHORS.length > 0 && !startup, () => anchorsFamily(config.SERVER_ANCHORS, stat, timeoutSeconds)],
-    [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, () => scannerFamily(config, settings.dockerHost)],
+    // The scanner's checks (and the Docker modules they use) load only for the scanner method, as the service does.
+    [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, () => ({
+      name: "scanner",
+      run: async (findings, signal) => (await import("./scanner.ts")).scannerFamily(config, settings.dockerHost).run(findings, signal),
+    })],
     [config.CLOUD.ENABLED, () => driveFamily({ config, settings, env: input.env, log, startup })],
     [config.RCLONE.RC_CACHE_REFRESH.ENABLED, () => rcFamily(config.RCLONE.RC_CACHE_REFRESH.RC_URL)],
     [!startup, () => portFamily(config)],
