@@ -7,7 +7,7 @@ import { suggestKey } from "./suggest.ts";
 /**
  * `config/config.json`. The keys are plex_autoscan's (same names, defaults and meaning), so its users move over with
  * their file unchanged; the drive section is `CLOUD` (plex_autoscan's `GOOGLE` is accepted as an alias by the loader).
- * Keys new in autoscan are marked "new". The README's configuration reference documents each key.
+ * Keys new in autoscan are marked "new". docs/configuration.md documents each key.
  */
 const CloudSchema = v.strictObject({
   ENABLED: bool(false),

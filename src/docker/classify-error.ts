@@ -19,7 +19,7 @@ export interface ClassifyContext {
 const MOUNT_HINT =
   "give the autoscan container the Docker socket for scanner mode " +
   "(docker compose -f docker-compose.yml -f docker-compose.scanner.yml up -d), " +
-  "or set DOCKER_HOST to a socket proxy that allows exec (README: Docker)";
+  "or set DOCKER_HOST to a socket proxy that allows exec (docs/operations.md: Docker)";
 
 export async function classifyDockerError(error: unknown, context: ClassifyContext): Promise<Error> {
   const err = error as { code?: unknown; statusCode?: unknown; address?: unknown; message?: unknown };

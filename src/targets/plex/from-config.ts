@@ -42,7 +42,7 @@ export async function createPlexFromConfig(input: PlexInput): Promise<PrimaryPle
   const scannerMethod = config.PLEX_SCAN_METHOD === "scanner";
   const hasToken = config.PLEX_TOKEN !== "";
   if (!hasToken && !scannerMethod) {
-    log.warn("PLEX_TOKEN is empty: Plex will reject every scan. Set it (see README: finding your Plex token).");
+    log.warn("PLEX_TOKEN is empty: Plex will reject every scan. Set it (docs/configuration.md, PLEX_TOKEN: how to find it).");
   }
   // Deep analysis runs the scanner CLI; only where the user set a scanner up (Docker, or the scanner method).
   const wantsScanner = scannerMethod || (config.PLEX_ANALYZE_TYPE === "deep" && config.USE_DOCKER);
