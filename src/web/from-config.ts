@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { Config } from "../config/schema.ts";
-import { isInContainer } from "../cli/in-container.ts";
+import { isInContainer } from "../core/in-container.ts";
 import { describeError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { MetricsExposition, RequestMetrics } from "../core/metrics.ts";

@@ -7,7 +7,7 @@ import { webhookUrl } from "../../arr/app-connections.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { autoscanOrigin } from "../autoscan-address.ts";
 import { booleanFlag, stringFlag, type CommandSpec } from "../command.ts";
-import { isInContainer } from "../in-container.ts";
+import { isInContainer } from "../../core/in-container.ts";
 
 /**
  * `autoscan arr connect [--app NAME] [--url URL] [--dry-run]`: for each app under `ARR`, through its API and key, one

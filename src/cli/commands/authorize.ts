@@ -1,5 +1,5 @@
 import { fstatSync } from "node:fs";
-import { isInContainer } from "../in-container.ts";
+import { isInContainer } from "../../core/in-container.ts";
 import { ConfigError } from "../../core/errors.ts";
 import { DEFAULT_LOOPBACK_PORT, runAuthorize } from "../../drive/authorize.ts";
 import { stringFlag, type CommandSpec, type CommandIO } from "../command.ts";

@@ -5,7 +5,7 @@ import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
 import type { CommandSpec } from "../command.ts";
-import { BUILT_FEATURES } from "../built-features.ts";
+import { BUILT_FEATURES } from "../../config/built-features.ts";
 
 export const configCheckCommand: CommandSpec = {
   usage: "autoscan config check [--config PATH]",

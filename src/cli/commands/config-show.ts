@@ -4,7 +4,7 @@ import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
 import { booleanFlag, type CommandSpec } from "../command.ts";
-import { isInContainer } from "../in-container.ts";
+import { isInContainer } from "../../core/in-container.ts";
 
 /**
  * `autoscan config show [--json]`: the config autoscan would run with — every top-level key, its value (secrets

@@ -3,7 +3,7 @@ import { createLogger } from "../../logging/create-logger.ts";
 import type { CheckStatus, DoctorReport } from "../../ops/doctor/check.ts";
 import { loadDoctorConfig, runDoctor } from "../../ops/doctor/doctor.ts";
 import { booleanFlag, type CommandSpec } from "../command.ts";
-import { isInContainer } from "../in-container.ts";
+import { isInContainer } from "../../core/in-container.ts";
 
 /**
  * `autoscan doctor`: every check it can run — the config, the data directory, Plex, the path mappings against Plex's

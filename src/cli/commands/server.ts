@@ -1,6 +1,6 @@
 import { ignoredKeyNotes, unbuiltFeatureWarnings } from "../../config/features.ts";
 import type { Logger } from "../../core/logger.ts";
-import { BUILT_FEATURES } from "../built-features.ts";
+import { BUILT_FEATURES } from "../../config/built-features.ts";
 import type { CommandSpec, CommandInput } from "../command.ts";
 import { loadRuntime } from "../runtime.ts";
 import { createConfigReloader, type ConfigReloader } from "../reload.ts";

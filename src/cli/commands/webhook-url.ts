@@ -4,7 +4,7 @@ import { UsageError } from "../../core/errors.ts";
 import { appConnections, type AppConnection } from "../../arr/app-connections.ts";
 import { stringFlag, type CommandSpec } from "../command.ts";
 import { autoscanOrigin } from "../autoscan-address.ts";
-import { isInContainer } from "../in-container.ts";
+import { isInContainer } from "../../core/in-container.ts";
 
 /**
  * `autoscan webhook-url [--host HOST] [--app NAME]`: the URL to paste into each *arr app, so nobody assembles it from

@@ -1,5 +1,5 @@
-import { BUILT_FEATURES } from "../../cli/built-features.ts";
-import { isInContainer } from "../../cli/in-container.ts";
+import { BUILT_FEATURES } from "../../config/built-features.ts";
+import { isInContainer } from "../../core/in-container.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
 import { describeSource, type ConfigSource } from "../../config/provenance.ts";

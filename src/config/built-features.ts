@@ -1,4 +1,4 @@
-import type { FeatureId } from "../config/features.ts";
+import type { FeatureId } from "./features.ts";
 
 /** The features this build wires; keys of the others log "not available in this build" once at start. */
 export const BUILT_FEATURES: ReadonlySet<FeatureId> = new Set<FeatureId>([
