@@ -15,8 +15,8 @@ export function foldersHolding<T>(entries: readonly T[], locationsOf: (entry: T)
   return scored.sort((a, b) => b.depth - a.depth || a.order - b.order).map((item) => item.entry);
 }
 
-/** Length of `location` when it holds `path` (or is it), else -1. */
-function containment(rawLocation: string, path: string): number {
+/** Length of `location` when it holds `path` (or is it), else -1. `path` is normalized (normalize.ts). */
+export function containment(rawLocation: string, path: string): number {
   if (rawLocation.length === 0) return -1;
   const location = withTrailingSlash(normalizePath(rawLocation));
   const fold = isWindowsPath(location);

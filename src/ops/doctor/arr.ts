@@ -6,6 +6,7 @@ import type { ArrConfig, Config } from "../../config/schema.ts";
 import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { httpCall, originOf } from "../../http/http-call.ts";
+import { jsonBody } from "../../http/json-body.ts";
 import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
@@ -209,12 +210,8 @@ function skipRest(name: string, reason: string, withKey = true): CheckResult[] {
 
 /** `{"errorMessage":"Sonarr is starting up, please try again later"}` (StartingUpMiddleware). */
 function errorMessageOf(body: string): string | undefined {
-  try {
-    const parsed = JSON.parse(body) as { errorMessage?: unknown };
-    return typeof parsed.errorMessage === "string" && parsed.errorMessage.trim() ? parsed.errorMessage : undefined;
-  } catch {
-    return undefined;
-  }
+  const said = (jsonBody(body) as { errorMessage?: unknown } | null | undefined)?.errorMessage;
+  return typeof said === "string" && said.trim() ? said : undefined;
 }
 
 /** Text the app sent, for a one-line message: control characters dropped, at most 80 characters. */

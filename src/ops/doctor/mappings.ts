@@ -2,7 +2,8 @@ import type { Config } from "../../config/schema.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
-import { isWindowsPath, normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
+import { containment } from "../../paths/containment.ts";
+import { normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
 import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type DoctorSection, type Findings } from "./check.ts";
 
 /**
@@ -128,10 +129,7 @@ export function keyChecks(
 
 /** `outer` is `inner` or holds it, on whole segments (Windows folders without regard to case). */
 export function contains(outer: string, inner: string): boolean {
-  const fold = isWindowsPath(outer) || isWindowsPath(inner);
-  const a = withTrailingSlash(normalizePath(outer));
-  const b = withTrailingSlash(normalizePath(inner));
-  return fold ? b.toLowerCase().startsWith(a.toLowerCase()) : b.startsWith(a);
+  return containment(outer, normalizePath(inner)) >= 0;
 }
 
 /**

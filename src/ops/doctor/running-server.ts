@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import type { Config } from "../../config/schema.ts";
 import { httpCall, httpReason } from "../../http/http-call.ts";
+import { jsonBody } from "../../http/json-body.ts";
 import { fail, ok, warn, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
@@ -34,12 +35,8 @@ export async function readServerHealth(config: ServerAddress): Promise<Record<st
 
 /** autoscan's /health: `{"status":"ok"|"starting"|"error", …}`; undefined for anything else. */
 function healthOf(text: string): Record<string, unknown> | undefined {
-  try {
-    const body = JSON.parse(text) as Record<string, unknown>;
-    return typeof body.status === "string" ? body : undefined;
-  } catch {
-    return undefined;
-  }
+  const body = jsonBody(text) as Record<string, unknown> | null | undefined;
+  return typeof body?.status === "string" ? body : undefined;
 }
 
 export function portFamily(config: ServerAddress, timeoutMs = 3000): CheckFamily {
@@ -91,13 +88,10 @@ export function refusedFamily(config: ServerAddress & Pick<Config, "SERVER_URL_B
       const url = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
       const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
       if (answer?.status !== 200) return [];
-      let history: { lastError?: string | null; finishedAt?: string | null }[];
-      try {
-        history = (JSON.parse(answer.body) as { history?: typeof history }).history ?? [];
-      } catch {
-        return [];
-      }
-      const recent = history.filter((item) => item.lastError?.startsWith("Not queued: "));
+      type Row = { lastError?: string | null; finishedAt?: string | null };
+      const body = jsonBody(answer.body) as { history?: Row[] } | null | undefined;
+      if (body == null) return [];
+      const recent = (body.history ?? []).filter((item) => item.lastError?.startsWith("Not queued: "));
       const id = "intake.refused";
       const title = "Unmapped paths";
       if (recent.length === 0) return [ok(id, title, "No request was refused for lack of a mapping or a library.")];

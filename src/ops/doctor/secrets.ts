@@ -1,3 +1,5 @@
+import { safeDecode } from "../../core/safe-decode.ts";
+
 /**
  * The secrets a probe holds (a key, a password, one in the URL's userinfo), blanked from every message it hands on:
  * doctor's output and its log never carry them.
@@ -18,10 +20,6 @@ export function blankError(error: unknown, blank: (text: string) => string): unk
 
 /** A password in the URL (`http://user:pass@host`), as written and decoded. */
 function userinfoSecrets(url: string): string[] {
-  try {
-    const { password } = new URL(url);
-    return password ? [password, decodeURIComponent(password)] : [];
-  } catch {
-    return [];
-  }
+  const password = URL.parse(url)?.password;
+  return password ? [password, safeDecode(password)] : [];
 }

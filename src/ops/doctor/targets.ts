@@ -1,7 +1,8 @@
 import type { Config, TargetConfig } from "../../config/schema.ts";
 import { TargetAuthError, TargetConfigError, describeError } from "../../core/errors.ts";
 import { httpCall, originOf, type HttpAnswer } from "../../http/http-call.ts";
-import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
+import { jsonBody } from "../../http/json-body.ts";
+import { createPathMapper } from "../../paths/mapping.ts";
 import { withTrailingSlash } from "../../paths/normalize.ts";
 import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createMediaHttp } from "../../targets/media-http.ts";
@@ -20,16 +21,13 @@ import { foreignCheck, unreachableCheck } from "./unreachable.ts";
  * has, and whether its `PATH_MAPPINGS` lead from the primary Plex's form into them. A disabled target is one skipped
  * line; a relay (another autoscan) has no libraries. Every error leaving a probe has the key blanked.
  */
-type TargetKind = TargetConfig["TYPE"];
-
 interface TargetProbe {
   readonly name: string;
-  readonly kind: TargetKind;
-  readonly enabled: boolean;
+  /** The target's config, read as it is (TYPE, ENABLED, PATH_MAPPINGS). */
+  readonly target: TargetConfig;
   /** The URL shown: scheme, host and port only (a path or userinfo may carry a secret). */
   readonly url: string;
   readonly timeoutSeconds: number;
-  readonly mappings: PathMappings;
   /** Whether the relay has USERNAME/PASSWORD set (for the message). */
   readonly hasCredentials?: boolean;
   /** A call without credentials: what answered (`Jellyfin Server 10.11.2 ('den')`), or what answered instead. */
@@ -41,7 +39,7 @@ interface TargetProbe {
 }
 
 /** Per kind: its name in messages, where it listens, a URL that works from a container, where its key is found. */
-const KINDS: Readonly<Record<TargetKind, { label: string; port: string; example: string; keyHelp: (name: string) => string }>> = {
+const KINDS: Readonly<Record<TargetConfig["TYPE"], { label: string; port: string; example: string; keyHelp: (name: string) => string }>> = {
   plex: {
     label: "Plex",
     port: "Plex listens on 32400",
@@ -79,14 +77,14 @@ export function targetsFamily(config: Config, inContainer: boolean): CheckFamily
 async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
   const { name } = probe;
   const id = `target:${name}`;
-  const kind = KINDS[probe.kind].label;
-  if (!probe.enabled) return [skip(id, name, `TARGETS.${name}.ENABLED is false: not checked, and no scan goes to it.`)];
-  const server = { id, title: name, url: probe.url, label: kind, setting: `TARGETS.${name}.URL`, portHint: KINDS[probe.kind].port };
+  const kind = KINDS[probe.target.TYPE].label;
+  if (!probe.target.ENABLED) return [skip(id, name, `TARGETS.${name}.ENABLED is false: not checked, and no scan goes to it.`)];
+  const server = { id, title: name, url: probe.url, label: kind, setting: `TARGETS.${name}.URL`, portHint: KINDS[probe.target.TYPE].port };
   let answer: Awaited<ReturnType<TargetProbe["reach"]>>;
   try {
     answer = await probe.reach(signal);
   } catch (error) {
-    const unreachable = unreachableCheck({ ...server, example: KINDS[probe.kind].example, timeoutSeconds: probe.timeoutSeconds }, error, inContainer);
+    const unreachable = unreachableCheck({ ...server, example: KINDS[probe.target.TYPE].example, timeoutSeconds: probe.timeoutSeconds }, error, inContainer);
     return [unreachable, ...skipRest(probe, `${name} did not answer.`)];
   }
   if (answer.foreign !== undefined) return [foreignCheck(server, answer.foreign), ...skipRest(probe, `${name} did not answer as ${kind} does.`)];
@@ -116,8 +114,8 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
 async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ readonly check: CheckResult; readonly skipReason?: string }> {
   const { name } = probe;
   const id = `target:${name}.key`;
-  const kind = KINDS[probe.kind].label;
-  const relay = probe.kind === "autoscan";
+  const kind = KINDS[probe.target.TYPE].label;
+  const relay = probe.target.TYPE === "autoscan";
   const title = relay ? `${name} trigger` : `${name} key`;
   const setting = relay ? `TARGETS.${name}.USERNAME and PASSWORD` : `TARGETS.${name}.TOKEN`;
   try {
@@ -135,7 +133,7 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
           ? `That autoscan refused ${setting} (401 at ${probe.url}/triggers/manual).`
           : `That autoscan wants credentials for /triggers/manual (401): TARGETS.${name}.USERNAME and PASSWORD are empty.`
         : `${kind} rejected ${setting} (401 at ${probe.url}).`;
-      return { check: fail(id, title, detail, KINDS[probe.kind].keyHelp(name)), skipReason: `${name} refused the ${relay ? "credentials" : "key"}.` };
+      return { check: fail(id, title, detail, KINDS[probe.target.TYPE].keyHelp(name)), skipReason: `${name} refused the ${relay ? "credentials" : "key"}.` };
     }
     if (relay && error instanceof TargetConfigError) {
       const detail = `That autoscan answered 404 at ${probe.url}/triggers/manual: its manual trigger is off, or the URL is not an autoscan.`;
@@ -151,10 +149,10 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
 function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
   const { name } = probe;
   const id = `target:${name}.libraries`;
-  const kind = KINDS[probe.kind].label;
+  const kind = KINDS[probe.target.TYPE].label;
   if (error instanceof TargetAuthError) {
     const detail = `${kind} accepted TARGETS.${name}.TOKEN but refuses to list the libraries with it (a user's key, not an administrator's?).`;
-    return fail(id, `${name} libraries`, detail, KINDS[probe.kind].keyHelp(name));
+    return fail(id, `${name} libraries`, detail, KINDS[probe.target.TYPE].keyHelp(name));
   }
   return fail(id, `${name} libraries`, `Listing the libraries failed: ${describeError(error)}.`, `Check ${kind}'s log.`);
 }
@@ -162,7 +160,7 @@ function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
 function skipRest(probe: TargetProbe, reason: string, withKey = true): CheckResult[] {
   const { name } = probe;
   const out: CheckResult[] = [];
-  if (withKey) out.push(skip(`target:${name}.key`, probe.kind === "autoscan" ? `${name} trigger` : `${name} key`, reason));
+  if (withKey) out.push(skip(`target:${name}.key`, probe.target.TYPE === "autoscan" ? `${name} trigger` : `${name} key`, reason));
   if (probe.listLibraries) out.push(skip(`target:${name}.libraries`, `${name} libraries`, reason), skip(`target:${name}.mappings`, `${name} mappings`, reason));
   return out;
 }
@@ -173,7 +171,8 @@ function skipRest(probe: TargetProbe, reason: string, withKey = true): CheckResu
  */
 function targetMappingChecks(probe: TargetProbe, kind: string, folders: readonly LibraryFolder[], findings: Findings): CheckResult[] {
   const { name } = probe;
-  const keys = Object.keys(probe.mappings);
+  const mappings = probe.target.PATH_MAPPINGS;
+  const keys = Object.keys(mappings);
   const known = unique(folders.map((folder) => folder.path)).join(", ") || "(none)";
   const out = keyChecks(keys, folders, `${name}'s `, (key) => [`target:${name}.mapping:${key}`, `${name} mapping`], (key) =>
     warn(
@@ -183,7 +182,7 @@ function targetMappingChecks(probe: TargetProbe, kind: string, folders: readonly
       `The key is the folder as ${name} sees it: use one of its library folders (${known}), with the primary Plex's form of it in the list.`,
     ),
   );
-  const mapper = createPathMapper({ mappings: probe.mappings });
+  const mapper = createPathMapper({ mappings });
   const primary = findings.sections?.flatMap((section) => section.locations);
   for (const folder of folders) {
     const id = `target:${name}.library:${folder.path}`;
@@ -219,7 +218,7 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
   const timeoutSeconds = Math.min(target.TIMEOUT, 10);
   const timeoutMs = timeoutSeconds * 1000;
   const base = target.URL.replace(/\/+$/, "");
-  const common = { name, kind: target.TYPE, enabled: target.ENABLED, url: originOf(base), timeoutSeconds, mappings: target.PATH_MAPPINGS };
+  const common = { name, target, url: originOf(base), timeoutSeconds };
   const secrets = [target.TOKEN, target.PASSWORD];
   const look = (path: string, signal: AbortSignal, method = "GET", headers: Record<string, string> = {}) =>
     httpCall({ method, url: `${base}${path}`, headers: { Accept: "application/json", ...headers }, timeoutMs, maxBytes: 256 * 1024, overCap: "cut", signal });
@@ -304,12 +303,7 @@ function publicInfo(answer: HttpAnswer, kind: string, tried = ""): { server?: st
 }
 
 function jsonField(body: string, path: readonly string[]): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+  let value = jsonBody(body);
   for (const key of path) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   return typeof value === "string" && value !== "" ? value : undefined;
 }

@@ -25,15 +25,9 @@ export interface UnreachableServer {
 
 export function unreachableCheck(server: UnreachableServer, error: unknown, inContainer: boolean): CheckResult {
   const { id, title, url, label, setting } = server;
-  let host = "";
-  let port = "";
-  try {
-    const parsed = new URL(url);
-    host = parsed.hostname.replace(/^\[|\]$/g, "");
-    port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
-  } catch {
-    /* the config validated it */
-  }
+  const parsed = URL.parse(url); // the config validated it
+  const host = parsed?.hostname.replace(/^\[|\]$/g, "") ?? "";
+  const port = parsed ? parsed.port || (parsed.protocol === "https:" ? "443" : "80") : "";
   const codes = causeCodes(error);
   if (isLoopback(host) && inContainer) {
     return fail(
