@@ -43,7 +43,10 @@ async function crashCopy(dir: string): Promise<string> {
 /** The schema as autoscan wrote it before step 9: no ready time, the due and next times indexed on their own. */
 const AS_SCHEMA_8 = `
   DROP INDEX deliveries_next;
+  DROP INDEX items_due_check;
+  DROP INDEX items_due_target;
   DROP INDEX items_pending_ready;
+  CREATE INDEX items_pending_order ON items (priority, first_at) WHERE state = 'pending';
   ALTER TABLE items DROP COLUMN ready_at;
   CREATE INDEX items_pending_due ON items (due_at) WHERE state = 'pending';
   CREATE INDEX items_pending_next ON items (next_at) WHERE state = 'pending';`;

@@ -62,8 +62,10 @@ describe("migrateDatabase", () => {
     migrateDatabase(db, migrations, "/x/queue.db");
     const plan = (sql: string, params: (string | number)[]): string =>
       db.exec(`EXPLAIN QUERY PLAN ${sql}`, params)[0]?.values.map((row) => row.join(" ")).join("\n") ?? "";
-    expect(plan(selectDue(DUE_FOR_CHECK), [1, 2])).toMatch(/items_pending_ready \(ready_at<\?\)/);
-    expect(plan(selectDue(DUE_FOR_TARGET), [1, 2, "plex"])).toMatch(/items_pending_ready \(ready_at<\?\)/);
+    // In dispatch order, stopping at the limit: never every ready item read and sorted.
+    expect(plan(selectDue(DUE_FOR_CHECK), [1, 2])).toMatch(/^\S+ \S+ \S+ SCAN items USING INDEX items_due_check$/);
+    expect(plan(selectDue(DUE_FOR_TARGET), [1, 2, "plex"])).toMatch(/SCAN items USING INDEX items_due_target\n/);
+    expect(plan(selectDue(DUE_FOR_TARGET), [1, 2, "plex"])).not.toMatch(/TEMP B-TREE/);
     const wake = plan(`SELECT ${NEXT_READY}`, [1]);
     expect(wake).toMatch(/items_pending_ready \(ready_at>\?\)/);
     expect(wake).toMatch(/deliveries_next \(next_at>\?\)/);
