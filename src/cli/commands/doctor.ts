@@ -3,7 +3,6 @@ import { createLogger } from "../../logging/create-logger.ts";
 import type { CheckStatus, DoctorReport } from "../../ops/doctor/check.ts";
 import { loadDoctorConfig, runDoctor } from "../../ops/doctor/doctor.ts";
 import { booleanFlag, type CommandSpec } from "../command.ts";
-import { isInContainer } from "../../core/in-container.ts";
 
 /**
  * `autoscan doctor`: every check it can run — the config, the data directory, Plex, the path mappings against Plex's
@@ -29,7 +28,7 @@ export const doctorCommand: CommandSpec = {
       secrets: config ? [config.PLEX_TOKEN, config.SERVER_PASS, config.SERVER_AUTH_PASSWORD, config.CLOUD.CLIENT_SECRET] : [],
     });
     try {
-      const report = await runDoctor({ settings, env: io.env, loaded, log: logs.log, inContainer: isInContainer() }, io.shutdownSignal);
+      const report = await runDoctor({ settings, env: io.env, loaded, log: logs.log }, io.shutdownSignal);
       io.stdout.write(booleanFlag(values, "json") ? reportJson(report) : renderReport(report));
       return report.ok ? 0 : 1;
     } finally {

@@ -29,6 +29,12 @@ export const fail = (id: string, title: string, detail: string, fix: string): Ch
 
 export const skip = (id: string, title: string, reason: string): CheckResult => ({ id, status: "skip", title, detail: reason });
 
+/** A family's steps after `failed` (`steps`: id → title, in order), each skipped for `reason`. */
+export function skipAfter(steps: Readonly<Record<string, string>>, failed: string, reason: string): CheckResult[] {
+  const ids = Object.keys(steps);
+  return ids.slice(ids.indexOf(failed) + 1).map((id) => skip(id, steps[id] ?? id, reason));
+}
+
 /** The error codes along an error's `cause` chain (a client's error holds the socket's under `cause`). */
 export function causeCodes(error: unknown): string[] {
   const codes: string[] = [];

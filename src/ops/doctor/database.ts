@@ -2,7 +2,7 @@ import type pg from "pg";
 import { checkDatabaseUrl, databaseUrlSecrets, maskDatabaseUrl, type DatabaseUrlParts } from "../../core/database-url.ts";
 import { describeError } from "../../core/errors.ts";
 import { PG_SCHEMA } from "../../queue/postgres/migrations/index.ts";
-import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skipAfter, warn, type CheckResult, type CheckFamily } from "./check.ts";
 import { blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
@@ -29,6 +29,8 @@ export type DatabaseCheckOptions =
     };
 
 const TITLE = "Database";
+/** The checks in order: a failed one skips those after it. */
+const STEPS = { database: TITLE, "database.version": "PostgreSQL version", "database.schema": "Queue schema", "database.clock": "Clock offset" };
 const SETTING = "SERVER_DATABASE_URL";
 const AUTH_CODES = new Set(["28P01", "28000"]);
 /** Beyond this offset the check says how far this clock is off (information only). */
@@ -63,7 +65,7 @@ export async function databaseChecks(options: DatabaseCheckOptions, signal: Abor
     const out: CheckResult[] = [ok("database", TITLE, `Connected to ${maskDatabaseUrl(url)} as ${target.user || "(the default user)"}.`)];
     const version = versionCheck((await client.query<{ server_version: string }>("SHOW server_version")).rows[0]?.server_version ?? "");
     out.push(version);
-    if (version.status === "error") return [...out, ...skipRest("This PostgreSQL is too old for autoscan.", ["database.schema", "database.clock"])];
+    if (version.status === "error") return [...out, ...skipAfter(STEPS, "database.version", "This PostgreSQL is too old for autoscan.")];
     out.push(await schemaCheck(client, knownVersion, target));
     out.push(await clockCheck(client, options.now ?? Date.now));
     return out;
@@ -75,7 +77,7 @@ export async function databaseChecks(options: DatabaseCheckOptions, signal: Abor
 
 /** Why connecting failed, classified where the error enters: a socket error, or PostgreSQL's refusal by SQLSTATE. */
 function connectFailed(error: unknown, target: DatabaseUrlParts, timeoutMs: number, blank: (text: string) => string, inContainer: boolean): CheckResult[] {
-  const refused = (detail: string, fix: string): CheckResult[] => [fail("database", TITLE, detail, fix), ...skipRest("PostgreSQL refused the connection.")];
+  const refused = (detail: string, fix: string): CheckResult[] => [fail("database", TITLE, detail, fix), ...skipAfter(STEPS, "database", "PostgreSQL refused the connection.")];
   const { host, port, database, user } = target;
   const code = (error as { code?: unknown }).code;
   const message = blank(describeError(error));
@@ -105,7 +107,7 @@ function connectFailed(error: unknown, target: DatabaseUrlParts, timeoutMs: numb
       timeoutSeconds: Math.round(timeoutMs / 100) / 10,
     };
     const cause = socket ? error : Object.assign(new Error(message), { name: "TimeoutError" });
-    return [unreachableCheck(server, cause, inContainer), ...skipRest("PostgreSQL did not answer.")];
+    return [unreachableCheck(server, cause, inContainer), ...skipAfter(STEPS, "database", "PostgreSQL did not answer.")];
   }
   return refused(
     `PostgreSQL at ${host}:${port} refused the connection${typeof code === "string" ? ` (${code})` : ""}: ${message}`,
@@ -175,9 +177,8 @@ async function clockCheck(client: pg.Client, now: () => number): Promise<CheckRe
   const title = "Clock offset";
   const sentAt = now();
   const result = await client.query<{ at: string }>("SELECT extract(epoch from clock_timestamp()) * 1000 AS at");
-  const reading = { sentAt, receivedAt: now(), databaseAt: Number(result.rows[0]?.at) };
-  const roundTrip = Math.max(0, reading.receivedAt - reading.sentAt);
-  const offset = reading.databaseAt - (reading.sentAt + roundTrip / 2);
+  const roundTrip = Math.max(0, now() - sentAt);
+  const offset = Number(result.rows[0]?.at) - (sentAt + roundTrip / 2);
   // Only what lies beyond the round trip's uncertainty counts.
   const beyond = Math.max(0, Math.abs(offset) - roundTrip / 2);
   const seconds = (Math.abs(offset) / 1000).toFixed(1);
@@ -192,9 +193,4 @@ async function clockCheck(client: pg.Client, now: () => number): Promise<CheckRe
     );
   }
   return ok(id, title, `Within ${Math.max(0.1, Math.abs(offset) / 1000).toFixed(1)} s of the database's clock.`);
-}
-
-function skipRest(reason: string, ids: readonly string[] = ["database.version", "database.schema", "database.clock"]): CheckResult[] {
-  const titles: Readonly<Record<string, string>> = { "database.version": "PostgreSQL version", "database.schema": "Queue schema", "database.clock": "Clock offset" };
-  return ids.map((id) => skip(id, titles[id] ?? id, reason));
 }

@@ -81,10 +81,10 @@ export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<
 }
 
 export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promise<DoctorReport> {
-  const report = await runChecks(buildFamilies(input), signal);
+  const inContainer = input.inContainer ?? isInContainer();
+  const report = await runChecks(buildFamilies(input, inContainer), signal);
   const sources = input.loaded.sources;
   if (!sources) return report;
-  const inContainer = input.inContainer ?? isInContainer();
   // config.json is where a user looks first: only the other sources (which win over it, or a default) are said.
   return withSources(report, (key) => {
     const source = sources.get(key);
@@ -92,10 +92,9 @@ export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promi
   });
 }
 
-function buildFamilies(input: DoctorInput): CheckFamily[] {
+function buildFamilies(input: DoctorInput, inContainer: boolean): CheckFamily[] {
   const { settings, loaded, log } = input;
   const startup = input.mode === "startup";
-  const inContainer = input.inContainer ?? isInContainer();
   const diskTimeoutMs = input.diskTimeoutMs ?? 3000;
   const timeoutSeconds = Math.round(diskTimeoutMs / 100) / 10;
   const stat = input.stat ?? createDiskProbe({ log, timeoutMs: diskTimeoutMs }).stat;

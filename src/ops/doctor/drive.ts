@@ -37,7 +37,6 @@ async function driveChecks({ config, settings, env, log, startup }: DriveCheckIn
     credentials = await drive.driveCredentialsFromConfig(config, settings, log);
     out.push(ok("drive.credentials", "Drive credentials", `${await describeCredentials(credentials)}.`));
   } catch (error) {
-    credentials = undefined;
     out.push(
       fail("drive.credentials", "Drive credentials", describeError(error), "See the README's Google Drive section; 'autoscan authorize' stores a token."),
       skip("drive.token", "Drive token", "No usable credentials."),

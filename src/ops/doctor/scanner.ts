@@ -5,7 +5,7 @@ import { systemClock } from "../../core/clock.ts";
 import { describeError } from "../../core/errors.ts";
 import { ContainerNotFoundError } from "../../docker/errors.ts";
 import { NATIVE_LAYOUT, resolveLayout, type ScannerLayout } from "../../docker/presets.ts";
-import { fail, ok, skip, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skip, skipAfter, type CheckResult, type CheckFamily } from "./check.ts";
 
 /**
  * The scanner method (PLEX_SCAN_METHOD "scanner", or USE_DOCKER), through the modules the scanner target itself uses:
@@ -13,6 +13,9 @@ import { fail, ok, skip, type CheckResult, type CheckFamily } from "./check.ts";
  * PLEX_SCANNER says (the Docker executor and the preset detection; on this host when USE_DOCKER is false), and
  * PLEX_USER exists there.
  */
+/** The checks in order: a failed one skips those after it. */
+const STEPS = { "scanner.docker": "Docker", "scanner.container": "Plex container", "scanner.binary": "Plex scanner", "scanner.user": "Scanner user" };
+
 export function scannerFamily(config: Config, dockerHost: string | undefined): CheckFamily {
   return { name: "scanner", run: () => (config.USE_DOCKER ? dockerChecks(config, dockerHost) : hostChecks(config)) };
 }
@@ -25,12 +28,9 @@ async function dockerChecks(config: Config, dockerHost: string | undefined): Pro
   try {
     await executor.ping();
   } catch (error) {
-    const reason = "The Docker engine did not answer.";
     return [
       fail("scanner.docker", "Docker", describeError(error), "Give autoscan the Docker socket (docker-compose.scanner.yml, or a socket proxy that allows exec), or set DOCKER_HOST."),
-      skip("scanner.container", "Plex container", reason),
-      skip("scanner.binary", "Plex scanner", reason),
-      skip("scanner.user", "Scanner user", reason),
+      ...skipAfter(STEPS, "scanner.docker", "The Docker engine did not answer."),
     ];
   }
   const out: CheckResult[] = [ok("scanner.docker", "Docker", `The Docker engine answers at ${executor.endpoint}.`)];
@@ -48,8 +48,7 @@ async function dockerChecks(config: Config, dockerHost: string | undefined): Pro
     const running = error.running.length ? error.running.join(", ") : "none";
     out.push(
       fail("scanner.container", "Plex container", `No container named '${name}' (DOCKER_NAME). Running containers: ${running}.`, "Set DOCKER_NAME to the Plex container's name."),
-      skip("scanner.binary", "Plex scanner", `No container '${name}'.`),
-      skip("scanner.user", "Scanner user", `No container '${name}'.`),
+      ...skipAfter(STEPS, "scanner.container", `No container '${name}'.`),
     );
     return out;
   }

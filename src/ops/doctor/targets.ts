@@ -19,7 +19,7 @@ import { foreignCheck, unreachableCheck } from "./unreachable.ts";
  * unreachable.ts's words), is the key accepted (through what the target itself calls, with the same auth: the Plex
  * client, media-http; a relay's credentials with `HEAD /triggers/manual`, which queues nothing), which libraries it
  * has, and whether its `PATH_MAPPINGS` lead from the primary Plex's form into them. A disabled target is one skipped
- * line; a relay (another autoscan) has no libraries. Every error leaving a probe has the key blanked.
+ * line; a relay (another autoscan) has no libraries. Every error of a probe is blanked of the key where it is caught.
  */
 interface TargetProbe {
   readonly name: string;
@@ -28,8 +28,10 @@ interface TargetProbe {
   /** The URL shown: scheme, host and port only (a path or userinfo may carry a secret). */
   readonly url: string;
   readonly timeoutSeconds: number;
-  /** Whether the relay has USERNAME/PASSWORD set (for the message). */
-  readonly hasCredentials?: boolean;
+  /** Whether USERNAME/PASSWORD are set (a relay's messages). */
+  readonly hasCredentials: boolean;
+  /** The target's secrets (its key, password, the URL's userinfo) blanked from a message. */
+  readonly blank: (text: string) => string;
   /** A call without credentials: what answered (`Jellyfin Server 10.11.2 ('den')`), or what answered instead. */
   reach(signal: AbortSignal): Promise<{ readonly server?: string; readonly foreign?: string }>;
   /** A call with the key: what it learnt; `TargetAuthError` refused, `TargetConfigError` no such route (404). */
@@ -84,7 +86,7 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
   try {
     answer = await probe.reach(signal);
   } catch (error) {
-    const unreachable = unreachableCheck({ ...server, example: KINDS[probe.target.TYPE].example, timeoutSeconds: probe.timeoutSeconds }, error, inContainer);
+    const unreachable = unreachableCheck({ ...server, example: KINDS[probe.target.TYPE].example, timeoutSeconds: probe.timeoutSeconds }, blankError(error, probe.blank), inContainer);
     return [unreachable, ...skipRest(probe, `${name} did not answer.`)];
   }
   if (answer.foreign !== undefined) return [foreignCheck(server, answer.foreign), ...skipRest(probe, `${name} did not answer as ${kind} does.`)];
@@ -97,7 +99,7 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
   try {
     folders = await probe.listLibraries(signal);
   } catch (error) {
-    out.push(librariesFailed(probe, error), skip(`${id}.mappings`, `${name} mappings`, `${name} did not list its libraries.`));
+    out.push(librariesFailed(probe, blankError(error, probe.blank)), skip(`${id}.mappings`, `${name} mappings`, `${name} did not list its libraries.`));
     return out;
   }
   const libraries = unique(folders.map((folder) => folder.library));
@@ -126,7 +128,8 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
         : "Its /triggers/manual answers without credentials."
       : `${kind} accepted ${setting}${learnt ? ` (${learnt})` : ""}.`;
     return { check: ok(id, title, detail) };
-  } catch (error) {
+  } catch (caught) {
+    const error = blankError(caught, probe.blank);
     if (error instanceof TargetAuthError) {
       const detail = relay
         ? probe.hasCredentials
@@ -218,8 +221,10 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
   const timeoutSeconds = Math.min(target.TIMEOUT, 10);
   const timeoutMs = timeoutSeconds * 1000;
   const base = target.URL.replace(/\/+$/, "");
-  const common = { name, target, url: originOf(base), timeoutSeconds };
-  const secrets = [target.TOKEN, target.PASSWORD];
+  const hasCredentials = target.USERNAME !== "" || target.PASSWORD !== "";
+  const basic = Buffer.from(`${target.USERNAME}:${target.PASSWORD}`, "utf8").toString("base64");
+  const blank = blankerOf([target.TOKEN, target.PASSWORD, ...(hasCredentials ? [basic] : [])], base);
+  const common = { name, target, url: originOf(base), timeoutSeconds, hasCredentials, blank };
   const look = (path: string, signal: AbortSignal, method = "GET", headers: Record<string, string> = {}) =>
     httpCall({ method, url: `${base}${path}`, headers: { Accept: "application/json", ...headers }, timeoutMs, maxBytes: 256 * 1024, overCap: "cut", signal });
   const mediaHttp = (kind: string, headers: Record<string, string>) =>
@@ -227,18 +232,18 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
   switch (target.TYPE) {
     case "jellyfin": {
       const http = mediaHttp("Jellyfin", { Authorization: `MediaBrowser Token="${target.TOKEN}"` });
-      return blanked(secrets, base, {
+      return {
         ...common,
         reach: async (signal) => publicInfo(await look("/System/Info/Public", signal), "Jellyfin"),
         checkKey: async (signal) => void (await http.request("GET", "/System/Info", { signal })),
         listLibraries: async (signal) => parseJellyfinLibraries((await http.request("GET", "/Library/VirtualFolders", { signal })).body, `GET /Library/VirtualFolders`),
-      });
+      };
     }
     case "emby": {
       const http = mediaHttp("Emby", { "X-Emby-Token": target.TOKEN });
       // Emby serves its API with or without `/emby` in front (the proxy decides): the form that answered is used after.
       let prefix = "";
-      return blanked(secrets, base, {
+      return {
         ...common,
         async reach(signal) {
           const plain = await look("/System/Info/Public", signal);
@@ -250,11 +255,11 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
         checkKey: async (signal) => void (await http.request("GET", `${prefix}/System/Info`, { signal })),
         listLibraries: async (signal) =>
           parseEmbyLibraries((await http.request("GET", `${prefix}/Library/SelectableMediaFolders`, { signal })).body, `GET /Library/SelectableMediaFolders`),
-      });
+      };
     }
     case "plex": {
       const client = createPlexClient({ url: target.URL, token: target.TOKEN, timeoutMs });
-      return blanked(secrets, base, {
+      return {
         ...common,
         async reach(signal) {
           const answer = await look("/identity", signal);
@@ -266,15 +271,12 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
           return info.friendlyName ? `'${info.friendlyName}'` : undefined;
         },
         listLibraries: async (signal) => (await client.listSections(signal)).flatMap((section) => section.locations.map((path) => ({ library: section.title, path }))),
-      });
+      };
     }
     case "autoscan": {
-      const hasCredentials = target.USERNAME !== "" || target.PASSWORD !== "";
-      const basic = Buffer.from(`${target.USERNAME}:${target.PASSWORD}`, "utf8").toString("base64");
       const headers: Record<string, string> = hasCredentials ? { Authorization: `Basic ${basic}` } : {};
-      return blanked([...secrets, ...(hasCredentials ? [basic] : [])], base, {
+      return {
         ...common,
-        hasCredentials,
         // Any answer means something listens: Cloudbox/autoscan has no /health (404); ours answers 503 while it
         // cannot store requests, which its own doctor tells.
         async reach(signal) {
@@ -288,7 +290,7 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
           if (status === 404) throw new TargetConfigError("404");
           throw new Error(`it answered ${status} to HEAD /triggers/manual`);
         },
-      });
+      };
     }
   }
 }
@@ -306,15 +308,4 @@ function jsonField(body: string, path: readonly string[]): string | undefined {
   let value = jsonBody(body);
   for (const key of path) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   return typeof value === "string" && value !== "" ? value : undefined;
-}
-
-/** Every error out of the probe has the secrets blanked from its message (its class kept). */
-function blanked(secrets: readonly string[], url: string, probe: TargetProbe): TargetProbe {
-  const blank = blankerOf(secrets, url);
-  const guard =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      call(...args).catch((error: unknown) => Promise.reject(blankError(error, blank)));
-  const { listLibraries } = probe;
-  return { ...probe, reach: guard(probe.reach), checkKey: guard(probe.checkKey), ...(listLibraries ? { listLibraries: guard(listLibraries) } : {}) };
 }

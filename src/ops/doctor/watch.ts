@@ -74,36 +74,35 @@ async function countFolders(roots: readonly string[], stopAt: number): Promise<n
   return count;
 }
 
+/** One watched path: there, answering, and watched in a way its filesystem tells of changes. */
+function pathCheck(watcher: WatcherFacts, index: number, path: WatcherFacts["paths"][number]): CheckResult {
+  const key = `WATCH.${watcher.name}`;
+  const id = `watch.${watcher.name}.${String(index)}`;
+  const title = `Watch ${watcher.name}: ${path.path}`;
+  if (path.entry === "missing" || path.entry === "file") {
+    return fail(id, title, `'${path.path}' is not a folder autoscan can see.`, `Set ${key}.PATHS[${String(index)}] to the folder as autoscan sees it (in Docker, under the media volume, e.g. /data/...).`);
+  }
+  if (path.entry === "unanswered") {
+    return warn(id, title, `The mount holding '${path.path}' does not answer (a hung rclone, NFS or SMB mount).`, "Check the mount on the host; the watcher waits for it and goes on when it answers.");
+  }
+  const on = path.mount ? ` on ${path.mount.type} ('${path.mount.mountPoint}')` : "";
+  if (watcher.mode === "events" && path.mount?.eventLess) {
+    return warn(
+      id,
+      title,
+      `Watched with change notifications${on}, a filesystem that sends none for files written elsewhere (another machine, the cloud): those changes are missed.`,
+      `Set ${key}.MODE to "poll" (a walk every POLL_SECONDS).`,
+    );
+  }
+  return ok(id, title, `A folder${on}, watched by ${watcher.mode === "events" ? "change notifications" : "a walk every POLL_SECONDS"}.`);
+}
+
 /** `troubled`: the running server's troubled watchers; undefined when no server answers here. */
 export function watchChecks(watchers: readonly WatcherFacts[], limit: number | undefined, troubled: readonly ServerWatcherTrouble[] | undefined): CheckResult[] {
   const results: CheckResult[] = [];
   for (const watcher of watchers) {
     const key = `WATCH.${watcher.name}`;
-    for (const [index, path] of watcher.paths.entries()) {
-      const id = `watch.${watcher.name}.${String(index)}`;
-      const title = `Watch ${watcher.name}: ${path.path}`;
-      if (path.entry === "missing" || path.entry === "file") {
-        results.push(fail(id, title, `'${path.path}' is not a folder autoscan can see.`, `Set ${key}.PATHS[${String(index)}] to the folder as autoscan sees it (in Docker, under the media volume, e.g. /data/...).`));
-        continue;
-      }
-      if (path.entry === "unanswered") {
-        results.push(warn(id, title, `The mount holding '${path.path}' does not answer (a hung rclone, NFS or SMB mount).`, "Check the mount on the host; the watcher waits for it and goes on when it answers."));
-        continue;
-      }
-      const on = path.mount ? ` on ${path.mount.type} ('${path.mount.mountPoint}')` : "";
-      if (watcher.mode === "events" && path.mount?.eventLess) {
-        results.push(
-          warn(
-            id,
-            title,
-            `Watched with change notifications${on}, a filesystem that sends none for files written elsewhere (another machine, the cloud): those changes are missed.`,
-            `Set ${key}.MODE to "poll" (a walk every POLL_SECONDS).`,
-          ),
-        );
-        continue;
-      }
-      results.push(ok(id, title, `A folder${on}, watched by ${watcher.mode === "events" ? "change notifications" : "a walk every POLL_SECONDS"}.`));
-    }
+    results.push(...watcher.paths.map((path, index) => pathCheck(watcher, index, path)));
     if (watcher.mode === "events" && limit !== undefined && watcher.folders !== undefined) {
       const id = `watch.${watcher.name}.inotify`;
       const title = `Watch ${watcher.name}: folder watches`;
