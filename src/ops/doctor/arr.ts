@@ -7,7 +7,7 @@ import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { httpCall, originOf } from "../../http/http-call.ts";
 import { jsonBody } from "../../http/json-body.ts";
-import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
@@ -37,10 +37,9 @@ interface ArrApp {
 
 const PORT: Readonly<Record<ArrType, string>> = { sonarr: "8989", radarr: "7878", lidarr: "8686", readarr: "8787" };
 
-export function arrFamily(config: Config, log: Logger, inContainer: boolean): CheckFamily {
+export async function arrChecks(config: Config, log: Logger, inContainer: boolean, signal: AbortSignal): Promise<CheckResult[]> {
   // Each app on its own, at once: one that hangs costs its timeout, not the sum of them.
-  const apps = Object.entries(config.ARR);
-  return { name: "arr", run: async (_findings, signal) => (await Promise.all(apps.map(([name, app]) => appChecks(name, app, config, log, inContainer, signal)))).flat() };
+  return (await Promise.all(Object.entries(config.ARR).map(([name, app]) => appChecks(name, app, config, log, inContainer, signal)))).flat();
 }
 
 async function appChecks(name: string, config: ArrConfig, whole: Config, log: Logger, inContainer: boolean, signal: AbortSignal): Promise<CheckResult[]> {

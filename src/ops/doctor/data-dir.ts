@@ -3,7 +3,7 @@ import { access, constants, rm, stat, statfs } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileDurably } from "../../core/durable-file.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
-import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
 
 /**
  * The data directory (queue, tokens, drive cache, lock): it must take a write the way autoscan writes (a file written,
@@ -13,11 +13,7 @@ const MIN_FREE_BYTES = 100 * 1024 * 1024;
 const TITLE = "Data directory";
 
 /** `look`: the disk probe's, bounded in time: a data directory on a mount that hangs must not hang the doctor. */
-export function dataDirFamily(dir: string, look: (path: string) => Promise<DiskEntry>): CheckFamily {
-  return { name: "data-dir", run: () => dataDirChecks(dir, look) };
-}
-
-async function dataDirChecks(dir: string, look: (path: string) => Promise<DiskEntry>): Promise<CheckResult[]> {
+export async function dataDirChecks(dir: string, look: (path: string) => Promise<DiskEntry>): Promise<CheckResult[]> {
   if ((await look(dir)) === "unanswered") {
     return [
       fail("data-dir", TITLE, `The disk under '${dir}' does not answer (a hung network mount?).`, "Fix that mount, or move the data directory to a local disk (--data-dir)."),

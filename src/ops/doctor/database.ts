@@ -2,7 +2,7 @@ import type pg from "pg";
 import { checkDatabaseUrl, databaseUrlSecrets, maskDatabaseUrl, type DatabaseUrlParts } from "../../core/database-url.ts";
 import { describeError } from "../../core/errors.ts";
 import { PG_SCHEMA } from "../../queue/postgres/migrations/index.ts";
-import { fail, ok, skipAfter, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skipAfter, warn, type CheckResult } from "./check.ts";
 import { blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
@@ -35,10 +35,6 @@ const SETTING = "SERVER_DATABASE_URL";
 const AUTH_CODES = new Set(["28P01", "28000"]);
 /** Beyond this offset the check says how far this clock is off (information only). */
 export const MAX_CLOCK_OFFSET_MS = 2000;
-
-export function databaseFamily(options: DatabaseCheckOptions): CheckFamily {
-  return { name: "database", run: (_findings, signal) => databaseChecks(options, signal) };
-}
 
 export async function databaseChecks(options: DatabaseCheckOptions, signal: AbortSignal): Promise<CheckResult[]> {
   if (options.kind === "embedded") {

@@ -10,18 +10,18 @@ import type { Logger } from "../../core/logger.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { STAT_TIMEOUT_MS, sharedDiskProbe } from "../../paths/shared-disk-probe.ts";
 import { pgMigrations } from "../../queue/postgres/migrations/index.ts";
-import { anchorsFamily } from "./anchors.ts";
-import { arrFamily } from "./arr.ts";
+import { anchorChecks } from "./anchors.ts";
+import { arrChecks } from "./arr.ts";
 import { fail, ok, runChecks, skip, warn, type CheckFamily, type CheckResult, type DoctorReport } from "./check.ts";
-import { dataDirFamily } from "./data-dir.ts";
-import { databaseFamily } from "./database.ts";
-import { driveFamily, rcFamily } from "./drive.ts";
-import { mappingFamily } from "./mappings.ts";
-import { notifyFamily } from "./notify.ts";
-import { plexFamily } from "./plex.ts";
-import { portFamily, refusedFamily } from "./running-server.ts";
-import { targetsFamily } from "./targets.ts";
-import { watchFamily } from "./watch.ts";
+import { dataDirChecks } from "./data-dir.ts";
+import { databaseChecks, type DatabaseCheckOptions } from "./database.ts";
+import { driveChecks, rcChecks } from "./drive.ts";
+import { mappingChecks } from "./mappings.ts";
+import { notifyChecks } from "./notify.ts";
+import { plexChecks } from "./plex.ts";
+import { portCheck, refusedChecks } from "./running-server.ts";
+import { targetsChecks } from "./targets.ts";
+import { watchChecks } from "./watch.ts";
 
 /**
  * Config → the doctor's check families, each looking through the modules the service itself uses (the Plex client,
@@ -98,35 +98,33 @@ function buildFamilies(input: DoctorInput, inContainer: boolean): CheckFamily[] 
   const diskTimeoutMs = input.diskTimeoutMs ?? 3000;
   const timeoutSeconds = Math.round(diskTimeoutMs / 100) / 10;
   const stat = input.stat ?? createDiskProbe({ log, timeoutMs: diskTimeoutMs }).stat;
-  const families: CheckFamily[] = [{ name: "config", run: async () => loaded.checks }, dataDirFamily(settings.dataDir, stat)];
+  const families: CheckFamily[] = [{ name: "config", run: async () => loaded.checks }, { name: "data-dir", run: () => dataDirChecks(settings.dataDir, stat) }];
   const config = loaded.config;
   if (!config) {
     const reason = "Skipped until the config is valid (database, Plex, mappings, targets, *arr apps, anchors, scanner, Drive, port).";
     return [...families, { name: "rest", run: async () => [skip("rest", "Other checks", reason)] }];
   }
   const has = (table: object): boolean => Object.keys(table).length > 0;
-  // Each entry: whether it applies, and the family. At start the server itself connects the store, binds the port,
-  // watches the anchors and makes the Drive call; doctor only reads the running server when run beside it.
-  const table: [boolean, () => CheckFamily][] = [
-    [!startup, () => databaseFamilyOf(config, settings.queueFile, inContainer)],
-    [true, () => plexFamily(config, inContainer)],
-    [true, () => mappingFamily(config, stat, timeoutSeconds, inContainer)],
-    [has(config.TARGETS), () => targetsFamily(config, inContainer)],
-    [has(config.ARR), () => arrFamily(config, log, inContainer)],
-    [config.SERVER_ANCHORS.length > 0 && !startup, () => anchorsFamily(config.SERVER_ANCHORS, stat, timeoutSeconds)],
+  const mappingOptions = { mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS, stat, timeoutSeconds, inContainer };
+  // Each entry: whether it applies, the family's name, and its checks. At start the server itself connects the store,
+  // binds the port, watches the anchors and makes the Drive call; doctor only reads the running server beside it.
+  const table: [boolean, string, CheckFamily["run"]][] = [
+    [!startup, "database", (_, signal) => databaseChecks(databaseOptions(config, settings.queueFile, inContainer), signal)],
+    [true, "plex", (findings, signal) => plexChecks(config, inContainer, findings, signal)],
+    [true, "mappings", (findings) => mappingChecks(mappingOptions, findings)],
+    [has(config.TARGETS), "targets", (findings, signal) => targetsChecks(config, inContainer, findings, signal)],
+    [has(config.ARR), "arr", (_, signal) => arrChecks(config, log, inContainer, signal)],
+    [config.SERVER_ANCHORS.length > 0 && !startup, "anchors", () => anchorChecks(config.SERVER_ANCHORS, stat, timeoutSeconds)],
     // The scanner's checks (and the Docker modules they use) load only for the scanner method, as the service does.
-    [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, () => ({
-      name: "scanner",
-      run: async (findings, signal) => (await import("./scanner.ts")).scannerFamily(config, settings.dockerHost).run(findings, signal),
-    })],
-    [config.CLOUD.ENABLED, () => driveFamily({ config, settings, env: input.env, log, startup })],
-    [config.RCLONE.RC_CACHE_REFRESH.ENABLED, () => rcFamily(config.RCLONE.RC_CACHE_REFRESH.RC_URL)],
-    [!startup, () => portFamily(config)],
-    [!startup && config.SERVER_PASS !== "", () => refusedFamily(config)],
-    [!startup && has(config.NOTIFY), () => notifyFamily(config)],
-    [!startup && has(config.WATCH), () => watchFamily(config, stat)],
+    [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, "scanner", async () => (await import("./scanner.ts")).scannerChecks(config, settings.dockerHost)],
+    [config.CLOUD.ENABLED, "drive", () => driveChecks({ config, settings, env: input.env, log, startup })],
+    [config.RCLONE.RC_CACHE_REFRESH.ENABLED, "rclone-rc", () => rcChecks(config.RCLONE.RC_CACHE_REFRESH.RC_URL)],
+    [!startup, "port", async () => [await portCheck(config)]],
+    [!startup && config.SERVER_PASS !== "", "refused", () => refusedChecks(config)],
+    [!startup && has(config.NOTIFY), "notify", () => notifyChecks(config)],
+    [!startup && has(config.WATCH), "watch", () => watchChecks(config, stat)],
   ];
-  return [...families, ...table.filter(([applies]) => applies).map(([, family]) => family())];
+  return [...families, ...table.filter(([applies]) => applies).map(([, name, run]) => ({ name, run }))];
 }
 
 /**
@@ -149,10 +147,10 @@ export async function runStartupChecks(runtime: { readonly config: Config; reado
 }
 
 /** The queue's store: the embedded file, or PostgreSQL at SERVER_DATABASE_URL. */
-function databaseFamilyOf(config: Config, queueFile: string, inContainer: boolean): CheckFamily {
-  if (config.SERVER_DATABASE_URL === "") return databaseFamily({ kind: "embedded", queueFile });
+function databaseOptions(config: Config, queueFile: string, inContainer: boolean): DatabaseCheckOptions {
+  if (config.SERVER_DATABASE_URL === "") return { kind: "embedded", queueFile };
   const knownVersion = Math.max(0, ...pgMigrations.map((step) => step.version));
-  return databaseFamily({ kind: "postgresql", url: config.SERVER_DATABASE_URL, knownVersion, inContainer });
+  return { kind: "postgresql", url: config.SERVER_DATABASE_URL, knownVersion, inContainer };
 }
 
 /**

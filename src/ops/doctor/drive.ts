@@ -8,7 +8,7 @@ import { httpCall } from "../../http/http-call.ts";
 import { createPathMapper } from "../../paths/mapping.ts";
 import { normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
 import { parseRcUrl } from "../../rclone/rc.ts";
-import { fail, ok, skip, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
 
 /**
  * Google Drive monitoring (CLOUD.ENABLED): credentials present (service account key, rclone remote, or the token
@@ -24,11 +24,7 @@ export interface DriveCheckInput {
   readonly startup: boolean;
 }
 
-export function driveFamily(input: DriveCheckInput): CheckFamily {
-  return { name: "drive", run: () => driveChecks(input) };
-}
-
-async function driveChecks({ config, settings, env, log, startup }: DriveCheckInput): Promise<CheckResult[]> {
+export async function driveChecks({ config, settings, env, log, startup }: DriveCheckInput): Promise<CheckResult[]> {
   // The Google clients are large: loaded only when Drive monitoring is on.
   const drive = await import("../../drive/from-config.ts");
   const out: CheckResult[] = [];
@@ -101,27 +97,22 @@ function holdsAForm(mappings: Readonly<Record<string, readonly string[]>>, folde
   return Object.entries(mappings).some(([key, forms]) => [key, ...forms].some((form) => normalizePath(form).startsWith(prefix)));
 }
 
-export function rcFamily(rcUrl: string): CheckFamily {
+export async function rcChecks(rcUrl: string): Promise<CheckResult[]> {
   const { endpoint, authorization } = parseRcUrl(rcUrl);
-  return {
-    name: "rclone-rc",
-    async run() {
-      try {
-        // vfs/list: answered by any rclone serving --rc (and it is the call the cache refresh itself makes first).
-        const headers = { "content-type": "application/json", ...(authorization ? { authorization } : {}) };
-        const { status } = await httpCall({ method: "POST", url: new URL("vfs/list", endpoint).href, headers, body: "{}", timeoutMs: 3000, maxBytes: 0, readsBody: () => false });
-        if (status < 200 || status >= 300) throw new Error(`it answered ${status}${status === 401 ? " (check the user and password in RC_URL)" : ""}`);
-        return [ok("rclone.rc", "rclone RC", `rclone's remote control answers at ${endpoint}.`)];
-      } catch (error) {
-        return [
-          warn(
-            "rclone.rc",
-            "rclone RC",
-            `rclone's remote control does not answer at ${endpoint}: ${describeError(error)}. File checks go on without cache refreshes.`,
-            "Start the mount with --rc (and --rc-addr), or set RCLONE.RC_CACHE_REFRESH.RC_URL to its address.",
-          ),
-        ];
-      }
-    },
-  };
+  try {
+    // vfs/list: answered by any rclone serving --rc (and it is the call the cache refresh itself makes first).
+    const headers = { "content-type": "application/json", ...(authorization ? { authorization } : {}) };
+    const { status } = await httpCall({ method: "POST", url: new URL("vfs/list", endpoint).href, headers, body: "{}", timeoutMs: 3000, maxBytes: 0, readsBody: () => false });
+    if (status < 200 || status >= 300) throw new Error(`it answered ${status}${status === 401 ? " (check the user and password in RC_URL)" : ""}`);
+    return [ok("rclone.rc", "rclone RC", `rclone's remote control answers at ${endpoint}.`)];
+  } catch (error) {
+    return [
+      warn(
+        "rclone.rc",
+        "rclone RC",
+        `rclone's remote control does not answer at ${endpoint}: ${describeError(error)}. File checks go on without cache refreshes.`,
+        "Start the mount with --rc (and --rc-addr), or set RCLONE.RC_CACHE_REFRESH.RC_URL to its address.",
+      ),
+    ];
+  }
 }

@@ -1,10 +1,9 @@
-import type { Config } from "../../config/schema.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createPathMapper, type PathMappings } from "../../paths/mapping.ts";
 import { containment } from "../../paths/containment.ts";
 import { normalizePath, withTrailingSlash } from "../../paths/normalize.ts";
-import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type DoctorSection, type Findings } from "./check.ts";
+import { fail, ok, skip, warn, type CheckResult, type DoctorSection, type Findings } from "./check.ts";
 
 /**
  * SERVER_PATH_MAPPINGS against Plex's library folders:
@@ -16,12 +15,7 @@ import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type DoctorSe
  * `stat` is the disk probe's look (`unanswered` when the disk does not answer within `timeoutSeconds`); in a container
  * the media arrive through docker-compose.yml's MEDIA_DIR volume.
  */
-export function mappingFamily(config: Config, stat: (localPath: string) => Promise<DiskEntry>, timeoutSeconds: number, inContainer: boolean): CheckFamily {
-  const options = { mappings: config.SERVER_PATH_MAPPINGS, existMappings: config.SERVER_FILE_EXIST_PATH_MAPPINGS, stat, timeoutSeconds, inContainer };
-  return { name: "mappings", run: (findings) => mappingChecks(options, findings) };
-}
-
-interface MappingCheckOptions {
+export interface MappingCheckOptions {
   readonly mappings: PathMappings;
   readonly existMappings: PathMappings;
   readonly stat: (localPath: string) => Promise<DiskEntry>;
@@ -32,7 +26,7 @@ interface MappingCheckOptions {
 /** Where docker-compose.yml mounts `${MEDIA_DIR}` (read-only) in the autoscan container, and Plex's beside it. */
 const COMPOSE_MEDIA_MOUNT = "/data";
 
-async function mappingChecks(options: MappingCheckOptions, findings: Findings): Promise<CheckResult[]> {
+export async function mappingChecks(options: MappingCheckOptions, findings: Findings): Promise<CheckResult[]> {
   const sections = findings.sections;
   if (!sections) {
     const reason = `Needs Plex's library list: ${findings.sectionsUnknown ?? "Plex was not asked."}`;

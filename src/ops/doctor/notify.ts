@@ -1,6 +1,6 @@
 import type { Config } from "../../config/schema.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
-import { ok, warn, type CheckFamily } from "./check.ts";
+import { ok, warn, type CheckResult } from "./check.ts";
 import { readServerHealth } from "./running-server.ts";
 
 /**
@@ -16,33 +16,28 @@ interface ServerNotifierFailure {
   readonly waiting: number;
 }
 
-export function notifyFamily(config: Config): CheckFamily {
-  return {
-    name: "notify",
-    async run() {
-      const health = await readServerHealth(config).catch(() => undefined);
-      // undefined when no server answers here.
-      const failing = health && ((health.notifiers as { failing?: ServerNotifierFailure[] } | undefined)?.failing ?? []);
-      return Object.entries(config.NOTIFY).map(([name, notifier]) => {
-        const id = `notify.${name}`;
-        const title = `Notifier ${name}`;
-        const batch = notifier.BATCH_SECONDS === 0 ? "off" : `${String(notifier.BATCH_SECONDS)} s`;
-        const what = `${notifier.TYPE} at ${shownNotifierUrl(notifier.URL)}; events ${notifier.EVENTS.join(", ")}; batch ${batch}.`;
-        const failure = failing?.find((entry) => entry.name === name);
-        if (failure) {
-          return warn(
-            id,
-            title,
-            `${what} The running server cannot deliver to it since ${failure.since} (${String(failure.attempts)} attempt(s)): ${failure.problem}. ${String(failure.waiting)} event(s) wait; scans are not affected.`,
-            `Check NOTIFY.${name}.URL and that the receiver answers from autoscan's network; 'autoscan notify test --name ${name}' sends a test message.`,
-          );
-        }
-        const state =
-          failing === undefined
-            ? "No server answers here, so its deliveries are not known; 'autoscan notify test' sends a test message."
-            : "The running server's last message to it was delivered (or none was due).";
-        return ok(id, title, `${what} ${state}`);
-      });
-    },
-  };
+export async function notifyChecks(config: Config): Promise<CheckResult[]> {
+  const health = await readServerHealth(config).catch(() => undefined);
+  // undefined when no server answers here.
+  const failing = health && ((health.notifiers as { failing?: ServerNotifierFailure[] } | undefined)?.failing ?? []);
+  return Object.entries(config.NOTIFY).map(([name, notifier]) => {
+    const id = `notify.${name}`;
+    const title = `Notifier ${name}`;
+    const batch = notifier.BATCH_SECONDS === 0 ? "off" : `${String(notifier.BATCH_SECONDS)} s`;
+    const what = `${notifier.TYPE} at ${shownNotifierUrl(notifier.URL)}; events ${notifier.EVENTS.join(", ")}; batch ${batch}.`;
+    const failure = failing?.find((entry) => entry.name === name);
+    if (failure) {
+      return warn(
+        id,
+        title,
+        `${what} The running server cannot deliver to it since ${failure.since} (${String(failure.attempts)} attempt(s)): ${failure.problem}. ${String(failure.waiting)} event(s) wait; scans are not affected.`,
+        `Check NOTIFY.${name}.URL and that the receiver answers from autoscan's network; 'autoscan notify test --name ${name}' sends a test message.`,
+      );
+    }
+    const state =
+      failing === undefined
+        ? "No server answers here, so its deliveries are not known; 'autoscan notify test' sends a test message."
+        : "The running server's last message to it was delivered (or none was due).";
+    return ok(id, title, `${what} ${state}`);
+  });
 }

@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import type { Config } from "../../config/schema.ts";
 import { httpCall, httpReason } from "../../http/http-call.ts";
 import { jsonBody } from "../../http/json-body.ts";
-import { fail, ok, warn, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, warn, type CheckResult } from "./check.ts";
 
 /**
  * The server that may run beside doctor, at SERVER_IP:SERVER_PORT: whether its address is free, or taken by an
@@ -39,11 +39,7 @@ function healthOf(text: string): Record<string, unknown> | undefined {
   return typeof body?.status === "string" ? body : undefined;
 }
 
-export function portFamily(config: ServerAddress, timeoutMs = 3000): CheckFamily {
-  return { name: "port", run: async () => [await portCheck(config, timeoutMs)] };
-}
-
-async function portCheck(config: ServerAddress, timeoutMs: number): Promise<CheckResult> {
+export async function portCheck(config: ServerAddress, timeoutMs = 3000): Promise<CheckResult> {
   const where = `${config.SERVER_IP}:${config.SERVER_PORT}`;
   const id = "server.port";
   const title = "Server port";
@@ -81,29 +77,24 @@ function probeTcp(host: string, port: number, timeoutMs: number): Promise<"open"
 }
 
 /** The History's failed rows refused at intake ("Not queued: …"), newest first; no line when no server answers here. */
-export function refusedFamily(config: ServerAddress & Pick<Config, "SERVER_URL_BASE" | "SERVER_PASS">): CheckFamily {
-  return {
-    name: "refused",
-    async run() {
-      const url = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
-      const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
-      if (answer?.status !== 200) return [];
-      type Row = { lastError?: string | null; finishedAt?: string | null };
-      const body = jsonBody(answer.body) as { history?: Row[] } | null | undefined;
-      if (body == null) return [];
-      const recent = (body.history ?? []).filter((item) => item.lastError?.startsWith("Not queued: "));
-      const id = "intake.refused";
-      const title = "Unmapped paths";
-      if (recent.length === 0) return [ok(id, title, "No request was refused for lack of a mapping or a library.")];
-      const listed = recent.slice(0, 5).map((r) => `${r.finishedAt ?? ""}: ${(r.lastError ?? "").replace(/^Not queued: /, "")}`);
-      return [
-        warn(
-          id,
-          title,
-          `${String(recent.length)} request(s) were not queued: their path matches no SERVER_PATH_MAPPINGS form and lies in no library. Last: ${listed.join(" | ")}`,
-          "Add each app's path form to SERVER_PATH_MAPPINGS under the folder Plex uses (the reason names the nearest form; 'autoscan sections' lists Plex's folders), then Retry them in History.",
-        ),
-      ];
-    },
-  };
+export async function refusedChecks(config: ServerAddress & Pick<Config, "SERVER_URL_BASE" | "SERVER_PASS">): Promise<CheckResult[]> {
+  const url = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
+  const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
+  if (answer?.status !== 200) return [];
+  type Row = { lastError?: string | null; finishedAt?: string | null };
+  const body = jsonBody(answer.body) as { history?: Row[] } | null | undefined;
+  if (body == null) return [];
+  const recent = (body.history ?? []).filter((item) => item.lastError?.startsWith("Not queued: "));
+  const id = "intake.refused";
+  const title = "Unmapped paths";
+  if (recent.length === 0) return [ok(id, title, "No request was refused for lack of a mapping or a library.")];
+  const listed = recent.slice(0, 5).map((r) => `${r.finishedAt ?? ""}: ${(r.lastError ?? "").replace(/^Not queued: /, "")}`);
+  return [
+    warn(
+      id,
+      title,
+      `${String(recent.length)} request(s) were not queued: their path matches no SERVER_PATH_MAPPINGS form and lies in no library. Last: ${listed.join(" | ")}`,
+      "Add each app's path form to SERVER_PATH_MAPPINGS under the folder Plex uses (the reason names the nearest form; 'autoscan sections' lists Plex's folders), then Retry them in History.",
+    ),
+  ];
 }

@@ -5,7 +5,7 @@ import { systemClock } from "../../core/clock.ts";
 import { describeError } from "../../core/errors.ts";
 import { ContainerNotFoundError } from "../../docker/errors.ts";
 import { NATIVE_LAYOUT, resolveLayout, type ScannerLayout } from "../../docker/presets.ts";
-import { fail, ok, skip, skipAfter, type CheckResult, type CheckFamily } from "./check.ts";
+import { fail, ok, skip, skipAfter, type CheckResult } from "./check.ts";
 
 /**
  * The scanner method (PLEX_SCAN_METHOD "scanner", or USE_DOCKER), through the modules the scanner target itself uses:
@@ -16,8 +16,8 @@ import { fail, ok, skip, skipAfter, type CheckResult, type CheckFamily } from ".
 /** The checks in order: a failed one skips those after it. */
 const STEPS = { "scanner.docker": "Docker", "scanner.container": "Plex container", "scanner.binary": "Plex scanner", "scanner.user": "Scanner user" };
 
-export function scannerFamily(config: Config, dockerHost: string | undefined): CheckFamily {
-  return { name: "scanner", run: () => (config.USE_DOCKER ? dockerChecks(config, dockerHost) : hostChecks(config)) };
+export function scannerChecks(config: Config, dockerHost: string | undefined): Promise<CheckResult[]> {
+  return config.USE_DOCKER ? dockerChecks(config, dockerHost) : hostChecks(config);
 }
 
 async function dockerChecks(config: Config, dockerHost: string | undefined): Promise<CheckResult[]> {

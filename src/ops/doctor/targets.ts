@@ -8,7 +8,7 @@ import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createMediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
-import { fail, ok, skip, warn, type CheckResult, type CheckFamily, type Findings } from "./check.ts";
+import { fail, ok, skip, warn, type CheckResult, type Findings } from "./check.ts";
 import { contains, keyChecks, unique } from "./mappings.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { foreignCheck, unreachableCheck } from "./unreachable.ts";
@@ -70,10 +70,10 @@ const KINDS: Readonly<Record<TargetConfig["TYPE"], { label: string; port: string
   },
 };
 
-export function targetsFamily(config: Config, inContainer: boolean): CheckFamily {
+export async function targetsChecks(config: Config, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
   const probes = Object.entries(config.TARGETS).map(([name, target]) => targetProbe(name, target));
   // Each target on its own, at once: one that hangs costs its timeout, not the sum of them.
-  return { name: "targets", run: async (findings, signal) => (await Promise.all(probes.map((probe) => targetChecks(probe, inContainer, findings, signal)))).flat() };
+  return (await Promise.all(probes.map((probe) => targetChecks(probe, inContainer, findings, signal)))).flat();
 }
 
 async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {

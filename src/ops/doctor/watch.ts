@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import { inotifyWatchLimit, mountTypeOf } from "../../watch/event-less-mounts.ts";
-import { ok, warn, fail, type CheckResult, type CheckFamily } from "./check.ts";
+import { ok, warn, fail, type CheckResult } from "./check.ts";
 import { readServerHealth } from "./running-server.ts";
 
 /**
@@ -28,15 +28,10 @@ export interface ServerWatcherTrouble {
   readonly waitingFor?: string;
 }
 
-export function watchFamily(config: Config, look: (path: string) => Promise<DiskEntry>): CheckFamily {
-  return {
-    name: "watch",
-    async run() {
-      const limit = await inotifyWatchLimit();
-      const [watchers, health] = await Promise.all([watcherFacts(config, look, limit ?? 8192), readServerHealth(config).catch(() => undefined)]);
-      return watchChecks(watchers, limit, health && ((health.watchers as ServerWatcherTrouble[] | undefined) ?? []));
-    },
-  };
+export async function watchChecks(config: Config, look: (path: string) => Promise<DiskEntry>): Promise<CheckResult[]> {
+  const limit = await inotifyWatchLimit();
+  const [watchers, health] = await Promise.all([watcherFacts(config, look, limit ?? 8192), readServerHealth(config).catch(() => undefined)]);
+  return judgeWatchers(watchers, limit, health && ((health.watchers as ServerWatcherTrouble[] | undefined) ?? []));
 }
 
 /** Each path looked at through the disk probe, its filesystem, and (in `events` mode) the folders under it. */
@@ -98,7 +93,7 @@ function pathCheck(watcher: WatcherFacts, index: number, path: WatcherFacts["pat
 }
 
 /** `troubled`: the running server's troubled watchers; undefined when no server answers here. */
-export function watchChecks(watchers: readonly WatcherFacts[], limit: number | undefined, troubled: readonly ServerWatcherTrouble[] | undefined): CheckResult[] {
+export function judgeWatchers(watchers: readonly WatcherFacts[], limit: number | undefined, troubled: readonly ServerWatcherTrouble[] | undefined): CheckResult[] {
   const results: CheckResult[] = [];
   for (const watcher of watchers) {
     const key = `WATCH.${watcher.name}`;
