@@ -1,4 +1,5 @@
 import { describeError } from "../../core/errors.ts";
+import type { PlexSection } from "../../targets/plex/wire-schemas.ts";
 
 /**
  * One finding of `autoscan doctor`: what was checked, what was found, and what to do about it. A check that cannot run
@@ -48,12 +49,8 @@ export function causeCodes(error: unknown): string[] {
   return codes;
 }
 
-export interface DoctorSection {
-  readonly id: string;
-  readonly title: string;
-  /** The section's folders as the media server sees them. */
-  readonly locations: readonly string[];
-}
+/** A Plex section as doctor reads it: its folders (`locations`) as Plex sees them. */
+export type DoctorSection = Pick<PlexSection, "id" | "title" | "locations">;
 
 /** Facts found by earlier families, for later ones. */
 export interface Findings {

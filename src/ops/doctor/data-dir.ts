@@ -11,6 +11,10 @@ import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
  */
 const MIN_FREE_BYTES = 100 * 1024 * 1024;
 const TITLE = "Data directory";
+/** The user autoscan runs as (none on Windows), for the messages and the fixes. */
+const UID = process.getuid?.();
+const GID = process.getgid?.();
+const AS_USER = UID === undefined ? "" : ` by uid ${UID}`;
 
 /** `look`: the disk probe's, bounded in time: a data directory on a mount that hangs must not hang the doctor. */
 export async function dataDirChecks(dir: string, look: (path: string) => Promise<DiskEntry>): Promise<CheckResult[]> {
@@ -31,7 +35,7 @@ export async function dataDirChecks(dir: string, look: (path: string) => Promise
     return canCreate
       ? [ok("data-dir", TITLE, `'${dir}' does not exist yet; autoscan creates it at start.`), skip("data-dir.space", "Free space", "The data directory does not exist yet.")]
       : [
-          fail("data-dir", TITLE, `'${dir}' does not exist and '${parent}' cannot be written${asUser()}.`, `Create it for autoscan's user: mkdir -p '${dir}' && ${chownHint(dir)}.`),
+          fail("data-dir", TITLE, `'${dir}' does not exist and '${parent}' cannot be written${AS_USER}.`, `Create it for autoscan's user: mkdir -p '${dir}' && ${chownHint(dir)}.`),
           skip("data-dir.space", "Free space", "The data directory does not exist."),
         ];
   }
@@ -48,11 +52,11 @@ async function writeProbe(dir: string, ownerUid: number): Promise<CheckResult> {
     return ok("data-dir", TITLE, `'${dir}' takes writes (write, fsync, rename).`);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "";
-    const owner = ownerUid === process.getuid?.() ? "" : ` (it belongs to uid ${ownerUid})`;
+    const owner = ownerUid === UID ? "" : ` (it belongs to uid ${ownerUid})`;
     switch (code) {
       case "EACCES":
       case "EPERM":
-        return fail("data-dir", TITLE, `'${dir}' cannot be written${asUser()}${owner}.`, `${chownHint(dir)}, or run autoscan as the folder's owner (PUID/PGID in Docker).`);
+        return fail("data-dir", TITLE, `'${dir}' cannot be written${AS_USER}${owner}.`, `${chownHint(dir)}, or run autoscan as the folder's owner (PUID/PGID in Docker).`);
       case "EROFS":
         return fail("data-dir", TITLE, `'${dir}' is on a read-only filesystem.`, "Mount it read-write (in Docker: drop ':ro' from the /config volume).");
       case "ENOSPC":
@@ -76,15 +80,8 @@ async function freeSpace(dir: string): Promise<CheckResult> {
   return ok("data-dir.space", "Free space", `${formatBytes(free)} free on the data directory's disk.`);
 }
 
-function asUser(): string {
-  const uid = process.getuid?.();
-  return uid === undefined ? "" : ` by uid ${uid}`;
-}
-
 function chownHint(dir: string): string {
-  const uid = process.getuid?.();
-  const gid = process.getgid?.();
-  return uid === undefined ? `give '${dir}' to autoscan's user` : `chown -R ${uid}:${gid ?? uid} '${dir}'`;
+  return UID === undefined ? `give '${dir}' to autoscan's user` : `chown -R ${UID}:${GID ?? UID} '${dir}'`;
 }
 
 function formatBytes(bytes: number): string {

@@ -92,18 +92,12 @@ function connectFailed(error: unknown, target: DatabaseUrlParts, timeoutMs: numb
   // pg's connectionTimeoutMillis: "timeout expired" or "Connection terminated due to connection timeout", no code.
   const socket = typeof code === "string" && /^E[A-Z_]+$/.test(code);
   if (socket || (error instanceof Error && /timeout/i.test(error.message))) {
-    const server = {
-      id: "database",
-      title: TITLE,
-      url: `postgres://${host.includes(":") ? `[${host}]` : host}:${port}`,
-      label: "PostgreSQL",
-      setting: SETTING,
-      portHint: "PostgreSQL listens on 5432",
-      example: "postgres://autoscan:PASSWORD@postgres:5432/autoscan",
-      timeoutSeconds: Math.round(timeoutMs / 100) / 10,
-    };
+    const url = `postgres://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    const server = { id: "database", title: TITLE, url, label: "PostgreSQL", setting: SETTING, portHint: "PostgreSQL listens on 5432" };
+    const example = "postgres://autoscan:PASSWORD@postgres:5432/autoscan";
     const cause = socket ? error : Object.assign(new Error(message), { name: "TimeoutError" });
-    return [unreachableCheck(server, cause, inContainer), ...skipAfter(STEPS, "database", "PostgreSQL did not answer.")];
+    const unreachable = unreachableCheck({ ...server, example, timeoutSeconds: Math.round(timeoutMs / 100) / 10 }, cause, inContainer);
+    return [unreachable, ...skipAfter(STEPS, "database", "PostgreSQL did not answer.")];
   }
   return refused(
     `PostgreSQL at ${host}:${port} refused the connection${typeof code === "string" ? ` (${code})` : ""}: ${message}`,

@@ -60,7 +60,9 @@ export async function driveChecks({ config, settings, env, log, startup }: Drive
   // A watched folder is mapped when it is one of the forms, lies under one, or holds some (`My Drive/Media/` over
   // `My Drive/Media/Movies/` and `My Drive/Media/TV/`); else it reaches Plex unchanged.
   const mapper = createPathMapper({ mappings: config.SERVER_PATH_MAPPINGS });
-  const unmapped = filePaths.filter((path) => mapper.toServer(path).from === undefined && !holdsAForm(config.SERVER_PATH_MAPPINGS, path));
+  const forms = Object.entries(config.SERVER_PATH_MAPPINGS).flatMap(([key, others]) => [key, ...others].map(normalizePath));
+  const holdsAForm = (folder: string): boolean => forms.some((form) => form.startsWith(withTrailingSlash(normalizePath(folder))));
+  const unmapped = filePaths.filter((path) => mapper.toServer(path).from === undefined && !holdsAForm(path));
   out.push(
     unmapped.length === 0
       ? ok("drive.paths", "Drive folders", `${filePaths.length} watched; each maps to a Plex folder.`)
@@ -90,11 +92,6 @@ async function describeCredentials(found: DriveCredentials): Promise<string> {
     throw new ConfigError(`The stored Google token belongs to OAuth client ${stored.clientId}, not CLOUD.CLIENT_ID: run 'autoscan authorize' again.`);
   }
   return `OAuth client ${found.clientId}, token stored in ${found.tokenStore.path}`;
-}
-
-function holdsAForm(mappings: Readonly<Record<string, readonly string[]>>, folder: string): boolean {
-  const prefix = withTrailingSlash(normalizePath(folder));
-  return Object.entries(mappings).some(([key, forms]) => [key, ...forms].some((form) => normalizePath(form).startsWith(prefix)));
 }
 
 export async function rcChecks(rcUrl: string): Promise<CheckResult[]> {

@@ -66,10 +66,7 @@ export async function mappingChecks(options: MappingCheckOptions, findings: Find
   return out;
 }
 
-async function diskChecks(
-  options: MappingCheckOptions,
-  folders: readonly { section: DoctorSection; location: string }[],
-): Promise<CheckResult[]> {
+async function diskChecks(options: MappingCheckOptions, folders: readonly { section: DoctorSection; location: string }[]): Promise<CheckResult[]> {
   const mapper = createPathMapper({ mappings: options.mappings, existMappings: options.existMappings });
   return Promise.all(
     folders.map(async ({ section, location }) => {

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import type { Config } from "../../config/schema.ts";
-import { httpCall, httpReason } from "../../http/http-call.ts";
+import { httpCall, httpReason, type HttpAnswer } from "../../http/http-call.ts";
 import { jsonBody } from "../../http/json-body.ts";
 import { fail, ok, warn, type CheckResult } from "./check.ts";
 
@@ -48,10 +48,8 @@ export async function portCheck(config: ServerAddress, timeoutMs = 3000): Promis
   if (state !== "open") {
     return warn(id, title, `Could not tell whether ${where} is free (${state}).`, "Check SERVER_IP: it must be an address of this machine, or 0.0.0.0.");
   }
-  const answer = await httpCall({ method: "GET", url: `${serverUrl(config)}/health`, timeoutMs, maxBytes: 64 * 1024 }).catch((error: unknown) => ({
-    status: 0,
-    body: httpReason(error),
-  }));
+  const noAnswer = (error: unknown): HttpAnswer => ({ status: 0, body: httpReason(error) });
+  const answer = await httpCall({ method: "GET", url: `${serverUrl(config)}/health`, timeoutMs, maxBytes: 64 * 1024 }).catch(noAnswer);
   const health = healthOf(answer.body)?.status;
   if (health === "ok" || health === "starting" || health === "error") return ok(id, title, `An autoscan is already running on ${where} (/health: ${health}).`);
   const said = answer.status === 0 ? `no HTTP answer (${answer.body})` : `/health answered ${answer.status}`;
@@ -81,8 +79,7 @@ export async function refusedChecks(config: ServerAddress & Pick<Config, "SERVER
   const url = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
   const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
   if (answer?.status !== 200) return [];
-  type Row = { lastError?: string | null; finishedAt?: string | null };
-  const body = jsonBody(answer.body) as { history?: Row[] } | null | undefined;
+  const body = jsonBody(answer.body) as { history?: { lastError?: string | null; finishedAt?: string | null }[] } | null | undefined;
   if (body == null) return [];
   const recent = (body.history ?? []).filter((item) => item.lastError?.startsWith("Not queued: "));
   const id = "intake.refused";

@@ -71,9 +71,8 @@ const KINDS: Readonly<Record<TargetConfig["TYPE"], { label: string; port: string
 };
 
 export async function targetsChecks(config: Config, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
-  const probes = Object.entries(config.TARGETS).map(([name, target]) => targetProbe(name, target));
   // Each target on its own, at once: one that hangs costs its timeout, not the sum of them.
-  return (await Promise.all(probes.map((probe) => targetChecks(probe, inContainer, findings, signal)))).flat();
+  return (await Promise.all(Object.entries(config.TARGETS).map(([name, target]) => targetChecks(targetProbe(name, target), inContainer, findings, signal)))).flat();
 }
 
 async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: Findings, signal: AbortSignal): Promise<CheckResult[]> {
@@ -160,12 +159,10 @@ function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
   return fail(id, `${name} libraries`, `Listing the libraries failed: ${describeError(error)}.`, `Check ${kind}'s log.`);
 }
 
-function skipRest(probe: TargetProbe, reason: string, withKey = true): CheckResult[] {
-  const { name } = probe;
-  const out: CheckResult[] = [];
-  if (withKey) out.push(skip(`target:${name}.key`, probe.target.TYPE === "autoscan" ? `${name} trigger` : `${name} key`, reason));
-  if (probe.listLibraries) out.push(skip(`target:${name}.libraries`, `${name} libraries`, reason), skip(`target:${name}.mappings`, `${name} mappings`, reason));
-  return out;
+function skipRest({ name, target, listLibraries }: TargetProbe, reason: string, withKey = true): CheckResult[] {
+  const key = withKey ? [skip(`target:${name}.key`, target.TYPE === "autoscan" ? `${name} trigger` : `${name} key`, reason)] : [];
+  const libraries = listLibraries ? [skip(`target:${name}.libraries`, `${name} libraries`, reason), skip(`target:${name}.mappings`, `${name} mappings`, reason)] : [];
+  return [...key, ...libraries];
 }
 
 /**
