@@ -7,7 +7,7 @@ import { describeError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { httpCall, originOf } from "../../http/http-call.ts";
 import { jsonBody } from "../../http/json-body.ts";
-import { fail, ok, skip, warn, type CheckResult } from "./check.ts";
+import { fail, ok, skip, skipAfter, warn, type CheckResult } from "./check.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { unreachableCheck } from "./unreachable.ts";
 
@@ -59,15 +59,16 @@ async function appChecks(name: string, config: ArrConfig, whole: Config, log: Lo
     reach = await httpCall({ method: "GET", url, headers, timeoutMs: timeoutSeconds * 1000, maxBytes: 64 * 1024, overCap: "cut", readsBody: (s) => s >= 500, signal });
   } catch (error) {
     const server = { id, title: name, url: app.url, label, setting: `ARR.${name}.URL`, portHint: `${label} listens on ${PORT[kind]}`, example: `http://${kind}:${PORT[kind]}` };
-    return [unreachableCheck({ ...server, timeoutSeconds }, blankError(error, blank), inContainer), ...skipRest(name, `${name} did not answer.`)];
+    return [unreachableCheck({ ...server, timeoutSeconds }, blankError(error, blank), inContainer), ...skipAfter(stepsOf(name), `arr:${name}`, `${name} did not answer.`)];
   }
-  if (reach.status >= 500) return [notReady(app, reach.status, errorMessageOf(reach.body)), ...skipRest(name, `${name} is not ready.`)];
+  if (reach.status >= 500) return [notReady(app, reach.status, errorMessageOf(reach.body)), ...skipAfter(stepsOf(name), `arr:${name}`, `${name} is not ready.`)];
   const out: CheckResult[] = [ok(id, name, `Answers at ${app.url}.`)];
 
   const client: ArrClient = createArrClient({ name, type: kind, url: config.URL, apiKey: config.API_KEY, timeoutMs: timeoutSeconds * 1000, log: log.child({ component: "DOCTOR" }) });
   const status = await answer(() => client.status(signal), blank);
   if (!status.ok) {
-    out.push(keyFailed(app, status), ...skipRest(name, status.problem === "auth" ? `${name} refused the key.` : "The key check failed.", false));
+    const reason = status.problem === "auth" ? `${name} refused the key.` : "The key check failed.";
+    out.push(keyFailed(app, status), ...skipAfter(stepsOf(name), `arr:${name}.key`, reason));
     return out;
   }
   const appName = shown(status.value.appName);
@@ -202,9 +203,10 @@ function versionCheck({ name, kind, url, label }: ArrApp, appName: string, versi
   );
 }
 
-function skipRest(name: string, reason: string, withKey = true): CheckResult[] {
-  const steps = [...(withKey ? ["key"] : []), "version", "history", "connection"];
-  return steps.map((step) => skip(`arr:${name}.${step}`, `${name} ${step}`, reason));
+/** An app's checks in order (id → title): a failed one skips those after it. */
+function stepsOf(name: string): Record<string, string> {
+  const steps = ["key", "version", "history", "connection"].map((step) => [`arr:${name}.${step}`, `${name} ${step}`]);
+  return Object.fromEntries([[`arr:${name}`, name], ...steps]);
 }
 
 /** `{"errorMessage":"Sonarr is starting up, please try again later"}` (StartingUpMiddleware). */

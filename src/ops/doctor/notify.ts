@@ -1,4 +1,5 @@
 import type { Config } from "../../config/schema.ts";
+import type { notifyHealth } from "../../notify/from-config.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
 import { ok, warn, type CheckResult } from "./check.ts";
 import { readServerHealth } from "./running-server.ts";
@@ -8,18 +9,10 @@ import { readServerHealth } from "./running-server.ts";
  * which events it gets, and — read from the running server's `/health` — whether the server can deliver to it. Doctor
  * runs as a process of its own and sends nothing: `autoscan notify test` does that on purpose.
  */
-interface ServerNotifierFailure {
-  readonly name: string;
-  readonly since: string;
-  readonly attempts: number;
-  readonly problem: string;
-  readonly waiting: number;
-}
-
 export async function notifyChecks(config: Config): Promise<CheckResult[]> {
   const health = await readServerHealth(config).catch(() => undefined);
-  // undefined when no server answers here.
-  const failing = health && ((health.notifiers as { failing?: ServerNotifierFailure[] } | undefined)?.failing ?? []);
+  // undefined when no server answers here; its /health's shape is the service's own (notifyHealth).
+  const failing = health && ((health.notifiers as ReturnType<typeof notifyHealth>["notifiers"])?.failing ?? []);
   return Object.entries(config.NOTIFY).map(([name, notifier]) => {
     const id = `notify.${name}`;
     const title = `Notifier ${name}`;

@@ -1,6 +1,7 @@
 import { opendir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
+import type { Watchers } from "../../watch/from-config.ts";
 import type { DiskEntry } from "../../paths/disk-probe.ts";
 import { inotifyWatchLimit, mountTypeOf } from "../../watch/event-less-mounts.ts";
 import { ok, warn, fail, type CheckResult } from "./check.ts";
@@ -20,13 +21,8 @@ export interface WatcherFacts {
   readonly folders?: number;
 }
 
-/** A watcher the running server's `/health` lists as waiting for a mount or stopped. */
-export interface ServerWatcherTrouble {
-  readonly name: string;
-  readonly state: string;
-  readonly problem?: string;
-  readonly waitingFor?: string;
-}
+/** A watcher the running server's `/health` lists as waiting for a mount or stopped (the service's own shape). */
+export type ServerWatcherTrouble = NonNullable<ReturnType<Watchers["health"]>["watchers"]>[number];
 
 export async function watchChecks(config: Config, look: (path: string) => Promise<DiskEntry>): Promise<CheckResult[]> {
   const limit = await inotifyWatchLimit();
