@@ -67,6 +67,17 @@ export default tseslint.config(
     },
   },
   ...boundaries,
+  // ops (doctor, metrics) looks through every room as the service builds it, but never into the composition root.
+  {
+    files: ["src/ops/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["**/cli/**", "../cli/*", "../../cli/*"], message: "src/ops may not import src/cli: what both need lives in core/ or config/." }] },
+      ],
+    },
+  },
   {
     files: ["src/config/**/*.ts", "test/**/*.ts", "bench/**/*.ts", "**/*.test.ts", "vitest.config.ts"],
     rules: { "no-restricted-properties": "off", "no-console": "off" },
