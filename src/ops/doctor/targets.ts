@@ -8,7 +8,7 @@ import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createMediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
-import { fail, ok, skip, warn, type CheckResult, type Findings } from "./check.ts";
+import { fail, ok, skip, skipAfter, warn, type CheckResult, type Findings } from "./check.ts";
 import { contains, keyChecks, unique } from "./mappings.ts";
 import { blankError, blankerOf } from "./secrets.ts";
 import { foreignCheck, unreachableCheck } from "./unreachable.ts";
@@ -86,19 +86,19 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
     answer = await probe.reach(signal);
   } catch (error) {
     const unreachable = unreachableCheck({ ...server, example: KINDS[probe.target.TYPE].example, timeoutSeconds: probe.timeoutSeconds }, blankError(error, probe.blank), inContainer);
-    return [unreachable, ...skipRest(probe, `${name} did not answer.`)];
+    return [unreachable, ...skipAfter(stepsOf(probe), id, `${name} did not answer.`)];
   }
-  if (answer.foreign !== undefined) return [foreignCheck(server, answer.foreign), ...skipRest(probe, `${name} did not answer as ${kind} does.`)];
+  if (answer.foreign !== undefined) return [foreignCheck(server, answer.foreign), ...skipAfter(stepsOf(probe), id, `${name} did not answer as ${kind} does.`)];
   const out: CheckResult[] = [ok(id, name, `${answer.server ?? kind} answers at ${probe.url}.`)];
   const key = await keyCheck(probe, signal);
   out.push(key.check);
-  if (key.skipReason !== undefined) return [...out, ...skipRest(probe, key.skipReason, false)];
+  if (key.skipReason !== undefined) return [...out, ...skipAfter(stepsOf(probe), `${id}.key`, key.skipReason)];
   if (!probe.listLibraries) return out;
   let folders: readonly LibraryFolder[];
   try {
     folders = await probe.listLibraries(signal);
   } catch (error) {
-    out.push(librariesFailed(probe, blankError(error, probe.blank)), skip(`${id}.mappings`, `${name} mappings`, `${name} did not list its libraries.`));
+    out.push(librariesFailed(probe, blankError(error, probe.blank)), ...skipAfter(stepsOf(probe), `${id}.libraries`, `${name} did not list its libraries.`));
     return out;
   }
   const libraries = unique(folders.map((folder) => folder.library));
@@ -159,10 +159,10 @@ function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
   return fail(id, `${name} libraries`, `Listing the libraries failed: ${describeError(error)}.`, `Check ${kind}'s log.`);
 }
 
-function skipRest({ name, target, listLibraries }: TargetProbe, reason: string, withKey = true): CheckResult[] {
-  const key = withKey ? [skip(`target:${name}.key`, target.TYPE === "autoscan" ? `${name} trigger` : `${name} key`, reason)] : [];
-  const libraries = listLibraries ? [skip(`target:${name}.libraries`, `${name} libraries`, reason), skip(`target:${name}.mappings`, `${name} mappings`, reason)] : [];
-  return [...key, ...libraries];
+/** A target's checks in order (id → title): a failed one skips those after it. A relay has no libraries. */
+function stepsOf({ name, target, listLibraries }: TargetProbe): Record<string, string> {
+  const steps = { [`target:${name}`]: name, [`target:${name}.key`]: target.TYPE === "autoscan" ? `${name} trigger` : `${name} key` };
+  return listLibraries ? { ...steps, [`target:${name}.libraries`]: `${name} libraries`, [`target:${name}.mappings`]: `${name} mappings` } : steps;
 }
 
 /**
