@@ -16,9 +16,15 @@
  * calls another does not follow that call again. Helpers that call none of our files are read in place. A fourth
  * count leaves out going back to a caller: only calls that enter a file already entered, and how many of them go
  * through a function the caller was given (a capability passed in) rather than one it imports. That count is then
- * given per stage, as the issue "A house one can walk" sets its targets: intake → stored, stored → due work (until
- * the dispatcher holds a due folder), due work → the target's HTTP call; each stage with the files it enters that no
- * earlier stage entered, and its re-entries (see `stagesOf`). WALK_ORDER=1 prints the reader's order and those calls,
+ * given per stage, as the issue "A house one can walk" sets its targets: intake → stored (until the webhook is
+ * answered, which it is once the request is stored), stored → due work (until the dispatcher holds a due folder), due
+ * work → the target's HTTP call; each stage with the files it enters that no earlier stage entered, and its
+ * re-entries (see `stagesOf`). What runs for the request but on none of those paths is given on a line of its own,
+ * "after the answer, off the request's path", and counted in "in all": the unroutable judge (`intake/submit.ts` asks
+ * whether a library holds the stored request on the next turn of the event loop, after the answer: Plex's section
+ * list, its cache, the containment rule), and the store's other change listeners (the landed checker's wake, which the
+ * store calls as it tells the dispatcher of the change, just before the answer; the checker's own work runs apart).
+ * A file both paths enter is counted on the request's path. WALK_ORDER=1 prints the reader's order and those calls,
  * and names each stage's files.
  *
  *   node bench/walk.ts
@@ -45,6 +51,8 @@ const STAGES = [
   { name: "stored → due work", files: 1 },
   { name: "due work → target's HTTP call", files: 6 },
 ] as const;
+/** The stage (after the three above) of what runs for the request off its path: the judge, the store's listeners. */
+const OFF_PATH = STAGES.length;
 
 const home = await mkdtemp(join(tmpdir(), "autoscan-walk-"));
 const media = join(home, "media");
@@ -215,6 +223,10 @@ try {
     console.log(`    ${name}: ${mark(files.length, limit)} files not entered before, ${String(calls.length)} re-entries`);
     if (process.env.WALK_ORDER) console.log(`      ${files.join(", ")}${calls.length > 0 ? `; re-entries: ${calls.map((c) => c.edge).join(", ")}` : ""}`);
   });
+  const offPath = [...reentries.stageOfFile].filter(([, s]) => s === OFF_PATH).map(([file]) => file);
+  const offCalls = reentries.calls.filter((c) => c.stage === OFF_PATH);
+  console.log(`    after the answer, off the request's path: ${String(offPath.length)} files not entered before, ${String(offCalls.length)} re-entries`);
+  if (process.env.WALK_ORDER) console.log(`      ${offPath.join(", ")}${offCalls.length > 0 ? `; re-entries: ${offCalls.map((c) => c.edge).join(", ")}` : ""}`);
   console.log(`    in all: ${mark(reentries.files, 15)} files, ${mark(reentries.calls.length, 3)} re-entries`);
   const entered = new Map<string, number>();
   for (const file of own) entered.set(file, (entered.get(file) ?? 0) + 1);
@@ -307,30 +319,39 @@ async function reentriesByCall(
 }
 
 /**
- * The stage of each hit (an index into `STAGES`), cut by the stack rather than by the time alone (the route still
- * answers while the dispatcher already works). The dispatcher's hits (a frame of `queue/dispatch/`, even under the
- * route, where the store tells it of the new work) are "stored → due work" until it holds a due item: its first hit
- * after a due read (the port's `dueFor…`) that is no longer under one; from there on they are "due work → the
- * target's HTTP call". A hit of the store's (`queue/`) outside the route and intake, once the dispatcher works, is
+ * The stage of each hit (an index into `STAGES`, or `OFF_PATH`), cut by the stack rather than by the time alone (the
+ * route still answers while the dispatcher already works). The dispatcher's hits (a frame of `queue/dispatch/`, even
+ * under the route, where the store tells it of the new work) are "stored → due work" until it holds a due item: its
+ * first hit after a due read (the port's `dueFor…`) that is no longer under one; from there on they are "due work →
+ * the target's HTTP call". A hit of the store's (`queue/`) outside the route and intake, once the dispatcher works, is
  * in the stage the dispatcher is in (the store's own work for the due read, then for recording the check and the
- * attempt); any other hit is "intake → stored" (the route, the store's writes for the request, and what intake does
- * after the answer, off the request's path, as judging whether a library holds it).
+ * attempt). Off the request's path (`OFF_PATH`): a change listener of the store's other than the dispatcher (a hit
+ * under the store's `hear` whose own file is not the store's: the landed checker's wake), and, once the route has
+ * answered (its call into `web/responses.ts`), any other hit not under the route (the unroutable judge). The rest is
+ * "intake → stored": the route, intake, and the store's writes for the request until the answer.
  */
 function stagesOf(hits: readonly string[][], src: string): number[] {
   const isIntake = (file: string): boolean => file === "web/routes/webhook.ts" || file.startsWith("intake/");
   let dispatching = false;
   let askedDue = false;
   let holdsDue = false;
+  let answered = false;
   return hits.map((frames) => {
     const files = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
     const names = (frames.at(-1) ?? "").startsWith("#") ? (frames.at(-1) ?? "").slice(1).split("|") : [];
     const underDueRead = names.some((name) => /\bdueFor/.test(name));
+    const underRoute = files.includes("web/routes/webhook.ts");
     if (files.some((file) => file.startsWith("queue/dispatch/"))) {
       dispatching = true;
       if (underDueRead) askedDue = true;
       else if (askedDue) holdsDue = true;
-    } else if (!dispatching || !(files[0] ?? "").startsWith("queue/") || files.some(isIntake)) return 0;
-    return holdsDue ? 2 : 1;
+      return holdsDue ? 2 : 1;
+    }
+    if (names.includes("hear") && !(files[0] ?? "").startsWith("queue/")) return OFF_PATH;
+    if (dispatching && (files[0] ?? "").startsWith("queue/") && !files.some(isIntake)) return holdsDue ? 2 : 1;
+    if (files[0] === "web/responses.ts" && files[1] === "web/routes/webhook.ts") answered = true;
+    else if (answered && !underRoute) return OFF_PATH;
+    return 0;
   });
 }
 
