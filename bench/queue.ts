@@ -24,7 +24,7 @@ import { createDispatcher } from "../src/queue/dispatch/dispatcher.ts";
 import { migrateDatabase } from "../src/queue/sqljs/migrate.ts";
 import { migrations } from "../src/queue/sqljs/migrations/index.ts";
 import { createScanQueue } from "../src/queue/open-scan-queue.ts";
-import { pathKey } from "../src/queue/sqljs/rows.ts";
+import { pathKey } from "../src/queue/sqljs/row-access.ts";
 import { loadSqlJs } from "../src/core/sql-js.ts";
 import { createFakeTarget } from "../test/support/fake-target.ts";
 import { createManualClock } from "../test/support/manual-clock.ts";

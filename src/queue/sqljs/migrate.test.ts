@@ -4,7 +4,7 @@ import { migrateDatabase, readSchemaVersion } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
 import { DUE_FOR_CHECK, DUE_FOR_TARGET, NEXT_READY, selectDue } from "../rules/due.ts";
 import { WORK_REQUESTS_SQL } from "../rules/work-item.ts";
-import { pathKey } from "./rows.ts";
+import { pathKey } from "./row-access.ts";
 import { loadSqlJs } from "../../core/sql-js.ts";
 
 describe("migrateDatabase", () => {

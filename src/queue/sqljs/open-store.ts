@@ -2,87 +2,25 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { removeStaleTempFiles } from "../../core/durable-file.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { StoreMetrics } from "../../core/metrics.ts";
-import { createStoreWriter } from "./store-writer.ts";
-import { replayLogs } from "./log-replay.ts";
+import { loadSqlJs, type Database } from "../../core/sql-js.ts";
 import { migrateDatabase } from "./migrate.ts";
 import { migrations } from "./migrations/index.ts";
-import { createRowAccess, type RowChange, type RowReader } from "./rows.ts";
+import { createRowAccess, type RowAccess, type RowReader } from "./row-access.ts";
 import { loadSnapshot, previousPath } from "./snapshot-file.ts";
-import { loadSqlJs, type Database } from "../../core/sql-js.ts";
 
 /**
- * The queue's store: an in-memory sql.js database that only ever holds what is on disk.
- *
- * On disk: a snapshot (`queue.db`, with the one before it as `queue.db.prev`) and an append-only log of whole
- * transactions written since (`queue.db.journal.<generation>`, see `log-record.ts`). A start loads the snapshot and
- * replays the log generations written after it; a checkpoint writes a new snapshot and starts a new generation.
- *
- * One write path. `write(build)` runs `build` in a transaction to learn its changes (row images), rolls that back,
- * appends the changes to the log (every byte, fdatasync), and only then applies them for good and resolves. Writes
- * that arrive while one is on its way to the disk go together in the next record (`write-queue.ts`). A write the disk
- * refuses leaves memory as it was, is answered with `StoreUnavailableError`, and puts the store in a failed state:
- * every write is refused at once (and `/health` says so) until a checkpoint in the background succeeds, which writes
- * the whole queue from memory again and starts a fresh log. Then writes are taken again, without a restart.
+ * Opens the queue file's database in memory: the snapshot (`queue.db`, or the one before it, `queue.db.prev`) loaded,
+ * migrated to this version's schema, with the point in the journal it holds. The store (`sqljs-adapter.ts`) replays
+ * the journal written after that point (`journal.ts`) before it takes writes.
  */
-export interface QueueStoreOptions {
-  readonly file: string;
-  readonly log: Logger;
-  readonly now: () => number;
-  /** The least log size that triggers a checkpoint (default 8 MiB). */
-  readonly checkpointBytes?: number;
-  /** Log size, as a share of the snapshot's size, that triggers a checkpoint (default 0.5; tests use 0). */
-  readonly checkpointRatio?: number;
-  /** While the store cannot write, how often it tries again (default 2 s). */
-  readonly probeIntervalMs?: number;
-  /** A write the disk has not confirmed for this long makes the store report itself stalled (default 10 s). */
-  readonly stallMs?: number;
-  /** `SERVER_METRICS`: how long each record took to be durable, and the records the disk refused. */
-  readonly metrics?: StoreMetrics;
+export interface OpenedDatabase {
+  readonly db: Database;
+  readonly rows: RowAccess;
+  /** Where the snapshot stands in the log: the last write it holds, and the first generation written after it. */
+  readonly position: { readonly seq: number; readonly generation: number };
 }
 
-export interface StoreTransaction {
-  /** Reads, seeing this transaction's own changes. */
-  readonly rows: RowReader;
-  apply(change: RowChange): void;
-  newItemId(): number;
-  newRequestId(): number;
-}
-
-export interface StoreHealth {
-  /** Whether a write would be taken right now. */
-  readonly writable: boolean;
-  /** Why not, with the fix, in words. */
-  readonly problem?: string;
-  /** Since when (ms since the epoch). */
-  readonly since?: number;
-}
-
-export interface QueueStore {
-  readonly file: string;
-  /** Reads at start, and inside a write's build only: elsewhere `read`. */
-  readonly rows: RowReader;
-  /** Reads what is on disk, never a write still on its way (it waits while a write is being built). */
-  read<T>(fn: (rows: RowReader) => T): Promise<T>;
-  /**
-   * Stores what `build` changes; resolves with its result once that is on disk and applied. Rejects with
-   * `StoreUnavailableError` when the disk refused it (nothing was stored), with `WriteAbandonedError` when `signal`
-   * aborted before the write was taken, or with what `build` threw (nothing was stored).
-   */
-  write<T>(build: (tx: StoreTransaction) => T | Promise<T>, options?: { readonly signal?: AbortSignal }): Promise<T>;
-  /** Writes a new snapshot. Concurrent calls share one run; a call during a run waits for a new one. */
-  checkpoint(): Promise<void>;
-  /** Log bytes written since the last checkpoint began (0: the snapshot is up to date). */
-  logBytes(): number;
-  /** From memory: never waits on the disk. */
-  health(): StoreHealth;
-  /** Checks that the snapshot and the log on disk are the ones this process wrote; rewrites them from memory if not. */
-  verifyFiles(): Promise<void>;
-  /** Waits for writes on their way, checkpoints, releases the database. */
-  close(): Promise<void>;
-}
-
-export async function openQueueStore(options: QueueStoreOptions): Promise<QueueStore> {
+export async function openQueueDatabase(options: { readonly file: string; readonly log: Logger; readonly now: () => number }): Promise<OpenedDatabase> {
   const { file, log } = options;
   const sql = await loadSqlJs();
   await mkdir(dirname(file), { recursive: true });
@@ -105,14 +43,9 @@ export async function openQueueStore(options: QueueStoreOptions): Promise<QueueS
   // the WebAssembly heap where it was.
   db.exec("PRAGMA journal_mode = MEMORY");
   const rows = createRowAccess(db);
-  const replay = await replayLogs(rows, file, readLogPosition(rows), log);
-
-  const store = createStoreWriter({ db, rows, options, seq: replay.lastSeq, generation: replay.lastGeneration + 1 });
-  await store.checkpoint();
-  return store;
+  return { db, rows, position: readLogPosition(rows) };
 }
 
-/** Where the snapshot stands in the log: the last write it holds, and the first generation written after it. */
 function readLogPosition(rows: RowReader): { seq: number; generation: number } {
   const value = (key: string): number =>
     Number(rows.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", [key])?.value ?? 0) || 0;
