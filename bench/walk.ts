@@ -24,7 +24,8 @@
  * whether a library holds the stored request on the next turn of the event loop, after the answer: Plex's section
  * list, its cache, the containment rule), and the store's other change listeners (the landed checker's wake, which the
  * store calls as it tells the dispatcher of the change, just before the answer; the checker's own work runs apart).
- * A file both paths enter is counted on the request's path. WALK_ORDER=1 prints the reader's order and those calls,
+ * Both run meanwhile (so do the landed checker's looks for an earlier scan, also counted there): the count reads the
+ * request's path first, then the rest, so a file both enter is the path's. WALK_ORDER=1 prints the reader's order and those calls,
  * and names each stage's files.
  *
  *   node bench/walk.ts
@@ -181,16 +182,8 @@ try {
   const leaves = new Set(own.filter((file) => !hits.some((frames) => callsFrom(frames, src, file))));
   const read = collapse(walkOrder(reads, src, kinds).filter((f) => kinds.get(f) === "path"));
   // A reader follows a call from one file into another once: the first call along each such edge counts.
-  const edges = new Set<string>();
   const stageOf = new Map(hits.map((frames, i) => [frames, stages[i] ?? 0]));
-  const edgeReads = hits.filter((frames) => {
-    const [top, caller] = frames.filter((frame) => frame.startsWith(src));
-    if (top === undefined || caller === undefined || top === caller) return false;
-    const edge = `${caller}>${top}`;
-    if (edges.has(edge)) return false;
-    edges.add(edge);
-    return true;
-  });
+  const edgeReads = firstAlongEachEdge(hits, src);
   const byEdge = collapse(walkOrder(edgeReads, src, kinds).filter((f) => kinds.get(f) === "path"));
   const count = (files: readonly string[]): string => {
     const { distinct, returns } = countReturns(files);
@@ -209,8 +202,11 @@ try {
       `${count(inPlace(own))} (${count(own)} with the helpers, ${count(order)} with the shared files too)`,
   );
   // Without going back to a caller: how often a call enters a file already entered, and how many of those calls go
-  // through a function passed in (the caller does not import the callee's file: a capability, a callback).
-  const reentries = await reentriesByCall(edgeReads, src, (file) => kinds.get(file) === "path" && !leaves.has(file), stageOf);
+  // through a function passed in (the caller does not import the callee's file: a capability, a callback). The
+  // request's path is read first, then what runs off it (which runs meanwhile: the judge, the landed checker): a file
+  // the path enters is the path's, and entering it again off the path is the off-path part's re-entry.
+  const pathFirst = firstAlongEachEdge([...hits.filter((_, i) => stages[i] !== OFF_PATH), ...hits.filter((_, i) => stages[i] === OFF_PATH)], src);
+  const reentries = await reentriesByCall(pathFirst, src, (file) => kinds.get(file) === "path" && !leaves.has(file), stageOf);
   console.log(
     `  by calls only (a return to the caller not counted): ${String(reentries.files)} files, ${String(reentries.calls.length)} ` +
       `re-entries, ${String(reentries.calls.filter((c) => c.passedIn).length)} of them through a function passed in`,
@@ -284,6 +280,19 @@ function requestWindow(stacks: readonly string[][], src: string): string[][] {
   return stacks.slice(Math.max(0, from), to < 0 ? undefined : to);
 }
 
+/** The first hit along each call from one of our files into another, in order. */
+function firstAlongEachEdge(hits: readonly string[][], src: string): string[][] {
+  const edges = new Set<string>();
+  return hits.filter((frames) => {
+    const [top, caller] = frames.filter((frame) => frame.startsWith(src));
+    if (top === undefined || caller === undefined || top === caller) return false;
+    const edge = `${caller}>${top}`;
+    if (edges.has(edge)) return false;
+    edges.add(edge);
+    return true;
+  });
+}
+
 /** Whether a hit shows `file` calling another of our files (a frame of it right below another file's). */
 function callsFrom(frames: readonly string[], src: string, file: string): boolean {
   const ours = frames.filter((frame) => frame.startsWith(src)).map((frame) => relative(src, frame));
@@ -323,15 +332,15 @@ async function reentriesByCall(
  * route still answers while the dispatcher already works). The dispatcher's hits (a frame of `queue/dispatch/`, even
  * under the route, where the store tells it of the new work) are "stored → due work" until it holds a due item: its
  * first hit after a due read (the port's `dueFor…`) that is no longer under one; from there on they are "due work →
- * the target's HTTP call". A hit of the store's (`queue/`) outside the route and intake, once the dispatcher works, is
- * in the stage the dispatcher is in (the store's own work for the due read, then for recording the check and the
- * attempt). Off the request's path (`OFF_PATH`): a change listener of the store's other than the dispatcher (a hit
- * under the store's `hear` whose own file is not the store's: the landed checker's wake), and, once the route has
- * answered (its call into `web/responses.ts`), any other hit not under the route (the unroutable judge). The rest is
- * "intake → stored": the route, intake, and the store's writes for the request until the answer.
+ * the target's HTTP call". A hit of the store's (`queue/`) under no other file of ours (shared ones aside), once the
+ * dispatcher works, is in the stage the dispatcher is in (the store's own work for the due read, then for recording
+ * the check and the attempt). Off the request's path (`OFF_PATH`): a change listener of the store's other than the
+ * dispatcher (a hit under the store's `hear` whose own file is not the store's), any hit under the landed checker (its
+ * wake, and its looks for earlier scans, whenever they run), and, once the route has answered (its call into
+ * `web/responses.ts`), any other hit not under the route (the unroutable judge). The rest is "intake → stored": the
+ * route, intake, and the store's writes for the request until the answer.
  */
 function stagesOf(hits: readonly string[][], src: string): number[] {
-  const isIntake = (file: string): boolean => file === "web/routes/webhook.ts" || file.startsWith("intake/");
   let dispatching = false;
   let askedDue = false;
   let holdsDue = false;
@@ -347,8 +356,9 @@ function stagesOf(hits: readonly string[][], src: string): number[] {
       else if (askedDue) holdsDue = true;
       return holdsDue ? 2 : 1;
     }
-    if (names.includes("hear") && !(files[0] ?? "").startsWith("queue/")) return OFF_PATH;
-    if (dispatching && (files[0] ?? "").startsWith("queue/") && !files.some(isIntake)) return holdsDue ? 2 : 1;
+    if (files.some((file) => file.startsWith("landed/")) || (names.includes("hear") && !(files[0] ?? "").startsWith("queue/"))) return OFF_PATH;
+    const storeOnly = files.every((file) => file.startsWith("queue/") || SHARED.some((prefix) => file.startsWith(prefix)));
+    if (dispatching && (files[0] ?? "").startsWith("queue/") && storeOnly) return holdsDue ? 2 : 1;
     if (files[0] === "web/responses.ts" && files[1] === "web/routes/webhook.ts") answered = true;
     else if (answered && !underRoute) return OFF_PATH;
     return 0;
