@@ -27,39 +27,16 @@ import { describeStoreFault, isDiskRefusal } from "./store-fault.ts";
  * the store with its one write path (`createStoreWriter`), the waiting line in front of it (`createWriteQueue`), the
  * build of a batch's changes (`buildChanges`), the row changes and `applyChange`, and the watch on the disk's answers.
  */
-export interface SqlJsStoreOptions {
-  /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
-  readonly file: string;
+export interface SqlJsStoreOptions extends Omit<QueueStoreOptions, "now"> {
   readonly clock: Clock;
-  /** The queue's logger (component QUEUE). */
-  readonly log: Logger;
-  /**
-   * A checkpoint rewrites the queue file once the journal beside it has grown by `checkpointRatio` × the file's
-   * size (default 0.5), and by at least `checkpointBytes` (default 8 MiB). Tests lower both.
-   */
-  readonly checkpointBytes?: number;
-  readonly checkpointRatio?: number;
-  /** While the disk refuses writes, how often the store tries again (default 2 s). */
-  readonly probeIntervalMs?: number;
   /** How often the queue files are checked to still be there (default 1 s: two stats). */
   readonly verifyIntervalMs?: number;
-  /** `SERVER_METRICS`: the store's write latency and failures. */
-  readonly metrics?: StoreMetrics;
 }
 
 /** Opens (creating, migrating, restoring) the queue file as the queue's store, and looks at its files every second. */
 export async function openSqlJsAdapter(options: SqlJsStoreOptions): Promise<StoreAdapter> {
-  const { log } = options;
-  const store = await openQueueStore({
-    file: options.file,
-    log,
-    now: () => options.clock.now(),
-    ...(options.checkpointBytes === undefined ? {} : { checkpointBytes: options.checkpointBytes }),
-    ...(options.checkpointRatio === undefined ? {} : { checkpointRatio: options.checkpointRatio }),
-    ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-  });
-  const verify = setInterval(verifyOnce(store, log), options.verifyIntervalMs ?? 1_000);
+  const store = await openQueueStore({ ...options, now: () => options.clock.now() });
+  const verify = setInterval(verifyOnce(store, options.log), options.verifyIntervalMs ?? 1_000);
   verify.unref();
   return sqlJsAdapter(store, options.clock, async () => {
     clearInterval(verify);
@@ -222,14 +199,18 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
  * the whole queue from memory again and starts a fresh log. Then writes are taken again, without a restart.
  */
 export interface QueueStoreOptions {
+  /** The queue file (`--queuefile`, default `<data dir>/queue.db`). */
   readonly file: string;
+  /** The queue's logger (component QUEUE). */
   readonly log: Logger;
   readonly now: () => number;
-  /** The least log size that triggers a checkpoint (default 8 MiB). */
+  /**
+   * A checkpoint rewrites the queue file once the journal beside it has grown by `checkpointRatio` × the file's
+   * size (default 0.5), and by at least `checkpointBytes` (default 8 MiB). Tests lower both.
+   */
   readonly checkpointBytes?: number;
-  /** Log size, as a share of the snapshot's size, that triggers a checkpoint (default 0.5; tests use 0). */
   readonly checkpointRatio?: number;
-  /** While the store cannot write, how often it tries again (default 2 s). */
+  /** While the disk refuses writes, how often the store tries again (default 2 s). */
   readonly probeIntervalMs?: number;
   /** A write the disk has not confirmed for this long makes the store report itself stalled (default 10 s). */
   readonly stallMs?: number;
