@@ -6,9 +6,9 @@ import { carrySpelling, findSpelling } from "./spelling.ts";
 /**
  * Where a path lands before it is queued (the Scan page, the Libraries page, `cmd=preview`): the mapping form that
  * matched, the path in the media server's form, the Plex sections that hold it, what autoscan finds on its own disk,
- * and the folder that would be scanned, decided as the queue decides it (`queue/resolve-kind.ts`, `request-folder.ts`):
- * a trailing `/` or a folder on disk → the folder itself; a file on disk → its folder; not found → the path as given
- * (a folder naming itself; the file check looks again later).
+ * and the folder that would be scanned, decided as the queue decides it (`queue/resolve-kind.ts`, `requestFolder` in
+ * `queue/rules/enqueue.ts`): a trailing `/` or a folder on disk → the folder itself; a file on disk → its folder; not
+ * found → the path as given (a folder naming itself; the file check looks again later).
  *
  * A path that would not be scanned as the user expects comes with `problems`, each a reason and its fix. A file
  * missing on disk is not one of them: it may not have arrived yet.

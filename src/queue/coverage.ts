@@ -1,6 +1,6 @@
 import type { ScanRequest } from "../core/scan.ts";
 import type { AsyncRows } from "./store-port.ts";
-import { requestFolder } from "./rules/request-folder.ts";
+import { requestFolder } from "./rules/enqueue.ts";
 
 /**
  * Whether the queue already has what a request would bring: a request for the same folder, received at or after

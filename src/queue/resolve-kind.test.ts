@@ -7,7 +7,7 @@ import type { ScanRequest } from "../core/scan.ts";
 import { createDiskProbe, type DiskEntry } from "../paths/disk-probe.ts";
 import { createPathMapper } from "../paths/mapping.ts";
 import { createKindResolver } from "./resolve-kind.ts";
-import { requestFolder } from "./rules/request-folder.ts";
+import { requestFolder } from "./rules/enqueue.ts";
 
 const manual = (path: string): ScanRequest => ({ path, kind: "unknown", source: "Manual", event: "Manual" });
 

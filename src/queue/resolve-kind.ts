@@ -10,7 +10,7 @@ import { findSpelling } from "../paths/spelling.ts";
  * `The.Matrix.1999.1080p` and `Show.S01` look like files and are folders. A file → kind `file` (its requests move to
  * its folder); a folder → kind `folder`. When the disk cannot tell (not found, not answering, no answer within
  * `timeoutMs`), the request stays `unknown` and waits as given: a folder naming itself, never widened above the
- * deepest folder it names (`request-folder.ts`); the file check looks again when it is due.
+ * deepest folder it names (`requestFolder` in `rules/enqueue.ts`); the file check looks again when it is due.
  *
  * The path is looked up under each of its local forms (`SERVER_FILE_EXIST_PATH_MAPPINGS`, then the
  * `SERVER_PATH_MAPPINGS` forms), each under its Unicode spellings, through `statPath`: the service's `DiskProbe`,

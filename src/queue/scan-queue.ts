@@ -7,7 +7,6 @@ import type { ScanPriorities } from "../paths/priority.ts";
 import { isCovered } from "./coverage.ts";
 import { watchFailures, type FailedFolder } from "./failed-watch.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
-import { logIntake } from "./intake-log.ts";
 import { dueLooks, nextLookAt, rescanState, type DueLook, type RescanState } from "./landed-reads.ts";
 import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rules/landed.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
@@ -24,8 +23,7 @@ import {
   recordInterrupted,
   recordScan,
 } from "./rules/dispatch-records.ts";
-import { assertScannable, enqueueRequests, moveToFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
-import { requestFolder } from "./rules/request-folder.ts";
+import { assertScannable, enqueueRequests, logIntake, moveToFolder, requestFolder, type EnqueueOutcome, type MergePolicy } from "./rules/enqueue.ts";
 import type { QueueTx } from "./rules/queue-tx.ts";
 import type { QueueEvent, StoreAdapter, StoreHealth } from "./store-port.ts";
 

@@ -1,7 +1,6 @@
 import type { ScanOutcome } from "../../core/target.ts";
 import type { AttemptStart, CheckResult, FailureRecord } from "../dispatch/dispatch-port.ts";
-import { requestFolder } from "./request-folder.ts";
-import { moveToFolder, type MergePolicy } from "./enqueue.ts";
+import { moveToFolder, requestFolder, type MergePolicy } from "./enqueue.ts";
 import { landedColumns, type LandedStart } from "./landed.ts";
 import type { QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "../store-rows.ts";

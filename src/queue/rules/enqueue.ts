@@ -1,9 +1,9 @@
 import { BadRequestError } from "../../core/errors.ts";
 import type { EnqueuedItem, ScanRequest } from "../../core/scan.ts";
-import { isAbsolutePath } from "../../paths/normalize.ts";
+import type { Logger } from "../../core/logger.ts";
+import { isAbsolutePath, normalizeSeparators, parentFolder, toNfc, withoutTrailingSlash } from "../../paths/normalize.ts";
 import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
-import { requestFolder } from "./request-folder.ts";
 import type { NewRequest, QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "../store-rows.ts";
 
@@ -38,6 +38,34 @@ export interface EnqueueOutcome {
   readonly items: EnqueuedItem[];
   readonly events: EnqueueEvent[];
   readonly earliestDue: number;
+}
+
+/**
+ * The unit of work is the folder to scan. A file request scans its parent folder; a folder request scans the folder.
+ * A path whose kind the sender could not say (`unknown`: a pasted manual path, `?path=`, plex_autoscan's queue) and
+ * the disk could not tell either (see `resolve-kind.ts`) is scanned as given, as a folder naming itself: it is never
+ * widened to its parent by guessing from its name (`The.Matrix.1999.1080p` and `Show.S01` are folders). The file check
+ * still looks at the disk and scans a file's folder if that is what the path turns out to be.
+ *
+ * `folder` is the merge key, compared as stored: it is the folder in NFC, so two spellings of one folder (NFC from
+ * Linux, NFD from a Mac) wait as one item. The key is never sent anywhere; what is scanned is spelled as found on disk,
+ * or as first received (`file-check.ts`). `path` keeps the received bytes.
+ */
+export interface RequestFolder {
+  /** The merge key: the folder to scan, NFC. */
+  readonly folder: string;
+  /** The folder to scan in the received bytes. */
+  readonly receivedFolder: string;
+  /** The path as requested, received bytes, separators tidied, no trailing `/` (the file to check for, or the folder). */
+  readonly path: string;
+  readonly treatedAs: "file" | "folder";
+}
+
+export function requestFolder(request: Pick<ScanRequest, "path" | "kind">): RequestFolder {
+  const path = withoutTrailingSlash(normalizeSeparators(request.path));
+  const treatedAs = request.kind === "file" ? "file" : "folder";
+  const receivedFolder = treatedAs === "file" ? parentFolder(path) : path;
+  return { folder: toNfc(receivedFolder), receivedFolder, path, treatedAs };
 }
 
 const KINDS: ReadonlySet<string> = new Set(["file", "folder", "unknown"]);
@@ -183,4 +211,36 @@ function requestRow(itemId: number, request: ScanRequest, path: string, now: num
     received_path: request.receivedPath ?? null,
     at: now,
   };
+}
+
+/**
+ * One INFO line per folder a batch queued (a 12-track album is one line), with the item's id as `[<id>]`; each
+ * request on its own at DEBUG.
+ */
+export function logIntake(log: Logger, events: readonly EnqueueEvent[], at: number, origin: string | undefined): void {
+  const byItem = new Map<number, EnqueueEvent[]>();
+  for (const event of events) {
+    const group = byItem.get(event.itemId);
+    if (group) group.push(event);
+    else byItem.set(event.itemId, [event]);
+  }
+  for (const [id, group] of byItem) {
+    const first = group[0] as EnqueueEvent;
+    const { request, folder } = first;
+    for (const event of group) {
+      const { path, kind, receivedPath } = event.request;
+      log.debug({ id, path, kind, ...(receivedPath && receivedPath !== path ? { receivedPath } : {}) }, `Request for '${path}'.`);
+    }
+    const due = Math.max(0, Math.round((Math.max(...group.map((e) => e.dueAt)) - at) / 1000));
+    const noun = group.every((e) => e.request.kind === "file") ? "files" : "paths";
+    const what = group.length === 1 ? `'${request.path}'` : `${group.length} ${noun} in '${folder}'`;
+    const deleted = group.every((e) => e.request.deleted) ? " (deleted)" : "";
+    const from = origin ? ` from ${origin}` : "";
+    // Merged when the folder was already waiting before this batch (the batch's own first request made it otherwise).
+    const merged = first.merged ? ", merged into the waiting scan" : "";
+    log.info(
+      { id, source: request.source, event: request.event, folder, requests: group.length },
+      `Queued ${request.source} '${request.event}'${from}: ${what}${deleted}${merged}; scan in ${due} s.`,
+    );
+  }
 }

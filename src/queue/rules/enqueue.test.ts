@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { requestFolder } from "./request-folder.ts";
+import { requestFolder } from "./enqueue.ts";
 
 describe("requestFolder", () => {
   it.each([
