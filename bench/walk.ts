@@ -334,13 +334,16 @@ async function reentriesByCall(
  * first hit after a due read (the port's `dueFor…`) that is no longer under one; from there on they are "due work →
  * the target's HTTP call". A hit of the store's (`queue/`) under no other file of ours (shared ones aside), once the
  * dispatcher works, is in the stage the dispatcher is in (the store's own work for the due read, then for recording
- * the check and the attempt). Off the request's path (`OFF_PATH`): a change listener of the store's other than the
- * dispatcher (a hit under the store's `hear` whose own file is not the store's), any hit under the landed checker (its
- * wake, and its looks for earlier scans, whenever they run), and, once the route has answered (its call into
- * `web/responses.ts`), any other hit not under the route (the unroutable judge). The rest is "intake → stored": the
- * route, intake, and the store's writes for the request until the answer.
+ * the check and the attempt). Off the request's path (`OFF_PATH`), whatever else the stack holds: a change listener
+ * of the store's other than the dispatcher (a hit under the store's `hear` whose own file is not the store's), any hit
+ * of the landed check (under `landed/` or a target's `library-lookup.ts`, or the store's look methods, `…Look…`: its
+ * wake, and its looks for earlier scans, whenever they run; the store's write queue cuts the stack, hence the names),
+ * and, once the route has answered (its call into `web/responses.ts`), any other hit not under the route (the
+ * unroutable judge). The rest is "intake → stored": the route, intake, and the store's writes for the request until
+ * the answer.
  */
 function stagesOf(hits: readonly string[][], src: string): number[] {
+  const isLandedCheck = (file: string): boolean => file.startsWith("landed/") || file.endsWith("library-lookup.ts");
   let dispatching = false;
   let askedDue = false;
   let holdsDue = false;
@@ -350,13 +353,15 @@ function stagesOf(hits: readonly string[][], src: string): number[] {
     const names = (frames.at(-1) ?? "").startsWith("#") ? (frames.at(-1) ?? "").slice(1).split("|") : [];
     const underDueRead = names.some((name) => /\bdueFor/.test(name));
     const underRoute = files.includes("web/routes/webhook.ts");
+    if (files.some(isLandedCheck) || names.some((name) => /Look/.test(name)) || (names.includes("hear") && !(files[0] ?? "").startsWith("queue/"))) {
+      return OFF_PATH;
+    }
     if (files.some((file) => file.startsWith("queue/dispatch/"))) {
       dispatching = true;
       if (underDueRead) askedDue = true;
       else if (askedDue) holdsDue = true;
       return holdsDue ? 2 : 1;
     }
-    if (files.some((file) => file.startsWith("landed/")) || (names.includes("hear") && !(files[0] ?? "").startsWith("queue/"))) return OFF_PATH;
     const storeOnly = files.every((file) => file.startsWith("queue/") || SHARED.some((prefix) => file.startsWith(prefix)));
     if (dispatching && (files[0] ?? "").startsWith("queue/") && storeOnly) return holdsDue ? 2 : 1;
     if (files[0] === "web/responses.ts" && files[1] === "web/routes/webhook.ts") answered = true;
