@@ -17,7 +17,7 @@ import type { RowChange } from "./sqljs-adapter.ts";
  * in the middle of a file) is skipped alone and reading goes on at the next line. `seq` counts the writes that were
  * acknowledged: gaps at replay are acknowledged writes that are missing.
  */
-export interface LogRecord {
+interface LogRecord {
   readonly seq: number;
   readonly changes: readonly RowChange[];
 }
@@ -27,7 +27,7 @@ export function encodeRecord(record: LogRecord): Buffer {
   return Buffer.from(`${crc32(json).toString(16).padStart(8, "0")} ${json}\n`, "utf8");
 }
 
-export interface DecodedLog {
+interface DecodedLog {
   readonly records: LogRecord[];
   /** Complete lines that failed their checksum or did not parse. */
   readonly damaged: number;
@@ -35,7 +35,7 @@ export interface DecodedLog {
   readonly tornTailBytes: number;
 }
 
-export function decodeLog(text: string): DecodedLog {
+function decodeLog(text: string): DecodedLog {
   const records: LogRecord[] = [];
   let damaged = 0;
   const lines = text.split("\n");

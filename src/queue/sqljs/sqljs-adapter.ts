@@ -322,7 +322,7 @@ function createStoreWriter(parts: StoreWriterParts): QueueStore {
     turn = result.catch(() => {});
     return result;
   };
-  const line = createWriteQueue<StoreTransaction>((batch) => exclusive(() => commit(batch)));
+  const line = createWriteQueue((batch) => exclusive(() => commit(batch)));
   const building = createBuildGuard();
 
   function write<T>(build: (tx: StoreTransaction) => T | Promise<T>, writeOptions: { signal?: AbortSignal } = {}): Promise<T> {
@@ -336,7 +336,7 @@ function createStoreWriter(parts: StoreWriterParts): QueueStore {
     return new StoreUnavailableError(`The queue cannot store requests now: ${episode.problem}`);
   }
 
-  async function commit(batch: readonly Waiting<StoreTransaction>[]): Promise<void> {
+  async function commit(batch: readonly Waiting[]): Promise<void> {
     if (failure) {
       const refused = refusal(failure, batch.length);
       for (const entry of batch) entry.reject(refused);
@@ -580,24 +580,24 @@ function createBuildGuard(): { hold<T>(build: () => Promise<T>): Promise<T>; aft
  * before it is taken leaves the line and is never stored; once taken, it is stored or refused as a whole, and its
  * promise tells which.
  */
-interface Waiting<C> {
-  readonly build: (context: C) => unknown;
+interface Waiting {
+  readonly build: (tx: StoreTransaction) => unknown;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
-interface WriteQueue<C> {
-  push<T>(build: (context: C) => T | Promise<T>, signal?: AbortSignal): Promise<T>;
+interface WriteQueue {
+  push<T>(build: (tx: StoreTransaction) => T | Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Resolves once every write pushed so far has been settled. */
   idle(): Promise<void>;
 }
 
 /** `commit` gets up to `maxBatch` waiting writes at a time, one batch after the other, and settles each of them. */
-function createWriteQueue<C>(
-  commit: (batch: readonly Waiting<C>[]) => Promise<void>,
+function createWriteQueue(
+  commit: (batch: readonly Waiting[]) => Promise<void>,
   maxBatch = 1000,
-): WriteQueue<C> {
-  const waiting: Waiting<C>[] = [];
+): WriteQueue {
+  const waiting: Waiting[] = [];
   let draining: Promise<void> | undefined;
 
   async function drain(): Promise<void> {
@@ -612,10 +612,10 @@ function createWriteQueue<C>(
   }
 
   return {
-    push<T>(build: (context: C) => T | Promise<T>, signal?: AbortSignal): Promise<T> {
+    push<T>(build: (tx: StoreTransaction) => T | Promise<T>, signal?: AbortSignal): Promise<T> {
       if (signal?.aborted) return Promise.reject(new WriteAbandonedError("The write was given up before it was stored"));
       return new Promise<T>((resolve, reject) => {
-        const entry: Waiting<C> = { build, resolve: resolve as (value: unknown) => void, reject };
+        const entry: Waiting = { build, resolve: resolve as (value: unknown) => void, reject };
         waiting.push(entry);
         signal?.addEventListener(
           "abort",
@@ -653,7 +653,7 @@ type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: f
 async function buildChanges(
   rows: RowAccess,
   ids: { item: number; request: number },
-  batch: readonly Waiting<StoreTransaction>[],
+  batch: readonly Waiting[],
 ): Promise<{ changes: RowChange[]; outcomes: Outcome[] }> {
   const changes: RowChange[] = [];
   const tx: StoreTransaction = {
