@@ -16,6 +16,21 @@ export function toPgPlaceholders(sql: string): string {
   return out;
 }
 
+/**
+ * A statement the connection keeps parsed and planned: each distinct text gets one name, and a connection prepares it
+ * on first use. PostgreSQL then skips parsing and planning it on every webhook (about a third of its work per write).
+ */
+const names = new Map<string, string>();
+
+export function prepared(text: string, values: readonly unknown[]): { name: string; text: string; values: unknown[] } {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `autoscan_${String(names.size + 1)}`;
+    names.set(text, name);
+  }
+  return { name, text, values: values as unknown[] };
+}
+
 export function pgRows(db: PgQueryable): AsyncRows {
   const run = async <T>(sql: string, params: readonly (string | number | null)[] = []): Promise<T[]> => {
     try {

@@ -3,7 +3,7 @@ import type { DeliveryRow, ItemRow, TargetRow } from "../store-rows.ts";
 import { PRUNED_IDS } from "../rules/admin.ts";
 import { DELIVERIES_FAILING_SINCE, readyAt } from "../rules/due.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
-import { toPgPlaceholders } from "./pg-reads.ts";
+import { prepared, toPgPlaceholders } from "./pg-reads.ts";
 import type { PgClient } from "./pool.ts";
 
 /**
@@ -28,8 +28,8 @@ const FAILING_SINCE_LOCKED = toPgPlaceholders(`${DELIVERIES_FAILING_SINCE} FOR U
 type ClaimedItem = ItemRow & { readonly lease_owner: string | null; readonly lease_until: number };
 
 export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
-  const rows = async <T>(sql: string, params: readonly unknown[] = []): Promise<T[]> => (await client.query(sql, params as unknown[])).rows as T[];
-  const run = async (sql: string, params: readonly unknown[] = []): Promise<number> => (await client.query(sql, params as unknown[])).rowCount ?? 0;
+  const rows = async <T>(sql: string, params: readonly unknown[] = []): Promise<T[]> => (await client.query(prepared(sql, params))).rows as T[];
+  const run = async (sql: string, params: readonly unknown[] = []): Promise<number> => (await client.query(prepared(sql, params))).rowCount ?? 0;
   return {
     now,
     async lockFolders(folders) {

@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Logger } from "../../core/logger.ts";
 import type { QueueEvent } from "../store-port.ts";
+import { prepared } from "./pg-reads.ts";
 import type { PgQueryable } from "./pool.ts";
 
 /**
@@ -15,7 +16,7 @@ export const QUEUE_CHANNEL = "autoscan_queue";
 /** Payload `<instance> w:<ms>` or `<instance> c`: an instance hears its own changes directly, not through here. */
 export async function sendQueueEvent(db: PgQueryable, from: string, event: QueueEvent): Promise<void> {
   const payload = event.kind === "work" ? `${from} w:${String(Math.max(0, Math.round(event.inMs)))}` : `${from} c`;
-  await db.query("SELECT pg_notify($1, $2)", [QUEUE_CHANNEL, payload]);
+  await db.query(prepared("SELECT pg_notify($1, $2)", [QUEUE_CHANNEL, payload]));
 }
 
 export function parseQueueEvent(payload: string | undefined): { from: string; event: QueueEvent } {
