@@ -18,6 +18,7 @@ import { createGuessBrake } from "./guess-brake.ts";
 import { refuseGuess, tooManyGuesses } from "./guess-answers.ts";
 import { systemClock } from "../core/clock.ts";
 import { registerConsole } from "./console/routes.ts";
+import { registerUnprefixed } from "./unprefixed-url.ts";
 
 /**
  * The one HTTP app: plex_autoscan's URLs first (`/<SERVER_PASS>`, `/api/<SERVER_PASS>`), then autoscan's
@@ -73,6 +74,8 @@ export function createApp(options: WebOptions): Hono {
   const webhook = sameSiteOnly(deps, countRequests(options.metrics, "unknown", createWebhookHandler(deps)));
   app.all("/:pass/:label", guard(byMethod({ POST: webhook, PUT: webhook })));
   app.all("/:pass", guard(byMethod({ GET: createManualPageHandler(deps), POST: webhook, PUT: webhook })));
+  // SERVER_URL_BASE set: the old, unprefixed URLs get 404 and one WARNING naming the new one (unprefixed-url.ts).
+  if (options.urlBase) registerUnprefixed(root, deps, guard, options.urlBase, systemClock);
   root.notFound(notFound);
   root.onError((error, c) => {
     deps.log.error({ err: error, method: c.req.method, url: secret.redact(c.req.path) }, "Unexpected error while answering a request");

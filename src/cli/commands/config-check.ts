@@ -39,7 +39,7 @@ function renderSummary(settings: Settings, config: Config): string {
     "",
     config.SERVER_PASS === ""
       ? `Listening on:    (none: the server does not start until SERVER_PASS is set)`
-      : `Listening on:    http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>  (manual page: ${yes(config.SERVER_ALLOW_MANUAL_SCAN)})`,
+      : `Listening on:    http://${config.SERVER_IP}:${config.SERVER_PORT}${config.SERVER_URL_BASE}/<SERVER_PASS>  (manual page: ${yes(config.SERVER_ALLOW_MANUAL_SCAN)})`,
     `Plex:            ${config.PLEX_LOCAL_URL}  (token set: ${yes(config.PLEX_TOKEN !== "")}, scan method: ${config.PLEX_SCAN_METHOD})`,
     `Scan delay:      ${config.SERVER_SCAN_DELAY} s, file checks: ${config.SERVER_MAX_FILE_CHECKS} × ${config.SERVER_FILE_CHECK_DELAY} s`,
     `Docker exec:     ${config.USE_DOCKER || config.PLEX_SCAN_METHOD === "scanner" ? `container '${config.DOCKER_NAME}'` : "not used"}`,

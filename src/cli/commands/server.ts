@@ -51,7 +51,8 @@ async function serve(input: CommandInput, reloading: { reloader?: ConfigReloader
     apply: (next) => service.reload(next),
     log: own,
   });
-  own.info(`Started server: http://${config.SERVER_IP}:${config.SERVER_PORT}/<SERVER_PASS>`);
+  // SERVER_URL_BASE included: the URL the routes answer at (the old, unprefixed one is answered 404).
+  own.info(`Started server: http://${config.SERVER_IP}:${config.SERVER_PORT}${config.SERVER_URL_BASE}/<SERVER_PASS>`);
   await waitForAbort(input.io.shutdownSignal);
   own.info({ signal: String(input.io.shutdownSignal.reason) }, "Shutting down");
   reloading.stopping = true;
