@@ -208,6 +208,26 @@ describe("autoscan arr connect", () => {
     expect(wrong.lines[0]).toMatch(/^sonarr: failed: Sonarr refused to create 'autoscan' → .*: Unable to send test message: Unable to post to webhook: HTTP request failed: \[\d{3}:\w+\] \[POST\] at \[http:\/\/127\.0\.0\.1:\d+\/not-autoscan\/<SERVER_PASS>\/sonarr\]/);
   });
 
+  it("an app that cannot resolve the name it was given: the fix is --url (and, for 'autoscan', the Docker network advice webhook-url gives)", async () => {
+    const sonarr = await fake({ type: "sonarr" });
+    const path = await configFor({ sonarr: entry(sonarr) });
+    const port = new URL(svc.url).port;
+    const result = await connect(path, "--url", `autoscan:${port}`);
+    expect(result.code).toBe(1);
+    expect(result.lines[0]).toBe(
+      `sonarr: failed: Sonarr refused to create 'autoscan' → http://autoscan:${port}/<SERVER_PASS>/sonarr: Name or service not known (autoscan:${port}) ` +
+        "(Sonarr cannot find the host 'autoscan' from where it runs, so it cannot send to autoscan there. The address 'autoscan' works for apps on " +
+        "the same Docker network (the same compose project). Apps in another compose project: join both to one external network, or use the host's " +
+        `address and published port (autoscan arr connect --url 192.168.1.10:${port}).)`,
+    );
+    const other = await connect(path, "--url", `nas.invalid:${port}`);
+    expect(other.code).toBe(1);
+    expect(other.lines[0]).toContain(
+      `(Sonarr cannot find the host 'nas.invalid' from where it runs, so it cannot send to autoscan there: give the address Sonarr reaches autoscan at with --url, e.g. autoscan arr connect --url 192.168.1.10:${port})`,
+    );
+    expect(sonarr.notifications).toEqual([]);
+  });
+
   it("a connection the app holds back after failures: the passed test lets it send again", async () => {
     const sonarr = await fake({ type: "sonarr" });
     const id = sonarr.addNotification({ name: "autoscan", url: ours("sonarr"), events: wanted("sonarr") });

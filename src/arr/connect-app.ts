@@ -1,6 +1,7 @@
 import type { ArrClient } from "./arr-client.ts";
 import { ARR_TYPE_FACTS } from "./arr-type.ts";
 import { describeError } from "../core/errors.ts";
+import { serviceNameAdvice, unresolvedHost } from "./reach-advice.ts";
 import { CONNECTION_NAME, EVENT_FLAGS, GRAB_FLAG, METHOD_POST } from "./connection-facts.ts";
 import {
   findConnections,
@@ -176,10 +177,30 @@ function freeName(list: readonly NotificationResource[]): string {
  */
 function because(app: string, expected: ExpectedConnection, refusal: string): string {
   const words = maskPass(refusal, expected.pass);
+  const unresolved = unresolvedHost(refusal);
+  if (unresolved !== undefined) return `${words} (${cannotResolve(app, expected, unresolved)})`;
   if (!/unable to (send|post)|webhook|connection|refused|timed out|resolve|HTTP request failed|name or service/i.test(refusal)) return words;
   const url = maskUrl(expected.url, expected);
   return (
     `${words} (${app} sends a test to the URL before it saves a connection: is 'autoscan server' running, and does ${app} reach it ` +
     `at ${url}? --url sets the address ${app} should use.)`
   );
+}
+
+/**
+ * The app could not resolve the host of the URL it tested: the fix is the address it should use (`--url`), with
+ * webhook-url's advice when that host is the compose service name 'autoscan'.
+ */
+function cannotResolve(app: string, expected: ExpectedConnection, said: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(expected.url);
+  } catch {
+    url = undefined;
+  }
+  const host = said || url?.hostname || "";
+  const port = url?.port || (url?.protocol === "https:" ? "443" : "80");
+  const lead = `${app} cannot find the host '${host}' from where it runs, so it cannot send to autoscan there`;
+  if (host.toLowerCase() === "autoscan") return `${lead}. ${serviceNameAdvice("autoscan arr connect --url", port)}`;
+  return `${lead}: give the address ${app} reaches autoscan at with --url, e.g. autoscan arr connect --url 192.168.1.10:${port}`;
 }

@@ -2,6 +2,7 @@ import { loadConfig, requireServerPass } from "../../config/load.ts";
 import { resolveSettings } from "../../config/settings.ts";
 import { UsageError } from "../../core/errors.ts";
 import { appConnections, type AppConnection } from "../../arr/app-connections.ts";
+import { serviceNameAdvice } from "../../arr/reach-advice.ts";
 import { stringFlag, type CommandSpec } from "../command.ts";
 import { autoscanOrigin } from "../autoscan-address.ts";
 import { isInContainer } from "../../core/in-container.ts";
@@ -39,12 +40,12 @@ export const webhookUrlCommand: CommandSpec = {
     }
     const connections = appConnections(origin, config.SERVER_PASS, config.ARR, app);
     io.stdout.write(connections.map((connection) => `${connection.url}\n`).join(""));
-    io.stderr.write(guidance(connections, inContainer, host !== undefined));
+    io.stderr.write(guidance(connections, inContainer, host !== undefined, config.SERVER_PORT));
     return 0;
   },
 };
 
-function guidance(connections: readonly AppConnection[], inContainer: boolean, hostGiven: boolean): string {
+function guidance(connections: readonly AppConnection[], inContainer: boolean, hostGiven: boolean, port: number): string {
   const lines = ["", "In each app: Settings → Connect → + → Webhook; URL as above, Method POST; then Test (it answers 200).", ""];
   for (const connection of connections) {
     lines.push(`  ${connection.name}: ${connection.events.length ? `tick ${connection.events.join(", ")}` : "tick the import, upgrade, rename and delete events"}`);
@@ -53,9 +54,7 @@ function guidance(connections: readonly AppConnection[], inContainer: boolean, h
     lines.push(
       "",
       inContainer
-        ? "The address 'autoscan' works for apps on the same Docker network (the same compose project). Apps in another " +
-            "compose project: join both to one external network, or use the host's address and published port " +
-            "(autoscan webhook-url --host 192.168.1.10:3467)."
+        ? serviceNameAdvice("autoscan webhook-url --host", port)
         : "The address is this machine's; apps in containers on it may need the host's LAN address as here, not localhost.",
     );
   }
