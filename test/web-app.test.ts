@@ -69,7 +69,21 @@ describe("webhooks at /<SERVER_PASS>", () => {
       expect(res.status, eventType).toBe(200);
     }
     expect(recorder.batches).toEqual([]);
-    expect(capture.lines.map((line) => line.msg)).toContain("Client 'unknown' made a test request, event: 'Test'");
+    expect(capture.lines.map((line) => line.msg)).toContain("Sonarr made a test request (client 'unknown'), event: 'Test': it reaches autoscan; nothing to scan");
+  });
+
+  it("logs an app's Test button by the app's name, its URL's label, and its instance name and address when it sends them", async () => {
+    const { app, recorder, capture } = buildWebApp();
+    const test = { eventType: "Test", instanceName: "Sonarr 4K", applicationUrl: "http://sonarr4k:8989", series: { id: 1, path: "C:\\testpath" }, episodes: [] };
+    expect((await app.request(`/${TEST_PASS}/sonarr4k`, json(test))).status).toBe(200);
+    expect((await app.request(`/${TEST_PASS}/radarr`, json({ eventType: "Test", instanceName: "Radarr", applicationUrl: "", movie: { id: 1, folderPath: "C:\\testpath" } }))).status).toBe(200);
+    expect(recorder.batches).toEqual([]);
+    const lines = capture.lines.filter((line) => /test request/.test(String(line.msg)));
+    expect(lines.map((line) => line.msg)).toEqual([
+      "Sonarr (sonarr4k) [instance 'Sonarr 4K' at http://sonarr4k:8989] made a test request (client 'unknown'), event: 'Test': it reaches autoscan; nothing to scan",
+      "Radarr (radarr) made a test request (client 'unknown'), event: 'Test': it reaches autoscan; nothing to scan",
+    ]);
+    expect(lines[0]).toMatchObject({ source: "Sonarr (sonarr4k)", instance: "Sonarr 4K", appUrl: "http://sonarr4k:8989", client: "unknown" });
   });
 
   it("answers 200 with the reason, and logs it, for a well-formed event that names nothing it can scan", async () => {

@@ -38,7 +38,15 @@ export type WebhookOutcome =
       readonly event: string;
       readonly requests: readonly ScanRequest[];
     }
-  | { readonly kind: "test"; readonly source: string; readonly event: string }
+  | {
+      readonly kind: "test";
+      readonly source: string;
+      readonly event: string;
+      /** The app's own name for itself (Settings → General → Instance Name), when it sends one. */
+      readonly instance?: string;
+      /** The app's own address (Settings → General → Application URL), when it sends one. */
+      readonly appUrl?: string;
+    }
   | { readonly kind: "no-scan"; readonly source: string; readonly event: string }
   | { readonly kind: "manual"; readonly filepath: unknown }
   | { readonly kind: "unusable"; readonly source: string; readonly event: string; readonly reason: string }
@@ -63,7 +71,7 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   const app = ARR_APPS.find((candidate) => hasAnyKey(fields, candidate.matchKeys)) ?? appFromUserAgent(options.userAgent);
   const fork = forkName(fields, options.userAgent);
   const source = sourceName(fork ?? app?.name ?? "Unknown app", options.label);
-  if (rawEvent === "Test") return { kind: "test", source, event: rawEvent };
+  if (rawEvent === "Test") return { kind: "test", source, event: rawEvent, ...sender(fields) };
   if (!app) {
     const scans = ARR_APPS.some((candidate) => candidate.scanEvents.has(rawEvent));
     return scans
@@ -79,6 +87,15 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   }
   const event = rawEvent === "Download" && fields.isUpgrade === true ? "Upgrade" : rawEvent;
   return { kind: "scan", app, source, event, requests: toScanRequests(parsed.paths, { mapper: options.mapper, source, event }) };
+}
+
+/** The instance name and application URL a Test carries (the apps send both, empty when unset), kept short. */
+function sender(fields: Readonly<Record<string, unknown>>): { instance?: string; appUrl?: string } {
+  const text = (value: unknown): string | undefined =>
+    typeof value === "string" && value.trim() !== "" ? value.trim().replace(/[\u0000-\u001f\u007f]/g, " ").slice(0, 200) : undefined;
+  const instance = text(fields.instanceName);
+  const appUrl = text(fields.applicationUrl);
+  return { ...(instance === undefined ? {} : { instance }), ...(appUrl === undefined ? {} : { appUrl }) };
 }
 
 /**

@@ -54,7 +54,10 @@ async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<Webho
       deps.log.warn({ source: outcome.source, reason: outcome.reason }, `Client '${ip}' sent a '${outcome.event}' event autoscan cannot use; nothing to scan: ${outcome.reason}`);
       return text(c, `OK, nothing to scan: ${outcome.reason}`);
     case "test":
-      deps.log.info({ source: outcome.source }, `Client '${ip}' made a test request, event: '${outcome.event}'`);
+      deps.log.info(
+        { source: outcome.source, client: ip, ...(outcome.instance ? { instance: outcome.instance } : {}), ...(outcome.appUrl ? { appUrl: outcome.appUrl } : {}) },
+        `${outcome.source}${testSender(outcome)} made a test request (client '${ip}'), event: '${outcome.event}': it reaches autoscan; nothing to scan`,
+      );
       return text(c, "OK");
     case "no-scan":
       deps.log.debug({ source: outcome.source }, `Client '${ip}' sent a '${outcome.event}' event; nothing to scan`);
@@ -76,6 +79,16 @@ async function handleOutcome(c: Context, deps: RouteDeps, outcome: Exclude<Webho
   return submitted.ok ? text(c, "OK") : text(c, submitted.reason, 503);
 }
 
+/**
+ * Which app the Test came from, beyond the source: its instance name when it is not just the app's own name (two
+ * Sonarrs), and its address, so a Test button pressed in one app of several is told apart from the log alone.
+ */
+function testSender(outcome: { readonly source: string; readonly instance?: string; readonly appUrl?: string }): string {
+  const named = outcome.instance !== undefined && !outcome.source.toLowerCase().startsWith(outcome.instance.toLowerCase());
+  const parts = [...(named ? [`instance '${outcome.instance}'`] : []), ...(outcome.appUrl ? [`at ${outcome.appUrl}`] : [])];
+  return parts.length === 0 ? "" : ` [${parts.join(" ")}]`;
+}
+
 /** A form post: plex_autoscan's `eventType=Manual&filepath=…` (the `eventType` may be left out), or a `Test`. */
 function handleForm(c: Context, deps: RouteDeps, fields: FormFields, label: string | undefined): Promise<Response> | Response {
   const event = firstField(fields, "eventType") ?? (fields.has("filepath") ? "Manual" : undefined);
@@ -89,7 +102,8 @@ function handleForm(c: Context, deps: RouteDeps, fields: FormFields, label: stri
   const ip = clientAddress(c);
   noteRequest(c, "Manual", event ?? "invalid");
   if (event === "Test") {
-    deps.log.info(`Client '${ip}' made a test request, event: 'Test'`);
+    const source = label === undefined ? "Manual" : `Manual (${label})`;
+    deps.log.info({ source, client: ip }, `${source} made a test request (client '${ip}'), event: 'Test'; nothing to scan`);
     return text(c, "OK");
   }
   deps.log.warn(`Unknown scan request from client '${ip}': a form without eventType=Manual and filepath`);
