@@ -160,17 +160,16 @@ describe("bad usage: usage on stderr, exit 2 (in process)", () => {
 });
 
 describe.concurrent("first start without a config file", () => {
-  it("writes the documented default with a fresh SERVER_PASS, says where and what to edit, exits 0", async () => {
+  it("writes the short first config with a fresh SERVER_PASS, says where and what to edit, exits 0", async () => {
     const { cli, configPath, configDir, cwd } = await setup();
     const result = await cli(["server", "--config", configPath]);
     expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
     expect(result.stderr).toContain(configPath);
-    expect(result.stderr).toMatch(/PLEX_TOKEN/);
-    expect(result.stderr).toMatch(/SERVER_PATH_MAPPINGS/);
-    // Where a value comes from: the compose file's .env wins over the file, and only `docker compose up -d` applies it.
-    expect(result.stderr).toMatch(/PLEX_LOCAL_URL comes from\n\.env \(docker-compose\.yml sets it\)/);
-    expect(result.stderr).toContain("'docker compose up -d'");
-    expect(result.stderr).toContain("'autoscan config show'");
+    expect(result.stderr).toMatch(/^ {2}PLEX_TOKEN /m);
+    expect(result.stderr).toMatch(/^ {2}SERVER_PATH_MAPPINGS /m);
+    expect(result.stderr).toContain("docs/configuration.md");
+    expect(result.stderr).toMatch(/'(docker exec autoscan )?autoscan config show'/);
     const written = readFileSync(configPath, "utf8");
     const pass = (JSON.parse(written) as { SERVER_PASS: string }).SERVER_PASS;
     expect(pass).toMatch(/^[0-9a-f]{32}$/);
@@ -178,6 +177,14 @@ describe.concurrent("first start without a config file", () => {
     // Nothing else was written, neither beside the config nor in the working directory.
     expect(readdirSync(configDir)).toEqual(["config.json"]);
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it("with PLEX_LOCAL_URL in the environment (Compose's .env), leaves it out of the file and says where it comes from", async () => {
+    const { cli, configPath } = await setup();
+    const result = await cli(["server", "--config", configPath], { env: { PLEX_LOCAL_URL: "http://plex:32400" } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^ {2}PLEX_LOCAL_URL +set to http:\/\/plex:32400 by the environment variable PLEX_LOCAL_URL/m);
+    expect(Object.keys(JSON.parse(readFileSync(configPath, "utf8")) as object)).toEqual(["PLEX_TOKEN", "SERVER_PASS", "SERVER_PATH_MAPPINGS"]);
   });
 
   it("finds the config through AUTOSCAN_CONFIG before PLEX_AUTOSCAN_CONFIG", async () => {
@@ -197,12 +204,14 @@ describe.concurrent("first start without a config file", () => {
 });
 
 describe.concurrent("autoscan config init", () => {
-  it("writes the default, prints its path on stdout, and refuses to overwrite it the second time", async () => {
+  it("writes the short first config, prints its path on stdout, and refuses to overwrite it the second time", async () => {
     const { cli, configPath } = await setup();
     const first = await cli(["config", "init", "--config", configPath]);
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(`${configPath}\n`);
+    expect(first.stderr).toMatch(/^Wrote .* with only what you set yourself:\n/);
     const written = readFileSync(configPath, "utf8");
+    expect(Object.keys(JSON.parse(written) as object)).toEqual(["PLEX_LOCAL_URL", "PLEX_TOKEN", "SERVER_PASS", "SERVER_PATH_MAPPINGS"]);
     expect(JSON.parse(written)).toHaveProperty("SERVER_PASS", expect.stringMatching(/^[0-9a-f]{32}$/));
 
     const second = await cli(["config", "init", "--config", configPath]);

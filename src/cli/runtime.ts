@@ -1,8 +1,10 @@
+import { describeFirstConfig } from "../config/first-config.ts";
 import { loadConfig, requireServerPass, type LoadedConfig } from "../config/load.ts";
 import { effectiveLogLevel } from "../config/reload.ts";
 import { resolveSettings, type Settings } from "../config/settings.ts";
 import type { Config } from "../config/schema.ts";
 import { databaseUrlSecrets } from "../core/database-url.ts";
+import { isInContainer } from "../core/in-container.ts";
 import type { Logger } from "../core/logger.ts";
 import { parseNotifierUrl } from "../notify/notifier-url.ts";
 import { createLogger, type LogHandle } from "../logging/create-logger.ts";
@@ -27,7 +29,7 @@ export interface RuntimeOptions {
 
 /**
  * What every command needs first: settings (flag > env > default), the validated config, a logger that redacts the
- * secrets of that config. A missing config file is created with defaults (first start): then `{ exitCode: 0 }`.
+ * secrets of that config. A missing config file is created with the few keys a user sets (first start): then `{ exitCode: 0 }`.
  * A bad config throws ConfigError, which main turns into the problem list and exit 2.
  */
 export async function loadRuntime(input: CommandInput, options: RuntimeOptions = {}): Promise<Runtime | { exitCode: number }> {
@@ -35,24 +37,15 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
   const settings = resolveSettings(input.values, io.env, io.installDir);
   const loaded = await loadConfig(settings.configPath, io.env, true);
   if (loaded.kind === "created") {
-    io.stderr.write(
-      [
-        `No config file found. Created a default config at: ${loaded.path}`,
-        "It has a fresh random SERVER_PASS (the secret in your webhook URLs).",
-        "Edit it now: set PLEX_LOCAL_URL and PLEX_TOKEN, and SERVER_PATH_MAPPINGS for the paths your *arr apps send.",
-        "An environment variable named like a key wins over the file: with the compose file, PLEX_LOCAL_URL comes from",
-        ".env (docker-compose.yml sets it); change it there and apply it with 'docker compose up -d' ('docker restart'",
-        "keeps the old value). 'autoscan config show' lists every value and where it comes from.",
-        "Then check it with 'autoscan doctor' and start autoscan again.",
-        "",
-      ].join("\n"),
-    );
+    io.stderr.write(describeFirstConfig(loaded.path, loaded.first, { inContainer: isInContainer(), firstStart: true }));
     return { exitCode: 0 };
   }
   if (options.server) requireServerPass(loaded);
   const config = loaded.config;
   const logs = createLogger({
-    level: effectiveLogLevel(settings, config),
+    // A one-shot command prints its result on stdout and says nothing on stderr unless something is wrong: its log
+    // shows warnings and errors only, unless --loglevel or AUTOSCAN_LOGLEVEL asks for more.
+    level: options.server || settings.origin.logLevel !== "default" ? effectiveLogLevel(settings, config) : "warn",
     format: settings.logFormat,
     stream: options.server ? "stdout" : "stderr",
     file: options.server && settings.logFile ? { path: settings.logFile, maxBytes: 2 * 1024 * 1024, maxFiles: 5 } : undefined,
@@ -70,5 +63,10 @@ export async function loadRuntime(input: CommandInput, options: RuntimeOptions =
   const log = logs.log.child({ component: "AUTOSCAN" });
   for (const note of loaded.notes) log.info(note);
   for (const warning of loaded.warnings) log.warn(warning);
+  if (loaded.upgradable.length > 0) {
+    log.warn(
+      "'autoscan config upgrade' rewrites the legacy key(s) above and names each (in Docker: docker exec autoscan autoscan config upgrade; '--dry-run' shows it first).",
+    );
+  }
   return { settings, loaded, config, logs, log: logs.log };
 }

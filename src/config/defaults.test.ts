@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { autoscanPath, EXAMPLE_CONFIG, leafKeys, readFixture, valueAt } from "../../test/support/config-fixtures.ts";
-import { buildDefaultConfig, EXAMPLE_PASS, generateServerPass, renderConfig } from "./defaults.ts";
+import { buildDefaultConfig, defaultConfig, EXAMPLE_PASS, generateServerPass, renderConfig } from "./defaults.ts";
 import { ignoredKeyNotes } from "./features.ts";
+import { buildFirstConfig } from "./first-config.ts";
 import { parseConfigText } from "./load.ts";
 
 // plex_autoscan's table of keys and defaults (shared/reference/plex_autoscan.md §1), written down by hand: the
@@ -31,21 +33,8 @@ describe("defaults", () => {
 describe("config/config.example.json", () => {
   const text = readFileSync(EXAMPLE_CONFIG, "utf8");
 
-  it("is exactly the default config rendered with the example's placeholder (the two never drift)", () => {
-    expect(text).toBe(renderConfig(buildDefaultConfig(EXAMPLE_PASS)));
-  });
-
-  it("holds every key the schema knows, so it documents all of them", () => {
-    const example = JSON.parse(text) as Record<string, unknown>;
-    const defaults = buildDefaultConfig(EXAMPLE_PASS) as unknown as Record<string, unknown>;
-    expect(Object.keys(example).sort()).toEqual(Object.keys(defaults).sort());
-    expect(Object.keys(example.CLOUD as object).sort()).toEqual(Object.keys(defaults.CLOUD as object).sort());
-  });
-
-  it("a freshly written default file starts with no note that one of its own keys is ignored", () => {
-    const loaded = parseConfigText(renderConfig(buildDefaultConfig(generateServerPass())), "/x/config.json", {});
-    expect(ignoredKeyNotes(loaded.config, loaded.explicitKeys)).toEqual([]);
-    expect(loaded.warnings).toEqual([]);
+  it("is exactly the first config (no variable set) with the example's placeholder (the two never drift)", () => {
+    expect(text).toBe(renderConfig(buildFirstConfig(EXAMPLE_PASS, {}).config));
   });
 
   it("loads as it is, with one warning: the placeholder SERVER_PASS", () => {
@@ -55,10 +44,32 @@ describe("config/config.example.json", () => {
     expect(loaded.warnings[0]).toMatch(/SERVER_PASS is still the example's placeholder/);
   });
 
-  it("shows plex_autoscan's examples (a mapping, an ignore list, drive filters) so their shapes are visible", () => {
+  it("maps nothing by example: plex_autoscan's Cloudbox mappings and drive paths are wrong for most setups", () => {
     const example = JSON.parse(text) as Record<string, unknown>;
-    expect(Object.keys(example.SERVER_PATH_MAPPINGS as object).length).toBeGreaterThan(0);
-    expect(example.SERVER_IGNORE_LIST).toEqual(["/.grab/", ".DS_Store", "Thumbs.db"]);
-    expect(valueAt(example, "CLOUD.ALLOWED.MIME_TYPES_LIST")).toEqual(["video"]);
+    expect(example.SERVER_PATH_MAPPINGS).toEqual({});
+    expect(text).not.toContain("/mnt/unionfs");
+    expect(text).not.toContain("My Drive");
+  });
+});
+
+describe("every key the first config leaves out", () => {
+  const reference = readFileSync(fileURLToPath(new URL("../../docs/configuration.md", import.meta.url)), "utf8");
+  const defaults = defaultConfig() as unknown as Record<string, unknown>;
+
+  it.each(Object.keys(defaults))("%s is documented in docs/configuration.md", (key) => {
+    expect(reference).toContain(`\`${key}\``);
+  });
+
+  it("is at its default when the first config loads (nothing else is set behind the user's back)", () => {
+    const { config } = parseConfigText(renderConfig(buildFirstConfig(generateServerPass(), {}).config), "/x/config.json", {});
+    const { SERVER_PASS: _pass, ...rest } = config;
+    const { SERVER_PASS: _none, ...expected } = defaults;
+    expect(rest).toEqual(expected);
+  });
+
+  it("a full every-key file (what config upgrade leaves) loads with no note that one of its keys is ignored", () => {
+    const loaded = parseConfigText(renderConfig(buildDefaultConfig(generateServerPass())), "/x/config.json", {});
+    expect(ignoredKeyNotes(loaded.config, loaded.explicitKeys)).toEqual([]);
+    expect(loaded.warnings).toEqual([]);
   });
 });

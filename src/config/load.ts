@@ -1,10 +1,10 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { ConfigError } from "../core/errors.ts";
-import { EXAMPLE_PASS, buildDefaultConfig, generateServerPass, renderConfig } from "./defaults.ts";
+import { EXAMPLE_PASS } from "./defaults.ts";
 import { applyEnvOverrides } from "./env-override.ts";
 import { readFileVariables, type FileValue } from "./file-variables.ts";
+import { writeFirstConfig, type FirstConfig } from "./first-config.ts";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys } from "./legacy.ts";
 import { describeIssues, knownKeysAt } from "./problems.ts";
@@ -31,17 +31,18 @@ export interface CreatedConfig {
   readonly path: string;
 }
 
+  /** What was written, and which keys were left to the environment (first-config.ts). */
+  readonly first: FirstConfig;
 /**
  * Reads `config.json`, migrates legacy keys, applies environment overrides, validates strictly and fills defaults.
- * All problems are reported at once in a `ConfigError`. A missing file is created with the documented defaults and a
- * fresh `SERVER_PASS` when `createIfMissing` is set (first start), which the caller reports and exits 0 on.
+ * All problems are reported at once in a `ConfigError`. A missing file is created with the few keys a user sets and a
+ * fresh `SERVER_PASS` (first-config.ts) when `createIfMissing` is set (first start), which the caller reports and exits 0 on.
  */
 export async function loadConfig(path: string, env: Env, createIfMissing: boolean): Promise<LoadedConfig | CreatedConfig> {
   const text = await readConfigText(path);
   if (text === undefined) {
     if (!createIfMissing) throw new ConfigError(`No config file at ${path}.`, [`Create one with: autoscan config init --config ${path}`]);
-    await writeDefaultConfig(path);
-    return { kind: "created", path };
+    return { kind: "created", path, first: await writeFirstConfig(path, env) };
   }
   return parseConfigText(text, path, env, await readFileVariables(env));
 }
@@ -73,10 +74,16 @@ export function parseConfigText(text: string, path: string, env: Env, files: rea
     path,
     inFile: new Map(
       Object.keys(legacy.raw)
+    fileValues: parsed as Record<string, unknown>,
         .map((key): [string, string] => [key, fileKeys.includes(key) ? key : (renamedTo.get(key) ?? legacy.aliases.get(key) ?? key)])
         .filter(([, written]) => fileKeys.includes(written)),
     ),
-    environment: new Set([...overridden.origins.keys()].filter((key) => overridden.origins.get(key)?.startsWith("environment variable"))),
+    // A variable under an old name (GOOGLE) sets the key under its new one (CLOUD).
+    environment: new Set(
+      [...overridden.origins.keys()]
+        .filter((key) => overridden.origins.get(key)?.startsWith("environment variable"))
+        .map((key) => [...renamedTo].find(([, from]) => from === key)?.[0] ?? key),
+    ),
     fileVariables: new Map(files.map((file) => [file.key, { variable: file.variable, file: file.path }])),
   });
   return {
@@ -96,12 +103,6 @@ const STRING_KEYS: ReadonlySet<string> = new Set(
     .filter(([, value]) => typeof value === "string")
     .map(([key]) => key),
 );
-
-export async function writeDefaultConfig(path: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  // 0600: the file holds SERVER_PASS and, once edited, the Plex token.
-  await writeFile(path, renderConfig(buildDefaultConfig(generateServerPass())), { mode: 0o600, flag: "wx" });
-}
 
 async function readConfigText(path: string): Promise<string | undefined> {
   try {

@@ -64,7 +64,7 @@ describe("validation", () => {
 
   it("says to remove an unknown key that is near nothing", () => {
     expect(problemsOf({ SERVER_PASS: PASS, XYZZY: 1 }).problems).toEqual([
-      'Unknown key "XYZZY" — remove it, or see config/config.example.json for the known keys.',
+      'Unknown key "XYZZY" — remove it, or see docs/configuration.md for the known keys.',
     ]);
   });
 

@@ -76,7 +76,7 @@ function findUnknownKeys(raw: unknown, path: readonly string[], context: IssueCo
     out.push(
       hint
         ? `Unknown key "${key}"${where} — did you mean "${hint}"?`
-        : `Unknown key "${key}"${where} — remove it, or see config/config.example.json for the known keys.`,
+        : `Unknown key "${key}"${where} — remove it, or see docs/configuration.md for the known keys.`,
     );
   }
   return out;
@@ -110,7 +110,7 @@ function tidy(message: string): string {
 function expectation(message: string, keys: readonly (string | number)[]): string {
   const said = tidy(message);
   if (keys.length !== 2 || !ENTRY_SECTIONS.has(String(keys[0])) || said !== "expected Object") return said;
-  return `expected an object such as {"TYPE": …, "URL": …} (see config/config.example.json)`;
+  return `expected an object such as {"TYPE": …, "URL": …} (see docs/configuration.md)`;
 }
 
 function describeType(value: unknown): string {

@@ -1,11 +1,15 @@
 import { existsSync } from "node:fs";
-import { writeDefaultConfig } from "../../config/load.ts";
+import { describeFirstConfig, writeFirstConfig } from "../../config/first-config.ts";
 import { resolveSettings } from "../../config/settings.ts";
+import { isInContainer } from "../../core/in-container.ts";
 import type { CommandSpec } from "../command.ts";
 
 export const configInitCommand: CommandSpec = {
   usage: "autoscan config init [--config PATH]",
-  description: "Refuses to overwrite an existing file; use 'autoscan config upgrade' to add new keys to one.",
+  description:
+    "Writes a short config: PLEX_LOCAL_URL, PLEX_TOKEN, a fresh SERVER_PASS and SERVER_PATH_MAPPINGS (a key an environment " +
+    "variable sets is left out); every other key keeps its default. Refuses to overwrite an existing file; use " +
+    "'autoscan config upgrade' to add new keys to one.",
   async run({ values, io }) {
     const settings = resolveSettings(values, io.env, io.installDir);
     if (existsSync(settings.configPath)) {
@@ -13,8 +17,8 @@ export const configInitCommand: CommandSpec = {
       io.stderr.write("Run 'autoscan config upgrade' to add keys that are new since it was written.\n");
       return 1;
     }
-    await writeDefaultConfig(settings.configPath);
-    io.stderr.write(`Wrote a default config with a fresh SERVER_PASS. Edit PLEX_LOCAL_URL, PLEX_TOKEN and SERVER_PATH_MAPPINGS:\n`);
+    const first = await writeFirstConfig(settings.configPath, io.env);
+    io.stderr.write(describeFirstConfig(settings.configPath, first, { inContainer: isInContainer(), firstStart: false }));
     io.stdout.write(`${settings.configPath}\n`);
     return 0;
   },

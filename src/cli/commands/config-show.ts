@@ -1,5 +1,6 @@
 import { loadConfig } from "../../config/load.ts";
-import { describeSource, sourceLabel, type ConfigSource } from "../../config/provenance.ts";
+import { defaultConfig } from "../../config/defaults.ts";
+import { describeSource, sourceLabel, sourceName, type ConfigSource, type OverriddenValue } from "../../config/provenance.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
@@ -8,32 +9,45 @@ import { isInContainer } from "../../core/in-container.ts";
 
 /**
  * `autoscan config show [--json]`: the config autoscan would run with — every top-level key, its value (secrets
- * masked) and where it comes from (config.json, an environment variable, a `KEY_FILE` variable, or the default).
- * Answers "I changed it, why does autoscan still use the old value?": an environment variable wins over the file.
+ * masked) and where it comes from: the default (a key in no file), config.json, an environment variable, or a secret
+ * file (a `KEY_FILE` variable). Answers "I changed it, why does autoscan still use the old value?": a variable wins over
+ * the file, and a value config.json also holds for that key is shown as ignored. Answers "what did I change?": the keys
+ * whose value is not the default are listed at the end.
  */
 export const configShowCommand: CommandSpec = {
   usage: "autoscan config show [--json] [--config PATH]",
   description:
-    "Prints each key with its value and its source: config.json, environment (an environment variable of that name, " +
-    "which wins over the file; in Docker Compose, .env through docker-compose.yml), a KEY_FILE variable, or default. " +
-    "Secrets (SERVER_PASS, tokens, passwords, API keys, the database URL's password) are masked.",
+    "Prints each key with its value and its source: default (in no file), config.json, environment (an environment " +
+    "variable of that name, which wins over the file; in Docker Compose, .env through docker-compose.yml), or secret file " +
+    "(a KEY_FILE variable). A config.json value that a variable overrides is shown as ignored. Secrets (SERVER_PASS, " +
+    "tokens, passwords, API keys, the database URL's password) are masked.",
   options: { json: { type: "boolean" } },
-  optionHelp: { json: "print {configFile, keys: {KEY: {value, source, detail}}} as JSON on stdout" },
+  optionHelp: {
+    json:
+      "print {configFile, keys: {KEY: {value, source, detail, changed, variable?, file?, writtenAs?, ignoredFileValue?}}} as JSON on stdout; " +
+      'source is one of "default", "config.json", "environment", "secret file"',
+  },
   async run({ values, io }) {
     const settings = resolveSettings(values, io.env, io.installDir);
     const loaded = await loadConfig(settings.configPath, io.env, false);
     if (loaded.kind !== "loaded") return 2;
     const inContainer = isInContainer();
-    const rows = Object.entries(loaded.config).map(([key, value]) => {
+    const defaults = defaultConfig() as Record<string, unknown>;
+    const rows = Object.entries(loaded.config).map(([key, value]): Row => {
       const source: ConfigSource = loaded.sources.get(key) ?? { kind: "default" };
-      return { key, value: masked(key, value), source, detail: describeSource(key, source, inContainer) };
+      return {
+        key,
+        value: masked(key, value),
+        source,
+        detail: describeSource(key, source, inContainer),
+        changed: JSON.stringify(value) !== JSON.stringify(defaults[key]),
+      };
     });
     if (booleanFlag(values, "json")) {
-      const keys = Object.fromEntries(rows.map((row) => [row.key, { value: row.value, source: sourceLabel(row.source), detail: row.detail }]));
-      io.stdout.write(`${JSON.stringify({ configFile: settings.configPath, keys }, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify({ configFile: settings.configPath, keys: Object.fromEntries(rows.map((row) => [row.key, jsonEntry(row)])) }, null, 2)}\n`);
       return 0;
     }
-    io.stdout.write(renderTable(settings, rows));
+    io.stdout.write(renderTable(settings, rows, inContainer));
     return 0;
   },
 };
@@ -42,21 +56,65 @@ interface Row {
   readonly key: string;
   readonly value: unknown;
   readonly source: ConfigSource;
+  readonly detail: string;
+  /** The value is not the key's default. */
+  readonly changed: boolean;
 }
 
-function renderTable(settings: Settings, rows: readonly Row[]): string {
-  const width = Math.max(...rows.map((row) => row.key.length));
-  const lines = rows.map((row) => `${row.key.padEnd(width)}  ${sourceLabel(row.source).padEnd(11)}  ${shown(row.value)}`);
+function jsonEntry(row: Row): Record<string, unknown> {
+  const { source } = row;
+  return {
+    value: row.value,
+    source: sourceName(source),
+    detail: row.detail,
+    changed: row.changed,
+    ...(source.kind === "environment" || source.kind === "file-variable" ? { variable: source.variable } : {}),
+    ...(source.kind === "file-variable" ? { file: source.file } : {}),
+    ...(source.kind === "config.json" && source.as ? { writtenAs: source.as } : {}),
+    ...(overridden(source) ? { ignoredFileValue: ignoredValue(row.key, source) } : {}),
+  };
+}
+
+function overridden(source: ConfigSource): source is Extract<ConfigSource, { overrides?: OverriddenValue }> & { overrides: OverriddenValue } {
+  return (source.kind === "environment" || source.kind === "file-variable") && source.overrides !== undefined;
+}
+
+/** The ignored file value, masked like the value in force (its old name, when written under one). */
+function ignoredValue(key: string, source: { readonly overrides: OverriddenValue }): { value: unknown; writtenAs?: string } {
+  return { value: masked(key, source.overrides.value), ...(source.overrides.as ? { writtenAs: source.overrides.as } : {}) };
+}
+
+function renderTable(settings: Settings, rows: readonly Row[], inContainer: boolean): string {
+  const ignoredLabel = (row: Row): string => {
+    const as = overridden(row.source) ? row.source.overrides.as : undefined;
+    return `↳ config.json${as ? ` (as ${as})` : ""}, ignored`;
+  };
+  const width = Math.max(3, ...rows.map((row) => row.key.length));
+  const fromWidth = Math.max(4, ...rows.map((row) => sourceLabel(row.source).length), ...rows.filter((row) => overridden(row.source)).map((row) => ignoredLabel(row).length));
+  const line = (key: string, from: string, value: string): string => `${key.padEnd(width)}  ${from.padEnd(fromWidth)}  ${value}`.trimEnd();
+  const lines = rows.flatMap((row) => [
+    line(row.key, sourceLabel(row.source), shown(row.value)),
+    ...(overridden(row.source) ? [line("", ignoredLabel(row), shown(ignoredValue(row.key, row.source).value))] : []),
+  ]);
   const fromEnv = rows.filter((row) => row.source.kind === "environment" || row.source.kind === "file-variable").map((row) => row.key);
+  const ignored = rows.filter((row) => overridden(row.source)).map((row) => row.key);
+  const changed = rows.filter((row) => row.changed).map((row) => row.key);
   return [
     `Config file: ${settings.configPath}${settings.origin.config === "default" ? "" : ` (from ${settings.origin.config === "flag" ? "--config" : "AUTOSCAN_CONFIG"})`}`,
     "",
-    `${"KEY".padEnd(width)}  ${"FROM".padEnd(11)}  VALUE`,
+    line("KEY", "FROM", "VALUE"),
     ...lines,
     "",
     fromEnv.length
-      ? `Set outside config.json (these win over the file): ${fromEnv.join(", ")}. In Docker Compose, .env feeds them through docker-compose.yml; apply a change with 'docker compose up -d'.`
-      : "Every value comes from config.json or the defaults.",
+      ? `Set outside config.json (these win over the file): ${fromEnv.join(", ")}. ` +
+        (inContainer
+          ? "In a container they come from the compose file (docker-compose.yml takes them from .env) or docker run -e: change them there, then 'docker compose up -d' ('docker restart' keeps the old values)."
+          : "Change or unset them where autoscan is started.")
+      : "Nothing is set outside config.json.",
+    ...(ignored.length
+      ? [`config.json also holds ${ignored.join(", ")}, ignored while the variable is set: remove ${ignored.length === 1 ? "it" : "them"} from config.json, or unset the variable to use the file's value.`]
+      : []),
+    changed.length ? `Not at their defaults: ${changed.join(", ")}.` : "Every key is at its default.",
     "",
   ].join("\n");
 }
