@@ -15,6 +15,8 @@ export interface ArrWatchInput {
   readonly log: Logger;
   /** `arr_disconnected` for the notifiers. */
   readonly onDisconnected?: (app: string, detail: string) => void;
+  /** The app sends again: its `arr_disconnected` not sent yet is withdrawn. */
+  readonly onReconnected?: (app: string) => void;
 }
 
 export function arrWatchFromConfig(input: ArrWatchInput): ArrConnectionWatch | undefined {
@@ -33,5 +35,6 @@ export function arrWatchFromConfig(input: ArrWatchInput): ArrConnectionWatch | u
     clock,
     log,
     ...(input.onDisconnected ? { onDisconnected: input.onDisconnected } : {}),
+    ...(input.onReconnected ? { onReconnected: input.onReconnected } : {}),
   });
 }

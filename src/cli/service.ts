@@ -135,7 +135,12 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   // ARR: each app's connection to autoscan, looked at every SERVER_BACKFILL_INTERVAL (loaded only with apps listed).
   const arrWatch =
     Object.keys(config.ARR).length > 0
-      ? (await import("../arr/watch-from-config.ts")).arrWatchFromConfig({ config, clock, log, ...(notify ? { onDisconnected: notify.arrDisconnected } : {}) })
+      ? (await import("../arr/watch-from-config.ts")).arrWatchFromConfig({
+          config,
+          clock,
+          log,
+          ...(notify ? { onDisconnected: notify.arrDisconnected, onReconnected: notify.arrReconnected } : {}),
+        })
       : undefined;
   const ofInstance = instanceHealth({ database: database !== undefined, instance, drive, backfill });
   // WATCH (loaded only when a watcher is configured): library folders' changes, as manual requests of those files.
@@ -158,13 +163,23 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   // The console: live changes, what the dispatcher works on, and the open event streams' end at stop.
   const closing = new AbortController();
   const consoleSources: ConsoleSources = {
-    changes: { subscribe: (listener) => queue.onChange(listener) },
+    // The queue's changes, and the *arr watch's (its banner goes as soon as an app sends again).
+    changes: {
+      subscribe: (listener) => {
+        const fromQueue = queue.onChange(listener);
+        const fromArr = arrWatch?.onChange(listener);
+        return () => {
+          fromQueue();
+          fromArr?.();
+        };
+      },
+    },
     activity: () => live.dispatcher?.activity() ?? { checking: [], scanning: [] },
     targets: () => targets.map((target) => target.name),
     ...(backfill ? { backfill: () => backfill.status() } : {}),
     ...(drive ? { drive: () => drive.status() } : {}),
     refused: { recent: () => guard.recent(), dismiss: () => guard.dismiss() },
-    ...(arrWatch ? { arrProblems: () => arrWatch.problems() } : {}),
+    ...(arrWatch ? { arrProblems: () => arrWatch.problems(), arrNotes: () => arrWatch.notes() } : {}),
     ...(watch ? { watchers: () => watch.statuses() } : {}),
     closing: closing.signal,
   };
@@ -181,6 +196,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     metrics,
     console: consoleSources,
     backfill: backfill && backfillRoom?.backfillAdmin(backfill, backfillApps),
+    arrConnections: arrWatch,
     log,
   }).catch(async (error: unknown) => {
     await queue.close();

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { NotifyEvent } from "../core/notify-event.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
-import { failedFolderEvents, reportBackfillFinds, targetChangeEvent } from "./from-config.ts";
+import { captureLog } from "../../test/support/capture-log.ts";
+import { createManualClock } from "../../test/support/manual-clock.ts";
+import { failedFolderEvents, notifyFromConfig, reportBackfillFinds, targetChangeEvent } from "./from-config.ts";
 
 /** The service's events as the notifiers get them: from the queue, the dispatcher and the backfill's sink. */
 const AT = Date.UTC(2026, 10, 25, 6, 0, 0);
@@ -48,5 +50,23 @@ describe("events from the parts that raise them", () => {
       { event: "backfill_found", at: AT, folder: "/data/TV/A/Season 01", app: "Sonarr (sonarr)", id: 1 },
       { event: "backfill_found", at: AT, folder: "/data/TV/B", app: "Sonarr (sonarr)", id: 2 },
     ]);
+  });
+});
+
+describe("an app that sends again", () => {
+  it("withdraws its arr_disconnected not sent yet, from every notifier, and no other app's", () => {
+    const clock = createManualClock();
+    const notifier = { TYPE: "webhook" as const, URL: "http://127.0.0.1:9/hook", EVENTS: ["arr_disconnected" as const], BATCH_SECONDS: 30 };
+    const notify = notifyFromConfig({ config: { NOTIFY: { a: notifier, b: notifier } }, clock, log: captureLog().log, instance: "test-1-0000" });
+    try {
+      notify.arrDisconnected("sonarr", "no connection");
+      notify.arrDisconnected("radarr", "no connection");
+      notify.arrReconnected("sonarr");
+      expect(notify.notifiers.states().map((state) => state.waiting)).toEqual([1, 1]);
+      notify.arrReconnected("radarr");
+      expect(notify.notifiers.states().map((state) => state.waiting)).toEqual([0, 0]);
+    } finally {
+      notify.stop();
+    }
   });
 });

@@ -60,6 +60,8 @@ export interface Notifications {
   targetChanged(change: TargetChange): void;
   /** An *arr app stopped sending to autoscan (src/arr/connection-watch.ts). */
   arrDisconnected(app: string, detail: string): void;
+  /** It sends again: its `arr_disconnected` not sent yet is withdrawn (a warning that no longer holds). */
+  arrReconnected(app: string): void;
   /** The backfill's sink, telling `backfill_found` for what it queued. */
   backfillSink(sink: ScanSink): ScanSink;
   /** `/health`'s `notifiers`, while one cannot deliver. */
@@ -75,6 +77,7 @@ export function notifyFromConfig(input: NotificationsInput): Notifications {
     foldersFailed: (folders) => failedFolderEvents(folders, clock.now()).forEach(notifiers.emit),
     targetChanged: (change) => notifiers.emit(targetChangeEvent(change, clock.now())),
     arrDisconnected: (app, detail) => notifiers.emit({ event: "arr_disconnected", at: clock.now(), app, reason: detail }),
+    arrReconnected: (app) => notifiers.withdraw((event) => event.event === "arr_disconnected" && event.app === app),
     backfillSink: (sink) => reportBackfillFinds(sink, notifiers.emit, clock),
     health: () => notifyHealth(notifiers),
     stop: () => notifiers.stop(),

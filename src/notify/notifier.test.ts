@@ -187,3 +187,25 @@ describe("stop", () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 });
+
+describe("withdrawing events not sent yet", () => {
+  const disconnected = (app: string): NotifyEvent => ({ event: "arr_disconnected", at: clock.now(), app, reason: "no connection" });
+
+  it("takes back the events it picks before their window ends; the rest go as one message; an empty window sends nothing", async () => {
+    const { recorder, notifier } = start({}, ["failed", "arr_disconnected"]);
+    notifier.emit(disconnected("sonarr"));
+    notifier.emit(disconnected("radarr"));
+    notifier.emit(failed(1));
+    await clock.advance(10_000);
+    expect(notifier.withdraw((event) => event.event === "arr_disconnected" && event.app === "sonarr")).toBe(1);
+    await clock.advance(20_000);
+    expect(recorder.batches.map((batch) => batch.events.map((event) => event.app ?? event.id))).toEqual([["radarr", 1]]);
+
+    notifier.emit(disconnected("sonarr"));
+    expect(notifier.withdraw((event) => event.app === "sonarr")).toBe(1);
+    expect(notifier.state().waiting).toBe(0);
+    await clock.advance(120_000);
+    expect(recorder.batches).toHaveLength(1);
+    expect(notifier.withdraw(() => true)).toBe(0);
+  });
+});

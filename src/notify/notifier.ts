@@ -56,6 +56,11 @@ export interface Notifier {
   readonly name: string;
   emit(event: NotifyEvent): void;
   state(): NotifierState;
+  /**
+   * Takes back the events not sent yet that `match` picks (an `arr_disconnected` whose app sends again before its batch
+   * went); a message already on its way is not called back. How many were taken back.
+   */
+  withdraw(match: (event: NotifyEvent) => boolean): number;
   /** `autoscan notify test`: one test message now, outside the batches. */
   sendTest(): Promise<Delivery>;
   /** Stops the timers and any message on its way; what was not sent is dropped (and said). */
@@ -163,6 +168,20 @@ export function createNotifier(options: NotifierOptions): Notifier {
       pending.push(event);
       keepAtMost();
       schedule();
+    },
+    withdraw(match) {
+      const kept = pending.filter((event) => !match(event));
+      const taken = pending.length - kept.length;
+      if (taken === 0) return 0;
+      pending = kept;
+      if (pending.length === 0) {
+        // Nothing left to send: the window closes and its timer goes (the next event opens a new one).
+        timer?.abort();
+        timer = undefined;
+        windowStart = undefined;
+      }
+      log.debug({ notifier: name, events: taken }, `${String(taken)} notification event(s) for '${name}' withdrawn before they were sent.`);
+      return taken;
     },
     state: () => ({
       name,

@@ -1,4 +1,4 @@
-import type { NotifySink } from "../core/notify-event.ts";
+import type { NotifyEvent, NotifySink } from "../core/notify-event.ts";
 import type { Notifier, NotifierState } from "./notifier.ts";
 
 /**
@@ -9,6 +9,8 @@ export interface Notifiers {
   readonly emit: NotifySink;
   states(): NotifierState[];
   find(name: string): Notifier | undefined;
+  /** Takes back, from every notifier, the events not sent yet that `match` picks (notifier.ts). */
+  withdraw(match: (event: NotifyEvent) => boolean): void;
   stop(): void;
 }
 
@@ -19,6 +21,9 @@ export function combineNotifiers(list: readonly Notifier[]): Notifiers {
     },
     states: () => list.map((notifier) => notifier.state()),
     find: (name) => list.find((notifier) => notifier.name === name),
+    withdraw: (match) => {
+      for (const notifier of list) notifier.withdraw(match);
+    },
     stop: () => {
       for (const notifier of list) notifier.stop();
     },

@@ -13,7 +13,7 @@ import { consolePreviewFromConfig, type ConsolePreviewInput } from "./console/li
 import type { GuessBrake } from "./guess-brake.ts";
 import type { RejectionLog } from "./rejections.ts";
 import type { ConsoleSources } from "./console/sources.ts";
-import type { BackfillAdmin, DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "./options.ts";
+import type { ArrConnectionsAdmin, BackfillAdmin, DriveAdmin, HealthReport, QueueAdmin, WebOptions } from "./options.ts";
 import { startWebServer, type WebServer } from "./server.ts";
 
 /**
@@ -41,6 +41,8 @@ export interface WebWiringInput {
   readonly console?: ConsoleSources;
   /** `ARR`: the backfill for `cmd=backfill`. */
   readonly backfill?: BackfillAdmin;
+  /** `ARR`: the watch on the apps' connections (told of webhooks, asked by `cmd=arr_check`). */
+  readonly arrConnections?: ArrConnectionsAdmin;
 }
 
 export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
@@ -71,6 +73,7 @@ export function webOptionsFromConfig(input: WebWiringInput): WebOptions {
     ...(input.metrics ? { metrics: input.metrics } : {}),
     ...(input.console ? { console: input.console } : {}),
     ...(input.backfill ? { backfill: input.backfill } : {}),
+    ...(input.arrConnections ? { arrConnections: input.arrConnections } : {}),
     connectApps: { apps: config.ARR, port: config.SERVER_PORT, urlBase: config.SERVER_URL_BASE, inContainer: isInContainer() },
   };
 }
@@ -148,6 +151,7 @@ export interface WebParts {
   readonly metrics: (RequestMetrics & MetricsExposition) | undefined;
   readonly console: ConsoleSources;
   readonly backfill: BackfillAdmin | undefined;
+  readonly arrConnections?: ArrConnectionsAdmin | undefined;
   readonly log: Logger;
 }
 
@@ -200,6 +204,7 @@ function buildApp(config: Config, parts: WebParts, announce: boolean): Hono {
     guesses: parts.guesses,
     metrics: parts.metrics,
     ...(parts.backfill ? { backfill: parts.backfill } : {}),
+    ...(parts.arrConnections ? { arrConnections: parts.arrConnections } : {}),
     // The preview and the Libraries page read the config this app is built from (a reload builds them again).
     console: { ...parts.console, ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.sections, stat: disk.stat }) },
   });

@@ -51,6 +51,28 @@ export interface WebOptions {
   readonly connectApps?: ConnectAppsOptions;
   /** `ARR`: the backfill from the *arr apps' history (`cmd=backfill`); absent when no app is configured. */
   readonly backfill?: BackfillAdmin;
+  /** `ARR`: the watch on each app's connection to autoscan; absent when no app is watched. */
+  readonly arrConnections?: ArrConnectionsAdmin;
+}
+
+/**
+ * The server's watch on the *arr apps' connections (src/arr/connection-watch.ts), as the web uses it: told of each
+ * accepted webhook from an app (the URL's label), and asked to look now (`cmd=arr_check`, which `autoscan arr
+ * connect` sends after it fixed a connection), so a warning ends when the app is fixed.
+ */
+export interface ArrConnectionsAdmin {
+  heard(app: string): void;
+  /** Undefined: no such app is watched. */
+  recheck(app?: string): Promise<readonly ArrCheckView[]> | undefined;
+}
+
+export interface ArrCheckView {
+  readonly app: string;
+  /** `ok`, `wrong-events`, `missing`, `wrong-url`, `disabled`, `failing`, or `unknown` (the app could not be asked). */
+  readonly state: string;
+  readonly detail: string;
+  /** A warning about the app ended with this look. */
+  readonly cleared: boolean;
 }
 
 /** The backfill as the API runs it for `autoscan backfill`: one read now, told as it goes. */

@@ -6,6 +6,7 @@ import { UsageError } from "../../core/errors.ts";
 import { webhookUrl } from "../../arr/app-connections.ts";
 import { createLogger } from "../../logging/create-logger.ts";
 import { autoscanOrigin } from "../autoscan-address.ts";
+import { recheckArrConnections } from "../recheck-arr-connections.ts";
 import { booleanFlag, stringFlag, type CommandSpec } from "../command.ts";
 import { isInContainer } from "../../core/in-container.ts";
 
@@ -73,6 +74,8 @@ export const arrConnectCommand: CommandSpec = {
         io.stdout.write(`${name}: ${outcome.line}\n`);
         for (const note of outcome.notes) io.stderr.write(`${name}: ${note}\n`);
       });
+      // The running server looks at the apps made right now: its warning about them ends at once.
+      if (!dryRun) await recheckArrConnections(config, chosen.filter((_name, index) => outcomes[index]?.result !== "failed"), io);
       return outcomes.some((outcome) => outcome.result === "failed") ? 1 : 0;
     } finally {
       logs.close();

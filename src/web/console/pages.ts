@@ -31,6 +31,7 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
         ...importingOf(deps),
         ...(deps.sources.refused ? { refused: deps.sources.refused.recent() } : {}),
         ...(deps.sources.arrProblems ? { arrProblems: deps.sources.arrProblems() } : {}),
+        ...(deps.sources.arrNotes ? { arrNotes: deps.sources.arrNotes() } : {}),
         ...(deps.sources.watchers ? { watchers: deps.sources.watchers() } : {}),
         ...withNotice(await notice(c, deps)),
       }),

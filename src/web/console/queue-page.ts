@@ -32,6 +32,8 @@ export interface QueuePageModel {
   readonly refused?: ReturnType<RefusedPaths["recent"]>;
   /** *arr apps that stopped sending to autoscan. */
   readonly arrProblems?: readonly { readonly app: string; readonly detail: string; readonly since: number }[];
+  /** *arr apps that send, with some of autoscan's events unticked (a quieter note than the banner). */
+  readonly arrNotes?: readonly { readonly app: string; readonly detail: string; readonly since: number }[];
   /** `WATCH`: the folder watchers. */
   readonly watchers?: readonly WatcherView[];
 }
@@ -42,7 +44,7 @@ export function renderQueuePage(model: QueuePageModel): string {
       ? `<p class="empty">${model.total === 0 ? "Nothing is waiting. New requests appear here as they arrive." : "No folders on this page."}</p>`
       : `<ul class="items">${model.items.map((item) => itemHtml(model, item)).join("")}</ul>`;
   const body = `${noticeHtml(model.notice)}
-${arrProblemsHtml(model)}
+<div id="arr-status" data-live>${arrProblemsHtml(model)}${arrNotesHtml(model)}</div>
 ${refusedHtml(model)}
 <section class="panel" aria-labelledby="queue-title">
 <div id="queue-list" data-live>
@@ -89,6 +91,17 @@ function arrProblemsHtml(model: QueuePageModel): string {
 <h2 id="arr-title">${problems.length === 1 ? "An app does not send" : `${String(problems.length)} apps do not send`} ${problems.length === 1 ? "its" : "their"} imports to autoscan</h2>
 <ul class="refused">${rows}</ul>
 </section>`;
+}
+
+/** *arr apps that send with some events unticked: often on purpose, so one quiet line each, not the banner. */
+function arrNotesHtml(model: QueuePageModel): string {
+  return (model.arrNotes ?? [])
+    .map(
+      (n) =>
+        `<p class="muted" role="status"><b>${escapeHtml(n.app)}</b> sends to autoscan, with some events unticked: ${escapeHtml(n.detail)} ` +
+        `If that is not on purpose: <code>autoscan arr connect --app ${escapeHtml(n.app)}</code></p>`,
+    )
+    .join("");
 }
 
 /**

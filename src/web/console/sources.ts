@@ -30,6 +30,8 @@ export interface ConsoleSources {
   readonly refused?: RefusedPaths;
   /** *arr apps that stopped sending to autoscan (`ARR`): the Queue page says so until they send again. */
   readonly arrProblems?: () => readonly { readonly app: string; readonly detail: string; readonly since: number }[];
+  /** *arr apps that send with some events unticked: a quieter note on the Queue page. */
+  readonly arrNotes?: () => readonly { readonly app: string; readonly detail: string; readonly since: number }[];
   /** `WATCH`: each folder watcher's state, for the Queue page's panel. */
   readonly watchers?: () => readonly WatcherView[];
 }

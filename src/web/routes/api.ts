@@ -9,6 +9,7 @@ import { bodyProblem } from "../responses.ts";
 import type { PathPreview } from "../console/sources.ts";
 import { itemJson } from "../item-json.ts";
 import { answerBackfill } from "./backfill.ts";
+import { answerArrCheck } from "./arr-check.ts";
 import { refuseCrossSite } from "../cross-site.ts";
 import type { HistoryQuery } from "../options.ts";
 
@@ -23,7 +24,7 @@ type ApiAnswer = { readonly success: boolean } & Readonly<Record<string, unknown
 
 const MAX_PAGE = 1000;
 /** The commands that change something: a browser's request for one from another site is refused. */
-const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry", "delete", "reset_page_token", "clear_drive_cache", "backfill"]);
+const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry", "delete", "reset_page_token", "clear_drive_cache", "backfill", "arr_check"]);
 
 export function createApiHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
@@ -39,6 +40,7 @@ export function createApiHandler(deps: RouteDeps) {
       if (refused) return refused;
     }
     if (cmd === "backfill") return answerBackfill(c, params, deps);
+    if (cmd === "arr_check") return c.json(await answerArrCheck(params, deps));
     try {
       return c.json(await run(cmd, params, deps));
     } catch (error) {
