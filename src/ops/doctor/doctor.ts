@@ -1,5 +1,5 @@
 import { BUILT_FEATURES } from "../../config/built-features.ts";
-import { isInContainer } from "../../core/in-container.ts";
+import { isContainerServerRunning, isInContainer } from "../../core/in-container.ts";
 import { unbuiltFeatureWarnings } from "../../config/features.ts";
 import { SERVER_PASS_MISSING, loadConfig } from "../../config/load.ts";
 import { describeSource, type ConfigSource } from "../../config/provenance.ts";
@@ -19,6 +19,7 @@ import { driveChecks, rcChecks } from "./drive.ts";
 import { mappingChecks } from "./mappings.ts";
 import { notifyChecks } from "./notify.ts";
 import { plexChecks } from "./plex.ts";
+import { containerPortCheck } from "./container-port.ts";
 import { portCheck, refusedChecks } from "./running-server.ts";
 import { targetsChecks } from "./targets.ts";
 import { watchChecks } from "./watch.ts";
@@ -37,6 +38,8 @@ export interface DoctorInput {
   readonly log: Logger;
   /** Whether autoscan runs inside a container (default: /.dockerenv or /run/.containerenv exists). */
   readonly inContainer?: boolean;
+  /** Whether this container's main process is `autoscan server`, which must then answer on SERVER_PORT (default: /proc/1). */
+  readonly serverInContainer?: boolean;
   /** `startup`: the server's own run (no port check: the server binds it; no Drive call: the monitor makes it). */
   readonly mode?: "doctor" | "startup";
   /** How long one look at a disk may take (default 3 s; Plex calls take at most min(PLEX_TIMEOUT, 10 s)). */
@@ -119,7 +122,9 @@ function buildFamilies(input: DoctorInput, inContainer: boolean): CheckFamily[] 
     [config.PLEX_SCAN_METHOD === "scanner" || config.USE_DOCKER, "scanner", async () => (await import("./scanner.ts")).scannerChecks(config, settings.dockerHost)],
     [config.CLOUD.ENABLED, "drive", () => driveChecks({ config, settings, env: input.env, log, startup })],
     [config.RCLONE.RC_CACHE_REFRESH.ENABLED, "rclone-rc", () => rcChecks(config.RCLONE.RC_CACHE_REFRESH.RC_URL)],
-    [!startup, "port", async () => [await portCheck(config)]],
+    [!startup, "port", async () => [await portCheck(config, { serverExpected: input.serverInContainer ?? (inContainer && isContainerServerRunning()) })]],
+    // At start too: a moved-over SERVER_PORT the image overrides is said once in the server's log.
+    [inContainer, "container-port", async () => [await containerPortCheck(config, settings.configPath, loaded.sources?.get("SERVER_PORT"))]],
     [!startup && config.SERVER_PASS !== "", "refused", () => refusedChecks(config)],
     [!startup && has(config.NOTIFY), "notify", () => notifyChecks(config)],
     [!startup && has(config.WATCH), "watch", () => watchChecks(config, stat)],

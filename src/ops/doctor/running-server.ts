@@ -39,11 +39,25 @@ function healthOf(text: string): Record<string, unknown> | undefined {
   return typeof body?.status === "string" ? body : undefined;
 }
 
-export async function portCheck(config: ServerAddress, timeoutMs = 3000): Promise<CheckResult> {
+/**
+ * `serverExpected`: the server should be answering there (doctor run in the container whose main process is `autoscan
+ * server`), so a free port is an error: the port Docker publishes leads nowhere. Otherwise a free port is one the
+ * server can take.
+ */
+export async function portCheck(config: ServerAddress, options: { readonly serverExpected?: boolean; readonly timeoutMs?: number } = {}): Promise<CheckResult> {
+  const timeoutMs = options.timeoutMs ?? 3000;
   const where = `${config.SERVER_IP}:${config.SERVER_PORT}`;
   const id = "server.port";
   const title = "Server port";
   const state = await probeTcp(connectHost(config.SERVER_IP), config.SERVER_PORT, timeoutMs);
+  if (state === "free" && options.serverExpected) {
+    return fail(
+      id,
+      title,
+      `Nothing answers on ${where} in this container, where its server should listen (SERVER_PORT ${String(config.SERVER_PORT)}): every webhook to the port Docker publishes fails.`,
+      "Read why the server is not listening there: 'docker logs autoscan' (a start that failed, or a SERVER_PORT or SERVER_IP in the environment that moved it).",
+    );
+  }
   if (state === "free") return ok(id, title, `Nothing listens on ${where} yet: the server can take it.`);
   if (state !== "open") {
     return warn(id, title, `Could not tell whether ${where} is free (${state}).`, "Check SERVER_IP: it must be an address of this machine, or 0.0.0.0.");
