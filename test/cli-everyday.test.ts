@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeTempDir } from "./support/capture-log.ts";
+import { startFakeNotifyReceiver } from "./support/fake-notify-receiver.ts";
 import { startFakePlex } from "./support/fake-plex.ts";
 import { runCli } from "./support/run-cli.ts";
 
@@ -72,6 +73,33 @@ describe.concurrent("without SERVER_PASS", () => {
       expect(result.stdout).toContain("  1: Movies\n      /data/Movies/\n");
     } finally {
       await plex.close();
+    }
+  });
+});
+
+describe.concurrent("one-shot commands: the result on stdout, nothing on stderr when all is well", () => {
+  it("sections and notify test with the settings in the environment, as the compose file gives them: no INFO line; --loglevel INFO brings the notes back", async () => {
+    const plex = await startFakePlex({ sections: [{ key: "1", title: "Movies", type: "movie", locations: ["/data/Movies"] }] });
+    const receiver = await startFakeNotifyReceiver();
+    try {
+      const { configPath, write } = await folder();
+      write({ NOTIFY: { phone: { TYPE: "webhook", URL: `${receiver.url}/hook` } } });
+      const env = { PLEX_LOCAL_URL: plex.url, PLEX_TOKEN: plex.token };
+      const [sections, notify, asked] = await Promise.all([
+        runCli(["sections", "--config", configPath], { env }),
+        runCli(["notify", "test", "--config", configPath], { env }),
+        runCli(["sections", "--config", configPath, "--loglevel", "INFO"], { env }),
+      ]);
+      expect(sections.stdout).toContain("  1: Movies\n");
+      expect(notify.stdout).toMatch(/^✓ phone: test message delivered/);
+      for (const result of [sections, notify]) {
+        expect(result.code).toBe(0);
+        expect(result.stderr).toBe("");
+      }
+      expect(asked.stderr).toContain("INFO - AUTOSCAN");
+      expect(asked.stderr).toContain("Using ENV setting PLEX_LOCAL_URL");
+    } finally {
+      await Promise.all([plex.close(), receiver.close()]);
     }
   });
 });
