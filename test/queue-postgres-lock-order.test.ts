@@ -58,7 +58,7 @@ describeWithPostgres("PostgreSQL lock order (folder before item)", () => {
     (await pool.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [pid])).rowCount === 1;
 
   it.each([
-    ["a retry of the folder", (tx: QueueTx, id: number) => retryItem(tx, id)],
+    ["a retry of the folder", (tx: QueueTx, id: number) => retryItem(tx, id, POLICY)],
     ["a file check moving it to the file's folder", (tx: QueueTx, id: number) => moveToFolder(tx, id, "/tv/Show/Season 01", Date.now(), POLICY)],
   ])("%s and a request for the same folder at the same moment: no deadlock", async (_name, write) => {
     const id = (await pool.query<{ id: number }>("SELECT id FROM items")).rows[0]?.id ?? 0;

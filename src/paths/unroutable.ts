@@ -16,19 +16,25 @@ export interface Unroutable {
   readonly nearest?: string;
 }
 
+/**
+ * How History's reason for such a request starts: the one marker of "refused for lack of a mapping or a library"
+ * (the queue retries these after a mapping change, doctor and the console count them).
+ */
+export const UNROUTABLE_MARK = "Not queued: ";
+
 /** `path` as received (before mapping) → why it is unroutable; the caller has found it in no library. */
 export function unroutableReason(receivedPath: string, serverPath: string, mappings: PathMappings): Unroutable {
   const forms = Object.entries(mappings).flatMap(([key, values]) => [key, ...values]);
   const nearest = nearestForm(receivedPath, forms);
   if (forms.length === 0) {
     return {
-      reason: `Not queued: no library of the media server holds '${serverPath}', and SERVER_PATH_MAPPINGS is empty.`,
+      reason: `${UNROUTABLE_MARK}no library of the media server holds '${serverPath}', and SERVER_PATH_MAPPINGS is empty.`,
       fix: "If the apps see the media under other paths than the media server, list those forms in SERVER_PATH_MAPPINGS (autoscan sections lists Plex's library folders); else add the folder to a library.",
     };
   }
   return {
     reason:
-      `Not queued: '${receivedPath}' matches no SERVER_PATH_MAPPINGS form and lies in no library` +
+      `${UNROUTABLE_MARK}'${receivedPath}' matches no SERVER_PATH_MAPPINGS form and lies in no library` +
       (nearest ? ` (nearest form: '${nearest}')` : "") +
       ".",
     fix: nearest

@@ -4,6 +4,8 @@ import { StoreUnavailableError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { ScanRequest, ScanSink } from "../core/scan.ts";
 import type { ScanPriorities } from "../paths/priority.ts";
+import { UNROUTABLE_MARK } from "../paths/unroutable.ts";
+import type { RequestRow } from "./store-rows.ts";
 import { isCovered } from "./coverage.ts";
 import { watchFailures, type FailedFolder } from "./failed-watch.ts";
 import type { DispatchQueue } from "./dispatch/dispatch-port.ts";
@@ -11,7 +13,8 @@ import { dueLooks, nextLookAt, rescanState, type DueLook, type RescanState } fro
 import { claimLook, recordLook, type ClaimedLook, type LookRecord } from "./rules/landed.ts";
 import { countByState, countHistory, findItem, listHistoryItems, listPendingItems, listSources } from "./queue-views.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "./queue-views.ts";
-import { pruneHistory, refuseWaiting, removeItem, retryFailedItems, retryItem } from "./rules/admin.ts";
+import { movedRequests, pruneHistory, refuseWaiting, removeItem, retryFailedItems, retryItem, retryRemapped } from "./rules/admin.ts";
+import type { RemapRequest, RetryOutcome } from "./rules/admin.ts";
 import {
   FOLDER_WITH_EXTRA_REQUESTS_SQL,
   HISTORY_REQUESTS_KEPT,
@@ -69,6 +72,13 @@ export interface ScanQueue extends DispatchQueue {
   isCovered(request: ScanRequest, since: number): Promise<boolean>;
   /** Retries every failed folder; resolves with how many. */
   retryFailed(): Promise<number>;
+  /**
+   * Retries the folders refused for lack of a mapping (History: "Not queued: …") whose requests today's
+   * `SERVER_PATH_MAPPINGS` now reach; they wait under the mapped folders. Resolves with how many folders went.
+   */
+  retryRemapped(): Promise<number>;
+  /** How many folders `retryRemapped` would retry now (read only). */
+  remappedCount(): Promise<number>;
   /** `listener` runs after every change that is stored (a request, a check, a scan starting or ending, an action; with
    *  PostgreSQL, other instances' too); returns the unsubscribe function. It only learns that something changed. */
   onChange(listener: () => void): () => void;
@@ -115,6 +125,11 @@ export interface ComposeOptions extends QueueSettings {
   readonly log: Logger;
   /** How often history is pruned (and the adapter's own maintenance runs; default 10 minutes). */
   readonly maintenanceIntervalMs?: number;
+  /**
+   * A request's received path under the `SERVER_PATH_MAPPINGS` in force (a reload changes them): a retry maps again
+   * with it (`rules/admin.ts`). Without it a retry keeps the paths as stored.
+   */
+  readonly remap?: RemapRequest;
   /** Looks a path of `unknown` kind up on disk, after it is stored and answered (see `resolve-kind.ts`). */
   readonly resolveKind?: (request: ScanRequest) => Promise<ScanRequest>;
 }
@@ -125,6 +140,12 @@ export interface ImportMark {
 }
 
 const change = (): QueueEvent => ({ kind: "change" });
+
+/** The requests of the folders refused for lack of a mapping (History keeps their first few only). */
+const UNROUTABLE_REQUESTS_SQL = `
+  SELECT r.id, r.item_id, r.path, r.kind, r.deleted, r.source, r.event, r.received_path, r.at
+  FROM requests r JOIN items i ON i.id = r.item_id
+  WHERE i.state = 'failed' AND substr(COALESCE(i.last_error, ''), 1, ?) = ? ORDER BY r.id`;
 
 export async function composeScanQueue(store: StoreAdapter, options: ComposeOptions): Promise<ScanQueue> {
   const { clock, log } = options;
@@ -286,7 +307,21 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
   );
   void dropExtraRequestsSoon();
   const { reads } = store;
-  const retried = (ok: boolean | number): QueueEvent => (ok ? { kind: "work", inMs: 0 } : change());
+  const retried = (outcomes: readonly RetryOutcome[]): QueueEvent => (outcomes.length > 0 ? { kind: "work", inMs: 0 } : change());
+  const retryPolicy = (): Parameters<typeof retryItem>[2] => ({ ...policy, ...(options.remap ? { remap: options.remap } : {}) });
+  /** A retry whose requests today's mappings sent to another folder says so (the History row it came from is gone). */
+  const logMoved = (outcomes: readonly RetryOutcome[]): void => {
+    for (const { folder, movedTo } of outcomes) {
+      if (movedTo.length === 0) continue;
+      const where = movedTo.map((f) => `'${f}'`).join(", ");
+      log.info({ folder, movedTo }, `Retry of '${folder}': today's SERVER_PATH_MAPPINGS map its requests to ${where}; they wait there (scan in ${String(Math.round(policy.delayMs / 1000))} s).`);
+    }
+  };
+  const retryAll = async (work: (tx: QueueTx) => Promise<RetryOutcome[]>): Promise<number> => {
+    const outcomes = await write(work, retried);
+    logMoved(outcomes);
+    return outcomes.length;
+  };
 
   return {
     ...store.due,
@@ -357,9 +392,25 @@ export async function composeScanQueue(store: StoreAdapter, options: ComposeOpti
     isCovered: (request, since) => isCovered(reads, request, since),
     countByState: () => countByState(reads),
     getItem: (id) => findItem(reads, id),
-    retry: (id) => write((tx) => retryItem(tx, id), retried),
+    async retry(id) {
+      const outcome = await write(
+        (tx) => retryItem(tx, id, retryPolicy()),
+        (out) => retried(out ? [out] : []),
+      );
+      if (outcome) logMoved([outcome]);
+      return outcome !== undefined;
+    },
     remove: (id) => write((tx) => removeItem(tx, id)),
-    retryFailed: () => write((tx) => retryFailedItems(tx), retried),
+    retryFailed: () => retryAll((tx) => retryFailedItems(tx, retryPolicy())),
+    retryRemapped: () => retryAll((tx) => retryRemapped(tx, retryPolicy())),
+    async remappedCount() {
+      const { remap } = options;
+      if (!remap) return 0;
+      const rows = await reads.all<RequestRow>(UNROUTABLE_REQUESTS_SQL, [UNROUTABLE_MARK.length, UNROUTABLE_MARK]);
+      const byItem = new Map<number, RequestRow[]>();
+      for (const row of rows) byItem.set(row.item_id, [...(byItem.get(row.item_id) ?? []), row]);
+      return [...byItem.values()].filter((requests) => movedRequests(requests, remap).length > 0).length;
+    },
     onChange(listener) {
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);

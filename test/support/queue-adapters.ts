@@ -59,6 +59,7 @@ export const postgresAdapter: QueueAdapter = {
           ...(options.historyMaxRows === undefined ? {} : { historyMaxRows: options.historyMaxRows }),
           ...(options.maintenanceIntervalMs === undefined ? {} : { maintenanceIntervalMs: options.maintenanceIntervalMs }),
           ...(options.resolveKind ? { resolveKind: options.resolveKind } : {}),
+          ...(options.remap ? { remap: options.remap } : {}),
         }),
       cleanup: () => dropTestDatabase(url),
     };

@@ -11,7 +11,7 @@ export function openQueue(runtime: Runtime, clock: Clock, mapper: PathMapper, me
   const { config, settings, log } = runtime;
   const url = config.SERVER_DATABASE_URL;
   return openScanQueue({
-    ...scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }),
+    ...scanQueueOptionsFromConfig({ config, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms, toServer: mapper.toServer }),
     ...(metrics ? { metrics } : {}),
     ...(settings.pauseImportAt ? { pauseImportAt: settings.pauseImportAt } : {}),
     database: url ? { url, instance, leaseMs: config.SERVER_LEASE_SECONDS * 1000, dataDir: settings.dataDir } : undefined,

@@ -1,5 +1,5 @@
 import type { NewRequest, QueueTx } from "../rules/queue-tx.ts";
-import type { DeliveryRow, ItemRow, TargetRow } from "../store-rows.ts";
+import type { DeliveryRow, ItemRow, RequestRow, TargetRow } from "../store-rows.ts";
 import { PRUNED_IDS } from "../rules/admin.ts";
 import { DELIVERIES_FAILING_SINCE, readyAt } from "../rules/due.ts";
 import { FOLDER_LOCKS } from "./locks.ts";
@@ -39,7 +39,8 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
     item: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1 FOR UPDATE", [id]))[0],
     peekItem: async (id) => (await rows<ItemRow>("SELECT * FROM items WHERE id = $1", [id]))[0],
     deliveriesFailingSince: (target, since) => rows<DeliveryRow>(FAILING_SINCE_LOCKED, [target, since]),
-    failedItemIds: async () => (await rows<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id")).map((r) => r.id),
+    failedItemIds: async (start = "") =>
+      (await rows<{ id: number }>("SELECT id FROM items WHERE state = 'failed' AND left(COALESCE(last_error, ''), $1) = $2 ORDER BY id", [start.length, start])).map((r) => r.id),
     async insertItem(row) {
       const [inserted] = await rows<{ id: number }>(ITEM_INSERT, itemValues(row));
       return { ...row, id: (inserted as { id: number }).id };
@@ -68,6 +69,9 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
     dropRequestsAfter: (itemId, keep, limit) =>
       run("DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE item_id = $1 ORDER BY id LIMIT $3 OFFSET $2)", [itemId, keep, limit]),
     moveRequests: async (fromItem, toItem) => void (await run("UPDATE requests SET item_id = $2 WHERE item_id = $1", [fromItem, toItem])),
+    itemRequests: (itemId) =>
+      rows<RequestRow>("SELECT id, item_id, path, kind, deleted, source, event, received_path, at FROM requests WHERE item_id = $1 ORDER BY id", [itemId]),
+    deleteRequest: async (itemId, id) => void (await run("DELETE FROM requests WHERE item_id = $1 AND id = $2", [itemId, id])),
     finishedTargets: async (itemId) => (await rows<{ target: string }>("SELECT target FROM item_targets WHERE item_id = $1", [itemId])).map((r) => r.target),
     target: async (itemId, target) =>
       (await rows<TargetRow>("SELECT * FROM item_targets WHERE item_id = $1 AND target = $2", [itemId, target]))[0],

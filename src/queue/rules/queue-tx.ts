@@ -19,7 +19,8 @@ export interface QueueTx {
   peekItem(id: number): Promise<ItemRow | undefined>;
   /** `target`'s failed deliveries of waiting items, not given up, that first failed at or before `since`. */
   deliveriesFailingSince(target: string, since: number): Promise<DeliveryRow[]>;
-  failedItemIds(): Promise<number[]>;
+  /** The failed items, by id; with `reasonStartsWith`, only those whose reason (`last_error`) starts so. */
+  failedItemIds(reasonStartsWith?: string): Promise<number[]>;
   /** Stores a new item and answers it with the id the store gave it. */
   insertItem(row: Omit<ItemRow, "id">): Promise<ItemRow>;
   /** Replaces the stored image of an item (never its claim). */
@@ -38,6 +39,10 @@ export interface QueueTx {
   /** Deletes at most `limit` of an item's requests after its first `keep` (by arrival); answers how many. */
   dropRequestsAfter(itemId: number, keep: number, limit: number): Promise<number>;
   moveRequests(fromItem: number, toItem: number): Promise<void>;
+  /** Every request of the item, by arrival (a retry maps their received paths again: `admin.ts`). */
+  itemRequests(itemId: number): Promise<RequestRow[]>;
+  /** Deletes one request of the item (it went to another folder). */
+  deleteRequest(itemId: number, id: number): Promise<void>;
   finishedTargets(itemId: number): Promise<string[]>;
   /** The target's row of the item (it finished the folder), if any. */
   target(itemId: number, target: string): Promise<TargetRow | undefined>;

@@ -117,6 +117,11 @@ function sqlJsAdapter(store: QueueStore, clock: Clock, close: () => Promise<void
  * write's own changes), changes as row images (`RowChange`) that the store logs, then applies for good. One process
  * holds the queue: there are no claims, and the folder locks are the store's one write line.
  */
+/** The failed items whose reason starts with ?2 (?1 its length; "" for all). */
+const FAILED_IDS = "SELECT id FROM items WHERE state = 'failed' AND substr(COALESCE(last_error, ''), 1, ?) = ? ORDER BY id";
+/** An item's requests as row images (without the stored key), by arrival. */
+const ITEM_REQUESTS = "SELECT id, item_id, path, kind, deleted, source, event, received_path, at FROM requests WHERE item_id = ? ORDER BY id";
+
 export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
   const { rows } = tx;
   const resolved = Promise.resolve();
@@ -127,7 +132,7 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
     item: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
     peekItem: async (id) => rows.get<ItemRow>("SELECT * FROM items WHERE id = ?", [id]),
     deliveriesFailingSince: async (target, since) => rows.all<DeliveryRow>(DELIVERIES_FAILING_SINCE, [target, since]),
-    failedItemIds: async () => rows.all<{ id: number }>("SELECT id FROM items WHERE state = 'failed' ORDER BY id").map((r) => r.id),
+    failedItemIds: async (start = "") => rows.all<{ id: number }>(FAILED_IDS, [start.length, start]).map((r) => r.id),
     async insertItem(row) {
       const item: ItemRow = { ...row, id: tx.newItemId() };
       tx.apply({ k: "item", r: item });
@@ -152,11 +157,10 @@ export function sqlJsTx(tx: StoreTransaction, now: number): QueueTx {
       return ids.length;
     },
     async moveRequests(fromItem, toItem) {
-      const columns = "id, item_id, path, kind, deleted, source, event, received_path, at"; // the row image, without the key
-      for (const request of rows.all<RequestRow>(`SELECT ${columns} FROM requests WHERE item_id = ? ORDER BY id`, [fromItem])) {
-        tx.apply({ k: "req", r: { ...request, item_id: toItem } });
-      }
+      for (const request of rows.all<RequestRow>(ITEM_REQUESTS, [fromItem])) tx.apply({ k: "req", r: { ...request, item_id: toItem } });
     },
+    itemRequests: async (itemId) => rows.all<RequestRow>(ITEM_REQUESTS, [itemId]),
+    deleteRequest: async (itemId, id) => tx.apply({ k: "dropreq", id: itemId, from: id, to: id }),
     finishedTargets: async (itemId) =>
       rows.all<{ target: string }>("SELECT target FROM item_targets WHERE item_id = ?", [itemId]).map((r) => r.target),
     target: async (itemId, target) => rows.get<TargetRow>("SELECT * FROM item_targets WHERE item_id = ? AND target = ?", [itemId, target]),
