@@ -27,6 +27,9 @@ export interface ConfigReloaderOptions {
 export function createConfigReloader(options: ConfigReloaderOptions): ConfigReloader {
   const { log, settings } = options;
   let inForce = options.initial;
+  // The file as last read: a key that needs a restart is announced when its value in the file changes, not again at
+  // every later reload while it waits for the restart (those only name it, once, in the reload's summary).
+  let lastRead = options.initial;
   let chain: Promise<void> = Promise.resolve();
 
   async function reloadOnce(): Promise<void> {
@@ -50,19 +53,25 @@ export function createConfigReloader(options: ConfigReloaderOptions): ConfigRelo
       return;
     }
     const changes = diffConfig(inForce, next);
-    // Keys that need a restart keep their running value, so the next reload names them again until then.
+    // Keys that need a restart keep their running value until then.
     const kept = Object.fromEntries(changes.restart.map((key) => [key, (inForce as Record<string, unknown>)[key]]));
     const applied = { ...next, ...kept } as Config;
+    const editedSince = new Set(diffConfig(lastRead, next).restart);
+    const fresh = changes.restart.filter((key) => editedSince.has(key));
+    const waiting = changes.restart.filter((key) => !editedSince.has(key));
     options.apply(applied);
     inForce = applied;
-    for (const warning of warnings) log.warn(warning);
-    if (changes.live.length === 0 && changes.restart.length === 0) return void log.info("Config reloaded: nothing changed.");
-    if (changes.live.length > 0) log.info({ applied: changes.live }, `Config reloaded: now in force: ${changes.live.join(", ")}.`);
-    if (changes.restart.length > 0) {
+    lastRead = next;
+    // Each line once per reload, however many parts of the config say it.
+    for (const warning of new Set(warnings)) log.warn(warning);
+    const stillWaiting = waiting.length > 0 ? ` Still waiting for a restart: ${waiting.join(", ")}.` : "";
+    if (changes.live.length === 0 && fresh.length === 0) return void log.info(`Config reloaded: nothing changed.${stillWaiting}`);
+    if (changes.live.length > 0) log.info({ applied: changes.live }, `Config reloaded: now in force: ${changes.live.join(", ")}.${fresh.length > 0 ? "" : stillWaiting}`);
+    if (fresh.length > 0) {
       log.warn(
-        { restart: changes.restart },
-        `Config changed ${changes.restart.join(", ")}, which only take(s) effect after a restart ` +
-          "(docker restart autoscan, or systemctl restart autoscan); the running value(s) stay until then.",
+        { restart: fresh, ...(waiting.length > 0 ? { waiting } : {}) },
+        `Config changed ${fresh.join(", ")}, which only take(s) effect after a restart ` +
+          `(docker restart autoscan, or systemctl restart autoscan); the running value(s) stay until then.${stillWaiting}`,
       );
     }
   }
