@@ -316,33 +316,69 @@ describe.concurrent("autoscan config check", () => {
 });
 
 describe.concurrent("autoscan config upgrade", () => {
-  it("renames legacy keys with their values, adds new keys, keeps a .bak, prints what changed on stdout", async () => {
+  it("renames legacy keys with their values, keeps a .bak, prints what changed on stdout, writes no defaults", async () => {
     const { cli, configPath, writeConfig } = await setup();
     const original = fixtureText("l3uddz-legacy.json");
     writeConfig(original);
     const result = await cli(["config", "upgrade", "--config", configPath]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("Renamed GDRIVE → CLOUD\n");
-    expect(result.stdout).toContain("Renamed DOCKER_FILE_EXIST_PATH_MAPPINGS → SERVER_FILE_EXIST_PATH_MAPPINGS\n");
-    expect(result.stdout).toContain('Added PLEX_SCAN_METHOD: "api"\n');
-    expect(result.stdout).toContain("Added SERVER_FILE_CHECK_DELAY: 60\n");
-    expect(result.stderr).toContain("Your config was upgraded");
+    expect(result.stdout).toContain("Renamed GDRIVE → CLOUD (value kept)\n");
+    expect(result.stdout).toContain("Renamed DOCKER_FILE_EXIST_PATH_MAPPINGS → SERVER_FILE_EXIST_PATH_MAPPINGS (value kept)\n");
+    // Keys left out keep their defaults: one line says so, none is written.
+    expect(result.stdout).toMatch(/^\d+ other keys keep their defaults \(not in your file, not written\): 'autoscan config show' lists them/m);
+    expect(result.stdout).not.toContain("Added");
+    expect(result.stderr).toBe(`Your config was upgraded: ${configPath} (backup: ${configPath}.bak).\nRestart autoscan to apply it (docker restart autoscan, or systemctl restart autoscan).\n`);
     expect(readFileSync(`${configPath}.bak`, "utf8")).toBe(original);
     const upgraded = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, unknown>;
     expect(upgraded.SERVER_FILE_EXIST_PATH_MAPPINGS).toEqual({ "/home/seed/plexdrive/": ["/data/"] });
     expect(upgraded.SERVER_PASS).toBe("3f2a6c1d9b8e4f70a5c6d7e8f9012345");
     expect(upgraded.PLEX_TOKEN).toBe("legacyPlexToken456");
+    expect(upgraded).not.toHaveProperty("PLEX_SCAN_METHOD");
   });
 
-  it("names the obsolete keys it dropped from the file (they are only in the .bak afterwards)", async () => {
+  it("names each key it drops on a line of its own, with why (they are only in the .bak afterwards)", async () => {
     const { cli, configPath, writeConfig } = await setup();
     writeConfig(fixtureText("l3uddz-legacy.json"));
     const result = await cli(["config", "upgrade", "--config", configPath]);
     expect(result.code).toBe(0);
+    const dropped = result.stdout.split("\n").filter((line) => line.startsWith("Dropped "));
+    expect(dropped).toEqual([
+      "Dropped GDRIVE.IGNORE_PATHS: obsolete in autoscan (list the wanted paths in CLOUD.ALLOWED.FILE_PATHS)",
+      "Dropped USE_QUOTED_SCAN_DIRECTORY: obsolete in autoscan (paths always reach the scanner intact now)",
+      "Dropped PLEX_SECTION_PATH_MAPPINGS: obsolete in autoscan (sections come from Plex itself now; `autoscan sections` lists them)",
+      "Dropped SERVER_USE_SQLITE: obsolete in autoscan (the queue is always durable now)",
+    ]);
     const upgraded = readFileSync(configPath, "utf8");
-    for (const key of ["PLEX_SECTION_PATH_MAPPINGS", "USE_QUOTED_SCAN_DIRECTORY", "IGNORE_PATHS"]) {
-      if (!upgraded.includes(`"${key}"`)) expect(result.stdout + result.stderr, key).toContain(key);
-    }
+    for (const key of ["PLEX_SECTION_PATH_MAPPINGS", "USE_QUOTED_SCAN_DIRECTORY", "IGNORE_PATHS", "SERVER_USE_SQLITE"]) expect(upgraded).not.toContain(`"${key}"`);
+  });
+
+  it("lists each new section the file could add, one line each with what it does and where it is documented, and writes none", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS, ARR: { sonarr: { TYPE: "sonarr", URL: "http://sonarr:8989", API_KEY: "0123456789abcdef0123456789abcdef" } } });
+    const result = await cli(["config", "upgrade", "--config", configPath]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    const header = lines.findIndex((line) => line.startsWith("Sections new in autoscan that your file could add (shown, never written"));
+    expect(header, result.stdout).toBeGreaterThanOrEqual(0);
+    const sections = lines.slice(header + 1).filter((line) => line !== "");
+    expect(sections.map((line) => line.trim().split(/\s+/)[0])).toEqual(["TARGETS", "NOTIFY", "WATCH", "SERVER_ANCHORS", "SERVER_DATABASE_URL"]);
+    for (const line of sections) expect(line).toMatch(/^ {2}[A-Z_]+ +\S.* \(docs\/[a-z-]+\.md#[a-z-]+\)$/);
+    expect(result.stdout).toMatch(/^ {2}WATCH +.*\(docs\/operations\.md#watching-library-folders\)$/m);
+    expect(result.stderr).toContain("is up to date; nothing to change");
+    expect(existsSync(`${configPath}.bak`)).toBe(false);
+  });
+
+  it("--dry-run says what it would change and writes nothing", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    const original = fixtureText("l3uddz-legacy.json");
+    writeConfig(original);
+    const result = await cli(["config", "upgrade", "--dry-run", "--config", configPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Would rename GDRIVE → CLOUD (value kept)\n");
+    expect(result.stdout).toContain("Would drop PLEX_SECTION_PATH_MAPPINGS: obsolete in autoscan");
+    expect(result.stderr).toBe(`Nothing was written (--dry-run). Run 'autoscan config upgrade' to apply it to ${configPath}.\n`);
+    expect(readFileSync(configPath, "utf8")).toBe(original);
+    expect(existsSync(`${configPath}.bak`)).toBe(false);
   });
 
   it("changes nothing in an up-to-date file and says so", async () => {
@@ -352,7 +388,7 @@ describe.concurrent("autoscan config upgrade", () => {
     const before = readFileSync(configPath, "utf8");
     const result = await cli(["config", "upgrade", "--config", configPath]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe("");
+    expect(result.stdout).not.toMatch(/^(Renamed|Dropped|Changed|Added) /m);
     expect(result.stderr).toContain("up to date");
     expect(readFileSync(configPath, "utf8")).toBe(before);
     expect(existsSync(`${configPath}.bak`)).toBe(false);

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { anchorsOf } from "./support/markdown-anchors.ts";
 
 /**
  * The README is the front door and `docs/` holds the rest: the README stays under 30 KB, and every link between them
@@ -9,17 +10,6 @@ import { describe, expect, it } from "vitest";
  */
 const ROOT = join(import.meta.dirname, "..");
 const PAGES = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
-
-function anchorsOf(text: string): Set<string> {
-  const anchors = new Set<string>();
-  let inCode = false;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("```")) inCode = !inCode;
-    const heading = inCode ? null : /^#{1,6} (.+)$/.exec(line);
-    if (heading?.[1]) anchors.add(heading[1].trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, "").replaceAll(" ", "-"));
-  }
-  return anchors;
-}
 
 describe("README and docs/", () => {
   it("keeps the README under 30 KB", () => {

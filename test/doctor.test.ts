@@ -81,7 +81,7 @@ async function doctor(
   const env = options.env ?? {};
   const flags = { config: path, ...(options.dataDir ? { "data-dir": options.dataDir } : {}) };
   const settings = resolveSettings(flags, env, root);
-  const loaded = await loadDoctorConfig(settings, env);
+  const loaded = await loadDoctorConfig(settings, env, options.inContainer ?? false);
   const report = await runDoctor({
     settings,
     env,
@@ -339,6 +339,34 @@ describe("autoscan doctor: broken setups, each named with its fix", () => {
     expect(run.check("config.warning.1")).toMatchObject({ status: "warn", detail: expect.stringContaining("SERVER_PASS: this key is required to run the server") });
     expect(run.check("plex.token").status).toBe("ok");
     expect(run.report.ok).toBe(true);
+  });
+
+  it("a plex_autoscan key autoscan renamed or dropped: a warning each, fixed by 'autoscan config upgrade', not by hand", async () => {
+    const legacy = { ...(await healthyConfig()), PLEX_SECTION_PATH_MAPPINGS: { "1": ["/Movies/"] }, DOCKER_FILE_EXIST_PATH_MAPPINGS: {} };
+    const warnings = (run: DoctorRun) => run.report.checks.filter((check) => check.id.startsWith("config.warning."));
+    const onHost = await doctor(legacy);
+    expect(warnings(onHost).map((check) => check.detail)).toEqual([
+      expect.stringMatching(/^Config key "DOCKER_FILE_EXIST_PATH_MAPPINGS" was renamed to "SERVER_FILE_EXIST_PATH_MAPPINGS"/),
+      expect.stringMatching(/^Config key "PLEX_SECTION_PATH_MAPPINGS" is obsolete and ignored/),
+    ]);
+    const path = /'autoscan config upgrade --config (\S+)'/.exec(warnings(onHost)[0]?.fix ?? "")?.[1];
+    expect(path, warnings(onHost)[0]?.fix).toMatch(/config\.json$/);
+    for (const check of warnings(onHost)) {
+      expect(check.fix).toMatch(/^Run 'autoscan config upgrade --config \S+': it renames or drops each legacy key and names it/);
+      expect(check.fix).not.toContain("Edit ");
+    }
+    const inDocker = await doctor(legacy, { inContainer: true });
+    for (const check of warnings(inDocker)) expect(check.fix).toMatch(/^Run 'docker exec autoscan autoscan config upgrade( --config \S+)?'/);
+    // Other warnings keep their own fix.
+    const { SERVER_PASS: _pass, ...noPass } = await healthyConfig();
+    expect((await doctor(noPass)).check("config.warning.1").fix).toMatch(/^Edit /);
+    // And the command does what the fix says: run through the real CLI, the warnings are gone.
+    const upgrade = await runCli(["config", "upgrade", "--config", path ?? ""]);
+    expect(upgrade.code, upgrade.stderr).toBe(0);
+    expect(upgrade.stdout).toContain("Dropped PLEX_SECTION_PATH_MAPPINGS: obsolete in autoscan");
+    const settings = resolveSettings({ config: path }, {}, root);
+    const after = await loadDoctorConfig(settings, {}, false);
+    expect(after.checks.map((check) => check.id)).toEqual(["config"]);
   });
 
   it("a port taken by another service is an error; a free one is fine", async () => {

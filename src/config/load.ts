@@ -18,6 +18,8 @@ export interface LoadedConfig {
   readonly config: Config;
   /** Problems the user should fix that do not stop the service (legacy keys, weak secret …). */
   readonly warnings: readonly string[];
+  /** The warnings about legacy keys: `autoscan config upgrade` clears each (it renames, moves or drops the key). */
+  readonly upgradable: readonly string[];
   /** Informational lines (`Using ENV setting …`). */
   readonly notes: readonly string[];
   /** Top-level keys the user set (in the file or the environment), so presets fill only the others. */
@@ -29,10 +31,10 @@ export interface LoadedConfig {
 export interface CreatedConfig {
   readonly kind: "created";
   readonly path: string;
-}
-
   /** What was written, and which keys were left to the environment (first-config.ts). */
   readonly first: FirstConfig;
+}
+
 /**
  * Reads `config.json`, migrates legacy keys, applies environment overrides, validates strictly and fills defaults.
  * All problems are reported at once in a `ConfigError`. A missing file is created with the few keys a user sets and a
@@ -72,9 +74,9 @@ export function parseConfigText(text: string, path: string, env: Env, files: rea
   const sources = configSources({
     keys: Object.keys(result.output),
     path,
+    fileValues: parsed as Record<string, unknown>,
     inFile: new Map(
       Object.keys(legacy.raw)
-    fileValues: parsed as Record<string, unknown>,
         .map((key): [string, string] => [key, fileKeys.includes(key) ? key : (renamedTo.get(key) ?? legacy.aliases.get(key) ?? key)])
         .filter(([, written]) => fileKeys.includes(written)),
     ),
@@ -92,6 +94,7 @@ export function parseConfigText(text: string, path: string, env: Env, files: rea
     sources,
     config: result.output,
     warnings: [...legacy.warnings, ...weakSecretWarnings(result.output)],
+    upgradable: legacy.warnings,
     notes: [...legacy.notes, ...overridden.notes],
     explicitKeys: new Set(Object.keys(legacy.raw)),
   };

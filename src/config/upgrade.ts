@@ -1,75 +1,108 @@
 import { copyFile, readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { writeFileDurably } from "../core/durable-file.ts";
-import { parseJsonText } from "./json-text.ts";
-import { migrateLegacyKeys } from "./legacy.ts";
 import { generateServerPass, renderConfig } from "./defaults.ts";
+import { FILE_KEYS } from "./file-variables.ts";
+import { parseJsonText } from "./json-text.ts";
+import { migrateLegacyKeys, type DroppedKey } from "./legacy.ts";
+import { NEW_SECTIONS, type NewSection } from "./new-sections.ts";
 import { ConfigSchema } from "./schema.ts";
+import type { Env } from "./settings.ts";
+
+export interface UpgradeOptions {
+  /** Say what would change; write nothing. */
+  readonly dryRun?: boolean;
+  /** The environment autoscan runs with: a key a variable sets is not written to the file (it would be ignored). */
+  readonly env?: Env;
+}
 
 export interface UpgradeResult {
-  /** `KEY: value` for each key added with its default. */
-  readonly added: readonly string[];
-  /** `OLD → NEW` for each legacy key renamed (its value kept). */
+  /** `OLD → NEW` for each legacy key renamed or moved (its value kept). */
   readonly renamed: readonly string[];
-  /** Obsolete keys that were dropped, with why (`Config key "X" is obsolete …`). */
-  readonly removed: readonly string[];
+  /** Each key taken out of the file, with why (obsolete in autoscan, or replaced by a key that is also set). */
+  readonly dropped: readonly DroppedKey[];
+  /** Values changed to one autoscan supports, with why. */
+  readonly changed: readonly string[];
+  /** `KEY: what` for each key written that the file did not have (only a missing SERVER_PASS). */
+  readonly added: readonly string[];
+  /** Keys of autoscan the file leaves out that keep their defaults (not written: the defaults live in the code). */
+  readonly defaulted: readonly string[];
+  /** The features a file switches on with a section of its own that this file has not (never written). */
+  readonly newSections: readonly NewSection[];
+  /** Whether the file was rewritten (false when nothing changes, and with `dryRun`). */
+  readonly written: boolean;
   /** The backup written before the file was changed, if it was changed. */
   readonly backup: string | undefined;
 }
 
 type Raw = Record<string, unknown>;
-const OPT_IN: ReadonlySet<string> = new Set([
-  "TARGETS",
-  "SERVER_ANCHORS",
-  "ARR",
-  "SERVER_BACKFILL_INTERVAL",
-  "NOTIFY",
-  "WATCH",
-  // Several instances on PostgreSQL: a file that works runs one instance on the embedded queue, and stays so.
-  "SERVER_DATABASE_URL",
-  "SERVER_LEASE_SECONDS",
-]);
+
+/**
+ * Keys plex_autoscan's files hold that the schema still reads and ignores (config/features.ts says so at start): the
+ * upgrade takes them out.
+ */
+const IGNORED: Readonly<Record<string, string>> = {
+  SERVER_USE_SQLITE: "obsolete in autoscan (the queue is always durable now)",
+};
+
 const isObject = (value: unknown): value is Raw => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * Adds the keys that are new since the file was written (with their defaults) and renames legacy keys to their new
- * names. Every value of the user's is kept (a renamed section moves to the end); obsolete keys are dropped and named;
- * a missing SERVER_PASS gets a random one; a backup `config.json.bak` is kept beside it.
+ * Brings a config file up to date with autoscan: renames legacy keys to their new names (values kept), drops the
+ * obsolete ones, adds a SERVER_PASS when the file has none (and no variable sets it), and keeps a backup
+ * `config.json.bak` of the file as it was. Every other value of the user's is kept, in order (a renamed section moves
+ * to the end).
+ *
+ * Keys the file leaves out are not written: they keep their defaults, which live in the code (docs/configuration.md
+ * lists them), like the short file the first start writes. They are listed in `defaulted`, and the features that
+ * need a section of their own (ARR, TARGETS, NOTIFY, WATCH …) in `newSections`, for the command to name.
  */
-export async function upgradeConfigFile(path: string): Promise<UpgradeResult> {
+export async function upgradeConfigFile(path: string, options: UpgradeOptions = {}): Promise<UpgradeResult> {
   const parsed = parseJsonText(await readFile(path, "utf8"), path);
-  if (!isObject(parsed)) return { added: [], renamed: [], removed: [], backup: undefined };
-  const legacy = migrateLegacyKeys(parsed);
-  const defaults = v.parse(ConfigSchema, { SERVER_PASS: "placeholder" }) as Raw;
-  const added: string[] = [];
-  const upgraded = mergeMissing(legacy.raw, defaults, "", added);
-  if (typeof upgraded.SERVER_PASS !== "string" || upgraded.SERVER_PASS === "") {
-    upgraded.SERVER_PASS = generateServerPass();
-    added.push("SERVER_PASS: <a new random secret; update your *arr webhook URLs>");
+  if (!isObject(parsed)) {
+    return { renamed: [], dropped: [], changed: [], added: [], defaulted: [], newSections: [], written: false, backup: undefined };
   }
-  const removed = legacy.warnings.filter((warning) => legacy.removed.some((key) => warning.includes(`"${key}"`)));
-  if (added.length === 0 && legacy.renamed.length === 0 && removed.length === 0) {
-    return { added, renamed: [], removed: [], backup: undefined };
+  const env = options.env ?? {};
+  const setByEnvironment = (key: string): boolean => !!env[key] || (FILE_KEYS.includes(key) && !!env[`${key}_FILE`]);
+  const legacy = migrateLegacyKeys(parsed);
+  const upgraded = legacy.raw;
+  const dropped = [...legacy.dropped];
+  for (const [key, why] of Object.entries(IGNORED)) {
+    if (!(key in upgraded)) continue;
+    delete upgraded[key];
+    dropped.push({ key, why });
+  }
+  const added: string[] = [];
+  if ((typeof upgraded.SERVER_PASS !== "string" || upgraded.SERVER_PASS === "") && !setByEnvironment("SERVER_PASS")) {
+    upgraded.SERVER_PASS = generateServerPass();
+    added.push("SERVER_PASS: a new random secret (the webhook URLs change: 'autoscan webhook-url' prints them)");
+  }
+  const present = (key: string): boolean => key in upgraded || setByEnvironment(key);
+  const newSections = NEW_SECTIONS.filter((section) => !present(section.key));
+  const sectionKeys = new Set(NEW_SECTIONS.map((section) => section.key));
+  const defaulted = missingKeys(upgraded, DEFAULTS, "").filter((key) => !sectionKeys.has(key) && !present(key) && !(key in IGNORED));
+  const found = { renamed: legacy.renamed, dropped, changed: legacy.changed, added, defaulted, newSections };
+  if (legacy.renamed.length + dropped.length + legacy.changed.length + added.length === 0 || options.dryRun) {
+    return { ...found, written: false, backup: undefined };
   }
   const backup = `${path}.bak`;
   await copyFile(path, backup);
   await writeFileDurably(path, renderConfig(upgraded));
-  return { added, renamed: legacy.renamed, removed, backup };
+  return { ...found, written: true, backup };
 }
 
-function mergeMissing(target: Raw, defaults: Raw, prefix: string, added: string[]): Raw {
-  const out: Raw = { ...target };
-  for (const [key, fallback] of Object.entries(defaults)) {
-    // SERVER_USE_SQLITE is only read from old files (and ignored): it is never added. TARGETS and SERVER_ANCHORS are
-    // features one opts into (README): a file that works is left as it is.
-    if (key === "SERVER_PASS" || key === "SERVER_USE_SQLITE" || OPT_IN.has(`${prefix}${key}`)) continue;
-    const current = out[key];
-    if (current === undefined) {
-      out[key] = fallback;
-      added.push(`${prefix}${key}: ${JSON.stringify(fallback)}`);
-    } else if (isObject(current) && isObject(fallback) && Object.keys(fallback).length > 0) {
-      out[key] = mergeMissing(current, fallback, `${prefix}${key}.`, added);
-    }
-  }
-  return out;
+/** Every key with its default (SERVER_PASS has none: a placeholder stands in). */
+const DEFAULTS = v.parse(ConfigSchema, { SERVER_PASS: "placeholder" }) as Raw;
+
+/**
+ * The keys (`PLEX_TIMEOUT`, `CLOUD.SERVICE_ACCOUNT_FILE`) of `defaults` that `raw` leaves out, looking inside the
+ * sections the file has (a section's own map of names, like SERVER_PATH_MAPPINGS, holds no keys of ours: it has no
+ * default entries to look for).
+ */
+function missingKeys(raw: Raw, defaults: Raw, prefix: string): string[] {
+  return Object.entries(defaults).flatMap(([key, fallback]) => {
+    const current = raw[key];
+    if (current === undefined) return [`${prefix}${key}`];
+    return isObject(current) && isObject(fallback) ? missingKeys(current, fallback, `${prefix}${key}.`) : [];
+  });
 }

@@ -19,6 +19,7 @@ export const configCheckCommand: CommandSpec = {
     const serverPass = loaded.config.SERVER_PASS === "" ? [SERVER_PASS_MISSING] : [];
     const warnings = [...serverPass, ...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
     for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
+    if (loaded.upgradable.length > 0) io.stderr.write("Run 'autoscan config upgrade' to rename or drop the legacy keys above ('--dry-run' shows it first).\n");
     io.stderr.write(`${settings.configPath} is valid${warnings.length ? ` (${warnings.length} warning(s))` : ""}.\n`);
     return 0;
   },

@@ -36,7 +36,7 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
   },
   {
     name: "config upgrade",
-    summary: "Add keys that are new since the config was written; keep every value of yours",
+    summary: "Rename or drop plex_autoscan's legacy keys (each named), keep your values, list the new sections",
     load: async () => (await import("./config-upgrade.ts")).configUpgradeCommand,
   },
   {

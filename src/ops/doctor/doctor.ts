@@ -61,14 +61,20 @@ export interface DoctorConfig {
  * stop the service. Doctor does not need SERVER_PASS; without it, it warns as `config check` does (only the server
  * needs it).
  */
-export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<string, string | undefined>>): Promise<DoctorConfig> {
+export async function loadDoctorConfig(
+  settings: Settings,
+  env: Readonly<Record<string, string | undefined>>,
+  inContainer: boolean = isInContainer(),
+): Promise<DoctorConfig> {
   const path = settings.configPath;
   try {
     const loaded = await loadConfig(path, env, false);
     if (loaded.kind !== "loaded") throw new ConfigError(`No config at ${path}.`);
     const serverPass = loaded.config.SERVER_PASS === "" ? [SERVER_PASS_MISSING] : [];
     const warnings = [...serverPass, ...loaded.warnings, ...unbuiltFeatureWarnings(loaded.config, BUILT_FEATURES)];
-    const checks = [ok("config", "Config", `${path} is valid.`), ...warnings.map((warning, i) => warn(`config.warning.${i + 1}`, "Config", warning, `Edit ${path}.`))];
+    // A legacy key is fixed by the command that rewrites it (and says what it did), not by hand.
+    const fixOf = (warning: string): string => (loaded.upgradable.includes(warning) ? upgradeFix(settings, inContainer) : `Edit ${path}.`);
+    const checks = [ok("config", "Config", `${path} is valid.`), ...warnings.map((warning, i) => warn(`config.warning.${i + 1}`, "Config", warning, fixOf(warning)))];
     return { config: loaded.config, sources: loaded.sources, checks };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -81,6 +87,13 @@ export async function loadDoctorConfig(settings: Settings, env: Readonly<Record<
     const fix = `Edit ${path}; 'autoscan config check' shows the same list.`;
     return { checks: error.problems.map((problem, i) => fail(`config.problem.${i + 1}`, "Config", problem, fix)) };
   }
+}
+
+/** `autoscan config upgrade`, as the user types it where doctor ran: through `docker exec` in a container. */
+function upgradeFix(settings: Settings, inContainer: boolean): string {
+  const config = settings.origin.config === "flag" ? ` --config ${settings.configPath}` : "";
+  const command = `${inContainer ? "docker exec autoscan " : ""}autoscan config upgrade${config}`;
+  return `Run '${command}': it renames or drops each legacy key and names it ('--dry-run' shows it first; the old file is kept as config.json.bak).`;
 }
 
 export async function runDoctor(input: DoctorInput, signal?: AbortSignal): Promise<DoctorReport> {
