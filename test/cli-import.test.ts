@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createManualClock } from "./support/manual-clock.ts";
@@ -24,13 +25,39 @@ describe("autoscan import --from-plex-autoscan", () => {
     return file;
   };
 
-  it("--dry-run says what would be imported and stores nothing", async () => {
+  it("--dry-run says what would be imported, lists the paths it would bring, and stores nothing", async () => {
     const file = await setup();
     const result = await runCli(["import", "--from-plex-autoscan", file, "--dry-run", "--config", config(), "--data-dir", join(temp.dir, "data")]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(
-      `Would import 3 scan request(s) for 3 distinct path(s) from '${file}'; 1 row(s) skipped (not a full path). Nothing was stored (--dry-run).\n`,
+      `Would import 3 scan request(s) for 3 distinct path(s) from '${file}'; 1 row(s) skipped (not a full path). Nothing was stored (--dry-run).\n` +
+        paths.slice(0, 3).map((path) => `  ${path}\n`).join(""),
     );
+    expect(result.stderr).toBe("");
+    expect(existsSync(join(temp.dir, "data", "queue.db"))).toBe(false);
+  });
+
+  it("--dry-run lists the first 20 paths and how many more; --dry-run --all lists every one, in the file's order", async () => {
+    const file = join(temp.dir, "plex_autoscan.db");
+    const many = Array.from({ length: 45 }, (_, i) => `/tv/Show ${String(i).padStart(2, "0")}/Season 01`);
+    writePlexAutoscanQueue(file, many);
+    const args = ["import", "--from-plex-autoscan", file, "--dry-run", "--config", config()];
+    const [first, all] = await Promise.all([runCli(args), runCli([...args, "--all"])]);
+    expect(first.code, first.stderr).toBe(0);
+    const listed = first.stdout.split("\n").slice(1, -1);
+    expect(listed).toEqual([...many.slice(0, 20).map((path) => `  ${path}`), "  … and 25 more (--all to list every one)"]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout.split("\n").slice(1, -1)).toEqual(many.map((path) => `  ${path}`));
+    expect(all.stdout).not.toContain("more (--all");
+  });
+
+  it("--all without --dry-run is refused before anything is read or stored (usage, exit 2)", async () => {
+    const file = await setup();
+    const result = await runCli(["import", "--from-plex-autoscan", file, "--all", "--config", config(), "--data-dir", join(temp.dir, "data")]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("--all lists the paths of a --dry-run: add --dry-run");
+    expect(existsSync(join(temp.dir, "data", "queue.db"))).toBe(false);
   });
 
   it("imports into the configured queue with a summary, and a second run adds nothing", async () => {
