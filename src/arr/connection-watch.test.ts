@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { captureLog } from "../../test/support/capture-log.ts";
 import { createManualClock } from "../../test/support/manual-clock.ts";
-import { createArrConnectionWatch } from "./connection-watch.ts";
+import { AFTER_TEST_MS, createArrConnectionWatch } from "./connection-watch.ts";
 import type { ConnectionInspection, ConnectionState } from "./inspect-connection.ts";
 
 const inspection = (state: ConnectionState, detail = `the connection is ${state}.`): ConnectionInspection => ({ state, detail, duplicates: [], missingEvents: [], failing: state === "failing" });
@@ -100,5 +100,30 @@ describe("the watch on an app's connection to autoscan", () => {
       [30, "sonarr sends to autoscan again."],
       [30, "sonarr sends to autoscan, with some events unticked: the connection is wrong-events. If that is not on purpose: autoscan arr connect --app sonarr"],
     ]);
+  });
+
+  it("a Test from a flagged app asks for one look a few seconds later (the app saves after its test); from an app that is fine, none", async () => {
+    const clock = createManualClock();
+    const answers = [inspection("disabled"), inspection("ok")];
+    let looks = 0;
+    const watch = createArrConnectionWatch({
+      apps: [{ name: "radarr", inspect: async () => (looks++, answers.shift() ?? inspection("ok")) }],
+      intervalMs: 60 * 60_000,
+      clock,
+      log: captureLog().log,
+    });
+    watch.tested("radarr");
+    await clock.advance(AFTER_TEST_MS);
+    expect(looks).toBe(0);
+    await watch.recheck();
+    expect(watch.problems()).toHaveLength(1);
+    watch.tested("radarr");
+    watch.tested("radarr");
+    await clock.advance(AFTER_TEST_MS - 1);
+    expect(looks).toBe(1);
+    await clock.advance(1);
+    await vi.waitFor(() => expect(watch.problems()).toEqual([]));
+    expect(looks).toBe(2);
+    watch.stop();
   });
 });

@@ -12,6 +12,8 @@ import type { ConnectionInspection, ConnectionState } from "./inspect-connection
  * `arr_disconnected` notification), and the console's banner. The warning ends as soon as the app is seen sending:
  * - an accepted webhook from it (`heard`, from the intake: the app's name is the URL's label);
  * - a look asked for now (`recheck`: `autoscan arr connect` asks the running server after it fixed a connection);
+ * - a look a few seconds after the app sent a Test to its URL while it was flagged (the apps test a connection before
+ *   they save it, so the look waits for the save): a fix made by hand in the app, then Test or Save;
  * - the next periodic look.
  * Then one INFO line, and `onReconnected` (a notification not sent yet is withdrawn). A look that began before a
  * webhook from the app arrived is older news than that webhook: a problem it found is not raised.
@@ -54,6 +56,8 @@ export interface ArrConnectionWatch {
   notes(): readonly ArrDisconnection[];
   /** An accepted webhook from the app of this `ARR` name: it sends. */
   heard(app: string): void;
+  /** A Test from the app of this `ARR` name: if it is flagged, a look `AFTER_TEST_MS` later (after the app's save). */
+  tested(app: string): void;
   /** Looks at one app (its `ARR` name) or all now; after any look already under way. Undefined: no such app. */
   recheck(app?: string): Promise<readonly ArrCheck[]> | undefined;
   /** Called when `problems()` or `notes()` changed (the console's live update); returns the unsubscribe. */
@@ -61,6 +65,9 @@ export interface ArrConnectionWatch {
 }
 
 type WatchedApp = ArrConnectionWatchOptions["apps"][number];
+
+/** An app tests a connection before it saves it: the look after a Test waits this long for the save. */
+export const AFTER_TEST_MS = 5_000;
 
 export function createArrConnectionWatch(options: ArrConnectionWatchOptions): ArrConnectionWatch {
   const { clock, log } = options;
@@ -70,6 +77,8 @@ export function createArrConnectionWatch(options: ArrConnectionWatchOptions): Ar
   const heardAt = new Map<string, number>();
   /** Each app's latest look: a new one waits for it, so two never race over the app's state. */
   const looks = new Map<string, Promise<ArrCheck>>();
+  /** Apps with a look after a Test already waiting. */
+  const afterTest = new Set<string>();
   const stopping = new AbortController();
   let running: Promise<void> | undefined;
   const listeners = new Set<() => void>();
@@ -166,6 +175,15 @@ export function createArrConnectionWatch(options: ArrConnectionWatchOptions): Ar
       if (!app) return;
       heardAt.set(app.name, clock.now());
       reconnected(app.name, ": a webhook from it arrived");
+    },
+    tested(name) {
+      const app = find(name);
+      if (!app || !problems.has(app.name) || afterTest.has(app.name)) return;
+      afterTest.add(app.name);
+      void clock.sleep(AFTER_TEST_MS, stopping.signal).then(async () => {
+        afterTest.delete(app.name);
+        if (!stopping.signal.aborted) await look(app);
+      });
     },
     recheck(name) {
       const chosen = name === undefined ? options.apps : [find(name)].filter((app) => app !== undefined);

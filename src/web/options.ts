@@ -62,6 +62,8 @@ export interface WebOptions {
  */
 export interface ArrConnectionsAdmin {
   heard(app: string): void;
+  /** A Test event from the app: a flagged app is looked at again shortly (after the app saved the connection). */
+  tested(app: string): void;
   /** Undefined: no such app is watched. */
   recheck(app?: string): Promise<readonly ArrCheckView[]> | undefined;
 }

@@ -36,9 +36,10 @@ export function createWebhookHandler(deps: RouteDeps) {
         const outcome = parseWebhook(body.value, { mapper: deps.options.mapper, label, userAgent: c.req.header("user-agent") });
         if (outcome.kind === "invalid") noteRequest(c, "unknown", "invalid");
         else if (outcome.kind !== "manual") noteRequest(c, outcome.source, outcome.event);
-        // An app's event at its own URL: it sends to autoscan, so a warning that it does not ends now (not a Test: the
-        // apps test a connection before they save it, so a Test says nothing of the saved one).
+        // An app's event at its own URL: it sends to autoscan, so a warning that it does not ends now. A Test says
+        // nothing of the saved connection (the apps test before they save): it asks for a look shortly after.
         if (label !== undefined && (outcome.kind === "scan" || outcome.kind === "no-scan" || outcome.kind === "unusable")) deps.options.arrConnections?.heard(label);
+        if (label !== undefined && outcome.kind === "test") deps.options.arrConnections?.tested(label);
         if (outcome.kind === "manual") return handleManualScan(c, deps, { filepath: outcome.filepath, label, asHtml: false });
         return handleOutcome(c, deps, outcome);
       }
