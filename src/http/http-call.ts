@@ -7,10 +7,11 @@ import { request as httpsRequest } from "node:https";
  * first time it is used. One call, on a connection of its own: no redirect is followed (a redirect is an answer like any other), the answer's
  * body is read as text up to `maxBytes`, and the whole call ends within `timeoutMs` or when `signal` aborts. What
  * went wrong is told by the error's class, for each client to put in its own words:
- * - `HttpTimeoutError`: no complete answer within `timeoutMs`;
+ * - `HttpTimeoutError`: no complete answer within `timeoutMs` (its `phase`: the connection, or the answer, never came);
  * - `HttpTooLargeError`: the body is over `maxBytes` (unless `overCap` is `"cut"`: then the answer is what was read);
  * - `signal.reason` when the caller's signal aborted;
- * - else the socket's own error (`code`: ECONNREFUSED, ENOTFOUND …), as `httpReason` words it.
+ * - else the socket's own error (`code`: ECONNREFUSED, ENOTFOUND …), as `httpReason` words it; an answer cut short
+ *   carries `code: "ECONNRESET"`. connection-failure.ts reads every one of these once, for all callers.
  */
 export interface HttpCallOptions {
   readonly method: string;
@@ -34,8 +35,17 @@ export interface HttpAnswer {
   readonly body: string;
 }
 
+/**
+ * No complete answer in time. `phase`: `connect` when the connection itself never completed (a wrong address, a
+ * firewall dropping the packets), `answer` when it did and the answer did not come (a hung server).
+ */
 export class HttpTimeoutError extends Error {
   override name = "HttpTimeoutError";
+  readonly phase: "connect" | "answer";
+  constructor(message: string, phase: "connect" | "answer") {
+    super(message);
+    this.phase = phase;
+  }
 }
 
 export class HttpTooLargeError extends Error {
@@ -85,9 +95,21 @@ export function httpCall(options: HttpCallOptions): Promise<HttpAnswer> {
       });
       response.on("end", () => finish(undefined, answer()));
       response.on("error", (error) => finish(error));
-      response.on("aborted", () => finish(new Error("the connection closed before the answer was complete")));
+      response.on("aborted", () => finish(Object.assign(new Error("the connection closed before the answer was complete"), { code: "ECONNRESET" })));
     });
-    const timer = setTimeout(() => finish(new HttpTimeoutError(`no answer within ${String(options.timeoutMs / 1000)} s`)), options.timeoutMs);
+    // Whether the connection completed, for the timeout to say which part never came (connection-failure.ts).
+    let connected = false;
+    req.once("socket", (socket) => {
+      if (!socket.connecting) connected = true;
+      else socket.once("connect", () => (connected = true));
+    });
+    const timer = setTimeout(() => {
+      const seconds = String(options.timeoutMs / 1000);
+      const error = connected
+        ? new HttpTimeoutError(`connected, but no answer within ${seconds} s`, "answer")
+        : new HttpTimeoutError(`no answer within ${seconds} s (the connection never completed)`, "connect");
+      finish(error);
+    }, options.timeoutMs);
     const onAbort = (): void => finish(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
     req.on("error", (error) => finish(error));

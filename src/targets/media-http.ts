@@ -1,5 +1,6 @@
 import { TargetAuthError, TargetConfigError, TargetUnavailableError } from "../core/errors.ts";
-import { excerpt, headersAreValid, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, originOf, type HttpAnswer } from "../http/http-call.ts";
+import { classifyConnectionFailure, connectionFailureWords } from "../http/connection-failure.ts";
+import { excerpt, headersAreValid, httpCall, httpReason, HttpTooLargeError, originOf, type HttpAnswer } from "../http/http-call.ts";
 
 /**
  * The one HTTP boundary of the Jellyfin, Emby and autoscan-relay targets: a timeout and the caller's AbortSignal on
@@ -128,11 +129,14 @@ function networkError(
   blank: (text: string) => string,
 ): Error {
   if (error instanceof HttpTooLargeError) return new MediaHttpError(`${label}: ${what}: ${error.message}`, 0);
-  if (error instanceof HttpTimeoutError) {
-    return new TargetUnavailableError(`${label} did not answer ${what} within ${timeoutMs / 1000} s (${shown})`);
+  const failure = classifyConnectionFailure(error);
+  if (failure?.kind === "timeout") {
+    const why = failure.phase === "connect" ? "the connection never completed (a wrong address, or a firewall dropping it)" : "connected, but it hangs?";
+    return new TargetUnavailableError(`${label} did not answer ${what} within ${timeoutMs / 1000} s (${shown}): ${why}`);
   }
   // The socket's error is kept only as words (no `cause`): pino would print a cause's whole message.
-  return new TargetUnavailableError(blank(`${label} is unreachable at ${shown} (${what}): ${httpReason(error)}`));
+  const words = failure ? connectionFailureWords(failure) : httpReason(error);
+  return new TargetUnavailableError(blank(`${label} is unreachable at ${shown} (${what}): ${words}`));
 }
 
 function encodeQuery(query: Readonly<Record<string, string>>): string {

@@ -36,19 +36,6 @@ export function skipAfter(steps: Readonly<Record<string, string>>, failed: strin
   return ids.slice(ids.indexOf(failed) + 1).map((id) => skip(id, steps[id] ?? id, reason));
 }
 
-/** The error codes along an error's `cause` chain (a client's error holds the socket's under `cause`). */
-export function causeCodes(error: unknown): string[] {
-  const codes: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current; depth++) {
-    const { code, name } = current as { code?: unknown; name?: unknown };
-    if (typeof code === "string") codes.push(code);
-    if (name === "TimeoutError" || name === "HttpTimeoutError") codes.push("TIMEOUT");
-    current = (current as { cause?: unknown }).cause;
-  }
-  return codes;
-}
-
 /** A Plex section as doctor reads it: its folders (`locations`) as Plex sees them. */
 export type DoctorSection = Pick<PlexSection, "id" | "title" | "locations">;
 

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
-import { excerpt, httpCall, httpReason, HttpTimeoutError, HttpTooLargeError, type HttpAnswer } from "../../http/http-call.ts";
+import { classifyConnectionFailure, connectionFailureWords } from "../../http/connection-failure.ts";
+import { excerpt, httpCall, httpReason, HttpTooLargeError, type HttpAnswer } from "../../http/http-call.ts";
 import { ActivitiesSchema, LibraryItemsSchema, partFiles, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
 import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
 
@@ -163,10 +164,13 @@ function classifyStatus(status: number, body: string, what: string, base: string
 
 function classifyNetworkError(error: unknown, what: string, base: string, timeoutMs: number): Error {
   if (error instanceof HttpTooLargeError) return new PlexResponseError(`${what}: ${error.message}`, 0);
-  if (error instanceof HttpTimeoutError) {
-    return new TargetUnavailableError(`Plex did not answer ${what} within ${timeoutMs / 1000} s (${base})`, { cause: error });
+  const failure = classifyConnectionFailure(error);
+  if (failure?.kind === "timeout") {
+    const why = failure.phase === "connect" ? "the connection never completed (a wrong address, or a firewall dropping it)" : "connected, but Plex hangs?";
+    return new TargetUnavailableError(`Plex did not answer ${what} within ${timeoutMs / 1000} s (${base}): ${why}`, { cause: error });
   }
-  return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${httpReason(error)}`, { cause: error });
+  const words = failure ? connectionFailureWords(failure) : httpReason(error);
+  return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${words}`, { cause: error });
 }
 
 function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string, hide: (text: string) => string): v.InferOutput<S> {
