@@ -102,7 +102,7 @@ function describeLanded(binary: string): void {
       expect(await page.locator("#history-list li.item").count()).toBe(4);
       const line = async (folder: string): Promise<string> => (await targetLine(page, folder).innerText()).replace(/\s+/g, " ");
       expect(await line(LANDED)).toMatch(/^plex scanned .+ landed visible 1 min 35 s after the request$/);
-      expect(await line(CHECKING)).toMatch(/ checking next look in (59|60) min/);
+      expect(await line(CHECKING)).toMatch(/ checking first look in (59|60) min/);
       expect(await line(NOT_VISIBLE)).toContain(` not visible ${NOT_VISIBLE_REASON}`);
       expect(await line(NOT_CHECKED)).toMatch(new RegExp(` not checked ${NOT_CHECKED_REASON.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
     });

@@ -67,6 +67,8 @@ export interface TargetView {
   readonly landedReason?: string;
   /** Pending: when the next look is due. */
   readonly landedCheckAt?: number;
+  /** Pending: the looks already taken that missed files (0 before the first; 2 once a rescan of them was queued). */
+  readonly landedLooks?: number;
 }
 
 export interface PageOptions {

@@ -141,5 +141,6 @@ function landedView(t: TargetRow): Partial<TargetView> {
     ...(t.landed === "landed" && t.landed_after_ms != null ? { landedAfterMs: t.landed_after_ms } : {}),
     ...(t.landed !== "landed" && t.landed_detail ? { landedReason: t.landed_detail } : {}),
     ...(t.landed === "pending" && t.landed_check_at != null ? { landedCheckAt: t.landed_check_at } : {}),
+    ...(t.landed === "pending" ? { landedLooks: t.landed_looks ?? 0 } : {}),
   };
 }

@@ -62,14 +62,27 @@ function landedHtml(result: TargetView, now: number): string {
         result.landedAfterMs === undefined ? "" : ` <span class="small">visible ${escapeHtml(duration(result.landedAfterMs))} after the request</span>`
       }`;
     case "pending":
-      return ` <span class="badge info" title="The server's library is asked for the files after its scan">checking</span>${
-        result.landedCheckAt === undefined ? "" : ` <span class="small">next look ${timeTag(result.landedCheckAt, now)}</span>`
+      return ` <span class="badge info" title="The server's library is asked for the files after its scan">checking</span> <span class="small">${pendingLook(result, now)}</span>${
+        result.landedReason ? ` <span class="small muted why">missing: ${escapeHtml(result.landedReason)}</span>` : ""
       }`;
     case "not_visible":
       return ` <span class="badge err">not visible</span> <span class="small why">${escapeHtml(result.landedReason ?? "")}</span>`;
     case "not_checked":
       return ` <span class="badge muted">not checked</span>${result.landedReason ? ` <span class="small muted">${escapeHtml(result.landedReason)}</span>` : ""}`;
   }
+}
+
+/**
+ * Where a pending landed check stands, in words: before the first look; after a look that did not find every file
+ * (the library had not shown them yet: the target may still be reading them); after a second one, which queued a
+ * rescan of them. Then when the next look is.
+ */
+function pendingLook(result: TargetView, now: number): string {
+  const looks = result.landedLooks ?? (result.landedReason ? 1 : 0);
+  const next = result.landedCheckAt === undefined ? "" : `next look ${timeTag(result.landedCheckAt, now)}`;
+  if (looks === 0) return result.landedCheckAt === undefined ? "first look to come" : `first look ${timeTag(result.landedCheckAt, now)}`;
+  const missed = looks === 1 ? "not in its library yet at the first look" : "still not in its library at the second look; a rescan of the files is queued";
+  return next === "" ? missed : `${missed} · ${next}`;
 }
 
 export type ItemAction = "scan" | "retry" | "delete";
