@@ -169,6 +169,13 @@ describe("config upgrade", () => {
     expect(upgraded.SERVER_IGNORE_LIST).toEqual([]);
   });
 
+  it("says there is nothing to upgrade when there is no file, and how to get one", async () => {
+    const path = join(dir, "missing", "config.json");
+    await expect(upgradeConfigFile(path)).rejects.toThrow(ConfigError);
+    await expect(upgradeConfigFile(path)).rejects.toThrow(`No config file at ${path}: nothing to upgrade.`);
+    expect(existsSync(path)).toBe(false);
+  });
+
   it("refuses a file that is not valid JSON, naming the line, and does not touch it", async () => {
     const text = '{\n  "SERVER_PASS": "x",\n}\n';
     const path = writeConfig(text);

@@ -1,6 +1,7 @@
 import { copyFile, readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { writeFileDurably } from "../core/durable-file.ts";
+import { ConfigError } from "../core/errors.ts";
 import { generateServerPass, renderConfig } from "./defaults.ts";
 import { FILE_KEYS } from "./file-variables.ts";
 import { parseJsonText } from "./json-text.ts";
@@ -58,7 +59,7 @@ const isObject = (value: unknown): value is Raw => typeof value === "object" && 
  * need a section of their own (ARR, TARGETS, NOTIFY, WATCH …) in `newSections`, for the command to name.
  */
 export async function upgradeConfigFile(path: string, options: UpgradeOptions = {}): Promise<UpgradeResult> {
-  const parsed = parseJsonText(await readFile(path, "utf8"), path);
+  const parsed = parseJsonText(await readConfigFile(path), path);
   if (!isObject(parsed)) {
     return { renamed: [], dropped: [], changed: [], added: [], defaulted: [], newSections: [], written: false, backup: undefined };
   }
@@ -105,4 +106,16 @@ function missingKeys(raw: Raw, defaults: Raw, prefix: string): string[] {
     if (current === undefined) return [`${prefix}${key}`];
     return isObject(current) && isObject(fallback) ? missingKeys(current, fallback, `${prefix}${key}.`) : [];
   });
+}
+
+/** The file's text; no file is a clear stop (nothing to upgrade), not a bare ENOENT. */
+async function readConfigFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    throw new ConfigError(`No config file at ${path}: nothing to upgrade.`, [
+      `Copy your plex_autoscan config.json there (or name it with --config PATH), or write a new one with: autoscan config init --config ${path}`,
+    ]);
+  }
 }
