@@ -250,6 +250,8 @@ describe.concurrent("autoscan config check", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/warning: .*"DOCKER_FILE_EXIST_PATH_MAPPINGS".*"SERVER_FILE_EXIST_PATH_MAPPINGS"/);
     expect(result.stderr).toMatch(/warning: .*"PLEX_SECTION_PATH_MAPPINGS" is obsolete/);
+    // The fix, once, after the warnings: the command that rewrites them.
+    expect(result.stderr).toMatch(/warning: [^\n]*\nRun 'autoscan config upgrade' to rename or drop the legacy keys above \('--dry-run' shows it first\)\.\n[^\n]* is valid/);
     expect(result.stdout).not.toContain("warning");
   });
 
