@@ -10,7 +10,7 @@ import { createPathMapper, type PathMappings } from "../src/paths/mapping.ts";
 import { createPlexClient } from "../src/targets/plex/client.ts";
 import { createSectionResolver, type PlexSection } from "../src/targets/plex/sections.ts";
 import { startFakePlex, type FakePlex, type FakeSection } from "./support/fake-plex.ts";
-import { TEST_PASS, buildWebApp } from "./support/web-builders.ts";
+import { TEST_PASS, buildWebApp, itemView } from "./support/web-builders.ts";
 
 /**
  * The Libraries page and the preview wired as the service wires them (`web/console/libraries-from-config.ts`): Plex's
@@ -80,7 +80,40 @@ describe("describeLibraries", () => {
   });
 });
 
+describe("describeLibraries: a folder the apps reach with Plex's own paths", () => {
+  const section = (id: string, ...locations: string[]): PlexSection => ({ id, title: id, type: "movie", locations, refreshing: false });
+
+  it("is reached as sent when a recent request lies in it, though no mapping reaches it", () => {
+    const report = describeLibraries([section("a", "/data/Movies", "/data/Movies4K", "/data/Docs")], { "/data/Movies/": ["/movies/"] }, [
+      "/data/Movies4K/Heat (1995)",
+      "/data/Documentaries/x",
+    ]);
+    expect(report.sections?.[0]?.locations).toEqual([
+      { path: "/data/Movies", reached: true },
+      { path: "/data/Movies4K", reached: false, sentAsIs: true },
+      { path: "/data/Docs", reached: false },
+    ]);
+  });
+});
+
 describe("the Libraries page", () => {
+  it("does not flag a library folder the apps already send Plex's own paths for (no mapping needed)", async () => {
+    const { app, queue } = wire({ "/data/Movies/": [`${root}/Movies/`], "/data/TV/": ["/tv/"] });
+    queue.items.push(
+      itemView({
+        id: 7,
+        folder: "/media/Anime/Frieren (2023)/Season 01",
+        requests: [{ source: "Sonarr (anime)", event: "Download", path: "/media/Anime/Frieren (2023)/Season 01/Frieren - S01E01.mkv", at: Date.now() }],
+      }),
+    );
+    const page = await (await app.request(`/${TEST_PASS}/libraries`)).text();
+    const folder = (path: string) => page.slice(page.indexOf(`<span class="path" dir="ltr">${path}</span>`), page.indexOf("</li>", page.indexOf(`<span class="path" dir="ltr">${path}</span>`)));
+    expect(folder("/media/Anime")).toContain("reached as sent");
+    expect(folder("/media/Anime")).not.toContain("no mapping reaches it");
+    expect(folder("/data/Music")).toContain("no mapping reaches it");
+    expect(page).toContain("1 library folder no mapping reaches, and no recent request came for (flagged below).");
+  });
+
   it("shows Plex's sections beside the mappings, flagging what does not meet", async () => {
     const { app } = wire({ "/data/Movies/": [`${root}/Movies/`], "/data/TV/Show A/": ["/tv/Show A/"], "/data/Old/": ["/old/"] });
     const res = await app.request(`/${TEST_PASS}/libraries`);
@@ -99,7 +132,7 @@ describe("the Libraries page", () => {
     expect(folder("/data/TV")).toContain('<span class="badge ok">mapped</span>'); // a key inside it reaches part of it
     expect(folder("/media/Anime")).toContain("no mapping reaches it");
     expect(folder("/data/Music")).toContain("<code>SERVER_PATH_MAPPINGS</code>");
-    expect(page).toContain("2 library folders no mapping reaches");
+    expect(page).toContain("2 library folders no mapping reaches, and no recent request came for");
     const mappings = page.slice(page.indexOf('id="mappings"'));
     const row = (key: string) => mappings.slice(mappings.indexOf(`${key}</span>`), mappings.indexOf("</tr>", mappings.indexOf(`${key}</span>`)));
     expect(row("/data/Movies/")).toContain('Movies <span class="muted small">(id 1)</span>');

@@ -53,11 +53,11 @@ export function consolePreviewFromConfig(input: ConsolePreviewInput): ConsolePre
 
   return {
     preview,
-    async libraries(signal) {
+    async libraries(signal, recent = []) {
       if (!sections) return { error: unavailable, mappings: describeMappings(mappings, undefined) };
       try {
         const list = await sections.list(signal);
-        return describeLibraries(list, mappings);
+        return describeLibraries(list, mappings, recent);
       } catch (error) {
         return { error: error instanceof Error ? error.message : String(error), mappings: describeMappings(mappings, undefined) };
       }
@@ -71,14 +71,20 @@ export function consolePreviewFromConfig(input: ConsolePreviewInput): ConsolePre
  * is how mappings per show or per disk look). A mapping whose server form neither lies in nor holds any section
  * folder sends its paths nowhere Plex scans: flagged with no sections. Both on whole path segments, in NFC, Windows
  * forms case-insensitive, by the one rule Plex matching uses (`matchSections`).
+ *
+ * A folder no mapping reaches is reached all the same when the apps send Plex's own paths for it: `recent` (the folders
+ * of recent requests, in the server's form) lying in it show that, and such a folder is not flagged (`sentAsIs`).
  */
-export function describeLibraries(sections: readonly PlexSection[], mappings: PathMappings): LibrariesReport {
+export function describeLibraries(sections: readonly PlexSection[], mappings: PathMappings, recent: readonly string[] = []): LibrariesReport {
   const keys = Object.keys(mappings);
   const out: LibrarySection[] = sections.map((section) => ({
     id: section.id,
     title: section.title,
     type: section.type,
-    locations: section.locations.map((path) => ({ path, reached: keys.some((key) => related(key, path)) })),
+    locations: section.locations.map((path) => {
+      const reached = keys.some((key) => related(key, path));
+      return { path, reached, ...(!reached && recent.some((folder) => holds(path, folder)) ? { sentAsIs: true as const } : {}) };
+    }),
   }));
   return { sections: out, mappings: describeMappings(mappings, sections) };
 }

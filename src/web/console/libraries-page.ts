@@ -68,12 +68,14 @@ function renderSections(report: LibrariesReport | undefined): string {
 </section>`;
   }
   const noMappings = report.mappings.length === 0;
-  const unreached = report.sections.flatMap((s) => s.locations).filter((l) => !l.reached).length;
+  const locations = report.sections.flatMap((s) => s.locations);
+  const unreached = locations.filter((l) => !l.reached && !l.sentAsIs).length;
+  const asSent = locations.filter((l) => !l.reached && l.sentAsIs).length;
   const summary = noMappings
     ? `<p class="hint">SERVER_PATH_MAPPINGS is empty: autoscan sends every path as it receives it, so every folder below is reached only if the *arr apps see it under the same path as Plex.</p>`
     : unreached === 0
-      ? `<p class="hint">Every library folder is reached by a mapping.</p>`
-      : `<p class="hint">${escapeHtml(plural(unreached, "library folder"))} no mapping reaches (flagged below).</p>`;
+      ? `<p class="hint">Every library folder is reached${asSent > 0 ? ": by a mapping, or by the paths the apps send as they are" : " by a mapping"}.</p>`
+      : `<p class="hint">${escapeHtml(plural(unreached, "library folder"))} no mapping reaches, and no recent request came for (flagged below).</p>`;
   const list =
     report.sections.length === 0
       ? '<p class="empty">Plex has no libraries.</p>'
@@ -88,15 +90,18 @@ ${list}
 function renderSection(section: LibrarySection, noMappings: boolean): string {
   const folders = section.locations
     .map((location) => {
-      const flagged = !noMappings && !location.reached;
-      const badge = noMappings
-        ? ""
-        : flagged
-          ? ' <span class="badge warn">no mapping reaches it</span>'
-          : ' <span class="badge ok">mapped</span>';
+      const flagged = !noMappings && !location.reached && !location.sentAsIs;
+      const badge = location.sentAsIs
+        ? ' <span class="badge ok" title="Recent requests lie in this folder as they were sent: the apps use Plex\'s own paths here">reached as sent</span>'
+        : noMappings
+          ? ""
+          : flagged
+            ? ' <span class="badge warn">no mapping reaches it</span>'
+            : ' <span class="badge ok">mapped</span>';
       const fix = flagged
         ? `<p class="small muted">${richText(
-            "If the *arr apps see this folder under another path, add that path to `SERVER_PATH_MAPPINGS` under this folder.",
+            "If the *arr apps see this folder under another path, add that path to `SERVER_PATH_MAPPINGS` under this folder. " +
+              "If they send Plex's own paths here, nothing is missing: it shows as reached once a request for it came.",
           )}</p>`
         : "";
       return `<li>${pathHtml(location.path)}${badge}${fix}</li>`;
@@ -142,6 +147,23 @@ function renderMapping(mapping: MappingView, sectionsKnown: boolean, titles: Rea
   return `<tr><td data-label="Plex's form">${pathHtml(mapping.serverForm)}</td><td data-label="Other forms">${forms}</td><td data-label="Library">${library}</td></tr>`;
 }
 
+/**
+ * The folders of the newest requests, waiting and finished (server form): the evidence that the apps reach a library
+ * folder with the paths they send. A queue that cannot be read gives none (the page then judges by the mappings alone).
+ */
+async function recentFolders(deps: ConsoleDeps, signal: AbortSignal): Promise<readonly string[]> {
+  if (signal.aborted) return [];
+  try {
+    const [pending, history] = await Promise.all([deps.options.queue.listPending({ limit: RECENT }), deps.options.queue.listHistory({ limit: RECENT })]);
+    return [...new Set([...pending.items, ...history.items].map((item) => item.folder))];
+  } catch {
+    return [];
+  }
+}
+
+/** How many of the newest waiting and of the newest finished folders the Libraries page looks at. */
+const RECENT = 500;
+
 /** The page's handler: reads the report and the asked preview side by side. */
 export function createLibrariesPageHandler(deps: ConsoleDeps) {
   return async (c: Context): Promise<Response> => {
@@ -149,7 +171,7 @@ export function createLibrariesPageHandler(deps: ConsoleDeps) {
     const path = c.req.query("path")?.trim() || undefined;
     const signal = c.req.raw.signal;
     const [report, asked] = await Promise.all([
-      libraries ? libraries(signal).catch((error: unknown) => ({ error: describeError(error), mappings: [] })) : undefined,
+      libraries ? recentFolders(deps, signal).then((recent) => libraries(signal, recent)).catch((error: unknown) => ({ error: describeError(error), mappings: [] })) : undefined,
       path !== undefined && preview ? preview(path.slice(0, 4096), signal).then(
         (value) => ({ value }),
         (error: unknown) => ({ error: `The preview failed: ${describeError(error)}` }),

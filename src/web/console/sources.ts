@@ -18,8 +18,11 @@ export interface ConsoleSources {
   readonly targets?: () => readonly string[];
   /** The path preview (Scan page, Libraries page, `cmd=preview`). */
   readonly preview?: (path: string, signal?: AbortSignal) => Promise<PathPreview>;
-  /** Plex's sections beside `SERVER_PATH_MAPPINGS`, for the Libraries page. */
-  readonly libraries?: (signal?: AbortSignal) => Promise<LibrariesReport>;
+  /**
+   * Plex's sections beside `SERVER_PATH_MAPPINGS`, for the Libraries page; `recent`: the folders of recent requests
+   * (server form), which show a library folder the apps reach with no mapping (they send Plex's own paths).
+   */
+  readonly libraries?: (signal?: AbortSignal, recent?: readonly string[]) => Promise<LibrariesReport>;
   /** Google Drive monitoring's state, when `CLOUD.ENABLED`. */
   readonly drive?: () => DriveStatus;
   /** `ARR`: each app's backfill state (the Queue page shows it). */
@@ -84,7 +87,11 @@ export interface LibrarySection {
   readonly id: string;
   readonly title: string;
   readonly type: string;
-  readonly locations: readonly { readonly path: string; readonly reached: boolean }[];
+  /**
+   * `reached`: a mapping reaches the folder. `sentAsIs`: no mapping does, but recent requests lie in it (the apps send
+   * Plex's own paths there: nothing to map).
+   */
+  readonly locations: readonly { readonly path: string; readonly reached: boolean; readonly sentAsIs?: true }[];
 }
 
 export interface MappingView {
