@@ -22,13 +22,15 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 FROM ${NODE_IMAGE}
 # Node runs with its own defaults (no V8 or allocator tuning), as in the systemd unit and `npm start`; NODE_OPTIONS is
 # left to the user.
-# SERVER_PORT: in the image autoscan listens on 3467, the port EXPOSEd and published by docker-compose.yml, whatever
-# config.json says (plex_autoscan's environment override wins over the file); the HEALTHCHECK asks the same port. The
-# host's port is the compose file's AUTOSCAN_PORT (.env). A moved-over SERVER_PORT is named at start and by doctor, with
-# the AUTOSCAN_PORT that keeps it (src/config/container-port.ts).
+# SERVER_IP and SERVER_PORT: in the image autoscan listens on 0.0.0.0:3467, the port EXPOSEd and published by
+# docker-compose.yml, whatever config.json says (plex_autoscan's environment override wins over the file; a moved-over
+# "127.0.0.1" or 3468 would leave the published port unanswered); the HEALTHCHECK asks the same port. The host's port is
+# the compose file's AUTOSCAN_PORT (.env). A moved-over SERVER_PORT is named at start and by doctor, with the
+# AUTOSCAN_PORT that keeps it (src/config/container-port.ts).
 ENV NODE_ENV=production \
     AUTOSCAN_CONFIG=/config/config.json \
     AUTOSCAN_DATA_DIR=/config \
+    SERVER_IP=0.0.0.0 \
     SERVER_PORT=3467
 WORKDIR /app
 COPY --from=build /src/package.json ./package.json

@@ -47,6 +47,8 @@ export interface FakePlexOptions {
   readonly version?: string;
   /** Server path → the test's directory that a scan reads (default: the path itself); undefined = nothing there. */
   readonly toLocal?: (serverPath: string) => string | undefined;
+  /** The address to listen on (default 127.0.0.1; "0.0.0.0" for a caller in a container, which uses the host's address). */
+  readonly listenHost?: string;
 }
 
 export interface FakePlex {
@@ -243,7 +245,7 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     if (delayMs > 0) setTimeout(answer, delayMs).unref();
     else answer();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.listenHost ?? "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
