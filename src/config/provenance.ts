@@ -23,6 +23,12 @@ export interface OverriddenValue {
 /** The config keys docker-compose.yml sets from `.env` (or the shell): they win over config.json. */
 export const COMPOSE_ENV_KEYS: readonly string[] = ["PLEX_LOCAL_URL"];
 
+/**
+ * The config keys the image itself sets (the Dockerfile's ENV): in a container autoscan listens where
+ * docker-compose.yml publishes, whatever config.json says; the host's side is AUTOSCAN_PORT in `.env`.
+ */
+export const IMAGE_ENV_KEYS: readonly string[] = ["SERVER_IP", "SERVER_PORT"];
+
 export interface SourceInput {
   /** Top-level keys of the final config. */
   readonly keys: readonly string[];
@@ -80,6 +86,12 @@ export function describeSource(key: string, source: ConfigSource, inContainer: b
     case "file-variable":
       return `${key} comes from the file ${source.file} (named by ${source.variable}), which wins over config.json.${ignored(key, source)}`;
     case "environment":
+      if (inContainer && IMAGE_ENV_KEYS.includes(key)) {
+        return (
+          `${key} comes from the environment variable ${key}, which wins over config.json: the image sets it, so that autoscan listens on the port ` +
+          `docker-compose.yml publishes; the host's port is AUTOSCAN_PORT in .env.${source.overrides ? ` config.json's ${source.overrides.as ?? key} has no effect in the container: remove it (a moved-over port is kept with AUTOSCAN_PORT).` : ""}`
+        );
+      }
       return (inContainer && COMPOSE_ENV_KEYS.includes(key)
         ? `${key} comes from the environment variable ${key}, which wins over config.json: docker-compose.yml sets it from .env (or your shell). Change it there and run 'docker compose up -d' ('docker restart' keeps the old value).`
         : `${key} comes from the environment variable ${key}, which wins over config.json: change or unset the variable where autoscan is started${inContainer ? " (the compose file and its .env, or docker run -e; 'docker compose up -d' applies a compose file's change, 'docker restart' does not)" : ""}.`) + ignored(key, source);

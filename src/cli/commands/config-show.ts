@@ -1,6 +1,6 @@
 import { loadConfig } from "../../config/load.ts";
 import { defaultConfig } from "../../config/defaults.ts";
-import { describeSource, sourceLabel, sourceName, type ConfigSource, type OverriddenValue } from "../../config/provenance.ts";
+import { describeSource, IMAGE_ENV_KEYS, sourceLabel, sourceName, type ConfigSource, type OverriddenValue } from "../../config/provenance.ts";
 import { resolveSettings, type Settings } from "../../config/settings.ts";
 import { maskDatabaseUrl } from "../../core/database-url.ts";
 import { shownNotifierUrl } from "../../notify/notifier-url.ts";
@@ -96,27 +96,45 @@ function renderTable(settings: Settings, rows: readonly Row[], inContainer: bool
     line(row.key, sourceLabel(row.source), shown(row.value)),
     ...(overridden(row.source) ? [line("", ignoredLabel(row), shown(ignoredValue(row.key, row.source).value))] : []),
   ]);
-  const fromEnv = rows.filter((row) => row.source.kind === "environment" || row.source.kind === "file-variable").map((row) => row.key);
-  const ignored = rows.filter((row) => overridden(row.source)).map((row) => row.key);
-  const changed = rows.filter((row) => row.changed).map((row) => row.key);
   return [
     `Config file: ${settings.configPath}${settings.origin.config === "default" ? "" : ` (from ${settings.origin.config === "flag" ? "--config" : "AUTOSCAN_CONFIG"})`}`,
     "",
     line("KEY", "FROM", "VALUE"),
     ...lines,
     "",
+    ...footer(rows, inContainer),
+    "",
+  ].join("\n");
+}
+
+/** What the table means for the user: what is set outside config.json and where, what in the file is ignored, what changed. */
+function footer(rows: readonly Row[], inContainer: boolean): string[] {
+  const fromEnv = rows.filter((row) => row.source.kind === "environment" || row.source.kind === "file-variable").map((row) => row.key);
+  // In a container the image's own variables (where the server listens) are not the user's to unset.
+  const byImage = inContainer ? fromEnv.filter((key) => IMAGE_ENV_KEYS.includes(key)) : [];
+  const ignored = rows.filter((row) => overridden(row.source) && !byImage.includes(row.key)).map((row) => row.key);
+  const ignoredByImage = rows.filter((row) => overridden(row.source) && byImage.includes(row.key)).map((row) => row.key);
+  const changed = rows.filter((row) => row.changed).map((row) => row.key);
+  return [
     fromEnv.length
       ? `Set outside config.json (these win over the file): ${fromEnv.join(", ")}. ` +
         (inContainer
-          ? "In a container they come from the compose file (docker-compose.yml takes them from .env) or docker run -e: change them there, then 'docker compose up -d' ('docker restart' keeps the old values)."
+          ? [
+              byImage.length ? `The image sets ${byImage.join(" and ")} (autoscan listens where docker-compose.yml publishes; the host's port is AUTOSCAN_PORT in .env).` : "",
+              fromEnv.length > byImage.length
+                ? `In a container ${byImage.length ? "the others" : "they"} come from the compose file (docker-compose.yml takes them from .env) or docker run -e: change them there, then 'docker compose up -d' ('docker restart' keeps the old values).`
+                : "",
+            ].filter(Boolean).join(" ")
           : "Change or unset them where autoscan is started.")
       : "Nothing is set outside config.json.",
     ...(ignored.length
       ? [`config.json also holds ${ignored.join(", ")}, ignored while the variable is set: remove ${ignored.length === 1 ? "it" : "them"} from config.json, or unset the variable to use the file's value.`]
       : []),
+    ...(ignoredByImage.length
+      ? [`config.json also holds ${ignoredByImage.join(", ")}, which has no effect in the container: remove ${ignoredByImage.length === 1 ? "it" : "them"} (a moved-over port is kept with AUTOSCAN_PORT in .env).`]
+      : []),
     changed.length ? `Not at their defaults: ${changed.join(", ")}.` : "Every key is at its default.",
-    "",
-  ].join("\n");
+  ];
 }
 
 function shown(value: unknown): string {
