@@ -3,6 +3,7 @@ import { createServer as createTcpServer, type Server, type Socket } from "node:
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSettings } from "../src/config/settings.ts";
 import type { CheckResult } from "../src/ops/doctor/check.ts";
@@ -11,7 +12,7 @@ import { captureLog } from "./support/capture-log.ts";
 import { SILENT_HOST, droppingNamespace, startCliInDroppingNamespace } from "./support/dropping-namespace.ts";
 import { describeFaults } from "./support/faults/describe-faults.ts";
 import { freePort } from "./support/free-port.ts";
-import { within } from "./support/run-cli.ts";
+import { runCli, within } from "./support/run-cli.ts";
 
 /**
  * A Plex (or a target) that does not answer is told apart by what happened, each with its own fix: no answer within
@@ -135,6 +136,16 @@ describe("each other way of not answering, in its own words", () => {
       detail: `connection refused: nothing listens at ${url} (is Plex running? is the port right?).`,
       fix: "Start Plex, or correct the address and port in PLEX_LOCAL_URL (Plex listens on 32400).",
     });
+  });
+
+  it("a DNS server that does not answer in time: 'no answer within', the name had no address yet (real process)", async () => {
+    const { path, dir } = await writeCase({ PLEX_LOCAL_URL: "http://plex.home.arpa:32400", PLEX_TIMEOUT: 1, SERVER_PORT: await freePort() });
+    const hook = fileURLToPath(new URL("./support/dns-unreachable.mjs", import.meta.url));
+    const run = await runCli(["doctor", "--config", path, "--data-dir", dir], { nodeArgs: ["--import", hook], env: { AUTOSCAN_TEST_DNS_DELAY_MS: "3000" } });
+    const plexLine = run.stdout.split("\n").find((line) => line.startsWith("✗ Plex "));
+    expect(plexLine).toContain("no answer within 1 s from http://plex.home.arpa:32400: the name plex.home.arpa had no address yet (the DNS server does not answer).");
+    expect(plexLine).toContain("Fix: Check the DNS of where autoscan runs");
+    expect(run.stdout).not.toContain("but not as");
   });
 
   it("a connection taken but never answered: 'no answer within', a hung server, not a firewall", async () => {

@@ -44,7 +44,7 @@ describe("classifyConnectionFailure: real sockets", () => {
   it("a closed port is refused", async () => {
     const failure = classifyConnectionFailure(await failureOf(`http://127.0.0.1:${String(await freePort())}`));
     expect(failure).toEqual({ kind: "refused" });
-    expect(connectionFailureWords({ kind: "refused" })).toBe("connection refused (ECONNREFUSED): nothing listens there (is it running? is the port right?)");
+    expect(connectionFailureWords({ kind: "refused" })).toBe("connection refused (ECONNREFUSED): nothing listens there (down, or the wrong port)");
   });
 
   it("a server that takes the connection and never answers is a timeout after the connection", async () => {
@@ -99,6 +99,6 @@ describe("classifyConnectionFailure: the shapes other callers hand over", () => 
     expect(connectionFailureWords({ kind: "timeout", phase: "connect" }, 10)).toBe(
       "no answer within 10 s: the connection never completed (a wrong address, or a firewall dropping it)",
     );
-    expect(connectionFailureWords({ kind: "timeout", phase: "answer" }, 10)).toBe("connected, but no answer within 10 s (the server hangs?)");
+    expect(connectionFailureWords({ kind: "timeout", phase: "answer" }, 10)).toBe("no answer within 10 s: it connected, but no answer came (the server hangs?)");
   });
 });

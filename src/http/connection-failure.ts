@@ -1,9 +1,12 @@
+import type { HttpTimeoutPhase } from "./http-call.ts";
+
 /**
  * Why a call got no answer, read once from the error where it enters (http-call.ts's `HttpTimeoutError`, the socket's
  * `code`, a driver's "timeout" along the `cause` chain), for every caller to word in its own setting: doctor's checks,
  * the start-up checks, the Plex and Jellyfin/Emby clients' messages. The kinds differ in what the user does next:
- * - `timeout`: nothing came back in time. `connect`: the connection itself never completed (a wrong address, or a
- *   firewall that drops packets instead of refusing them); `answer`: it connected, but no answer came (a hung server);
+ * - `timeout`: nothing came back in time. `resolve`: the name had no address yet (a DNS server that does not answer);
+ *   `connect`: the connection itself never completed (a wrong address, or a firewall that drops packets instead of
+ *   refusing them); `answer`: it connected, but no answer came (a hung server);
  * - `refused`: the host is there, but nothing listens on that port (the server is down, or the port is wrong);
  * - `dns`: the name does not resolve (a typo, or a container name on another Docker network);
  * - `no-route`: no network path to the address (EHOSTUNREACH, ENETUNREACH);
@@ -15,7 +18,7 @@
  * or the caller gave up; only then may a message say "answered, but not as Plex does".
  */
 export type ConnectionFailure =
-  | { readonly kind: "timeout"; readonly phase: "connect" | "answer" }
+  | { readonly kind: "timeout"; readonly phase: HttpTimeoutPhase }
   | { readonly kind: "refused" }
   | { readonly kind: "dns"; readonly code: string; readonly hostname?: string }
   | { readonly kind: "no-route"; readonly code: string }
@@ -41,7 +44,7 @@ export function classifyConnectionFailure(error: unknown): ConnectionFailure | u
     const code = typeof link.code === "string" ? link.code : "";
     const name = typeof link.name === "string" ? link.name : "";
     // http-call.ts's own timeout says whether the connection had completed.
-    if (name === "HttpTimeoutError") return { kind: "timeout", phase: link.phase === "answer" ? "answer" : "connect" };
+    if (name === "HttpTimeoutError") return { kind: "timeout", phase: link.phase === "answer" || link.phase === "resolve" ? link.phase : "connect" };
     // The kernel's connect timeout (a long PLEX_TIMEOUT), AbortSignal.timeout(), pg's connectionTimeoutMillis.
     if (code === "ETIMEDOUT") return { kind: "timeout", phase: "connect" };
     if (name === "TimeoutError") return { kind: "timeout", phase: "connect" };
@@ -65,11 +68,9 @@ export function connectionFailureWords(failure: ConnectionFailure, seconds?: num
   const within = seconds === undefined ? "in time" : `within ${String(seconds)} s`;
   switch (failure.kind) {
     case "timeout":
-      return failure.phase === "connect"
-        ? `no answer ${within}: the connection never completed (a wrong address, or a firewall dropping it)`
-        : `connected, but no answer ${within} (the server hangs?)`;
+      return `no answer ${within}: ${timeoutCause(failure.phase)}`;
     case "refused":
-      return "connection refused (ECONNREFUSED): nothing listens there (is it running? is the port right?)";
+      return "connection refused (ECONNREFUSED): nothing listens there (down, or the wrong port)";
     case "dns":
       return `${failure.hostname ?? "the name"} does not resolve (${failure.code}${failure.code === "EAI_AGAIN" ? ": no answer from the DNS server" : ""})`;
     case "no-route":
@@ -83,6 +84,15 @@ export function connectionFailureWords(failure: ConnectionFailure, seconds?: num
     case "other":
       return `cannot connect (${failure.code})`;
   }
+}
+
+/** What a timeout's phase tells of its cause, for a client's "did not answer GET / within 10 s (…): <cause>". */
+export function timeoutCause(phase: HttpTimeoutPhase): string {
+  return {
+    resolve: "the name had no address yet (the DNS server does not answer)",
+    connect: "the connection never completed (a wrong address, or a firewall dropping it)",
+    answer: "it connected, but no answer came (the server hangs?)",
+  }[phase];
 }
 
 /** The error and its causes, outermost first (a client wraps the socket's error; a few levels at most). */

@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { isIP } from "node:net";
 
 /**
  * The one outbound HTTP call of autoscan's hand-written clients (Plex, Jellyfin/Emby/relays, the *arr apps, the
@@ -7,7 +8,8 @@ import { request as httpsRequest } from "node:https";
  * first time it is used. One call, on a connection of its own: no redirect is followed (a redirect is an answer like any other), the answer's
  * body is read as text up to `maxBytes`, and the whole call ends within `timeoutMs` or when `signal` aborts. What
  * went wrong is told by the error's class, for each client to put in its own words:
- * - `HttpTimeoutError`: no complete answer within `timeoutMs` (its `phase`: the connection, or the answer, never came);
+ * - `HttpTimeoutError`: no complete answer within `timeoutMs` (its `phase`: the name's address, the connection, or the
+ *   answer never came);
  * - `HttpTooLargeError`: the body is over `maxBytes` (unless `overCap` is `"cut"`: then the answer is what was read);
  * - `signal.reason` when the caller's signal aborted;
  * - else the socket's own error (`code`: ECONNREFUSED, ENOTFOUND …), as `httpReason` words it; an answer cut short
@@ -36,13 +38,16 @@ export interface HttpAnswer {
 }
 
 /**
- * No complete answer in time. `phase`: `connect` when the connection itself never completed (a wrong address, a
- * firewall dropping the packets), `answer` when it did and the answer did not come (a hung server).
+ * No complete answer in time. `phase`: `resolve` when the host's name had no address yet (a DNS server that does not
+ * answer), `connect` when the connection itself never completed (a wrong address, a firewall dropping the packets),
+ * `answer` when it did and the answer did not come (a hung server).
  */
+export type HttpTimeoutPhase = "resolve" | "connect" | "answer";
+
 export class HttpTimeoutError extends Error {
   override name = "HttpTimeoutError";
-  readonly phase: "connect" | "answer";
-  constructor(message: string, phase: "connect" | "answer") {
+  readonly phase: HttpTimeoutPhase;
+  constructor(message: string, phase: HttpTimeoutPhase) {
     super(message);
     this.phase = phase;
   }
@@ -97,18 +102,22 @@ export function httpCall(options: HttpCallOptions): Promise<HttpAnswer> {
       response.on("error", (error) => finish(error));
       response.on("aborted", () => finish(Object.assign(new Error("the connection closed before the answer was complete"), { code: "ECONNRESET" })));
     });
-    // Whether the connection completed, for the timeout to say which part never came (connection-failure.ts).
-    let connected = false;
+    // How far the call got, for the timeout to say which part never came (connection-failure.ts). An IP address
+    // needs no lookup (and the socket emits none for it).
+    let reached: HttpTimeoutPhase = isIP(url.hostname.replace(/^\[|\]$/g, "")) ? "connect" : "resolve";
     req.once("socket", (socket) => {
-      if (!socket.connecting) connected = true;
-      else socket.once("connect", () => (connected = true));
+      if (!socket.connecting) reached = "answer";
+      socket.once("lookup", () => (reached = reached === "resolve" ? "connect" : reached));
+      socket.once("connect", () => (reached = "answer"));
     });
     const timer = setTimeout(() => {
       const seconds = String(options.timeoutMs / 1000);
-      const error = connected
-        ? new HttpTimeoutError(`connected, but no answer within ${seconds} s`, "answer")
-        : new HttpTimeoutError(`no answer within ${seconds} s (the connection never completed)`, "connect");
-      finish(error);
+      const what = {
+        resolve: `no answer within ${seconds} s (the name '${url.hostname}' had no address yet: no answer from the DNS server)`,
+        connect: `no answer within ${seconds} s (the connection never completed)`,
+        answer: `connected, but no answer within ${seconds} s`,
+      };
+      finish(new HttpTimeoutError(what[reached], reached));
     }, options.timeoutMs);
     const onAbort = (): void => finish(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -1,5 +1,5 @@
 import { TargetAuthError, TargetConfigError, TargetUnavailableError } from "../core/errors.ts";
-import { classifyConnectionFailure, connectionFailureWords } from "../http/connection-failure.ts";
+import { classifyConnectionFailure, connectionFailureWords, timeoutCause } from "../http/connection-failure.ts";
 import { excerpt, headersAreValid, httpCall, httpReason, HttpTooLargeError, originOf, type HttpAnswer } from "../http/http-call.ts";
 
 /**
@@ -131,8 +131,7 @@ function networkError(
   if (error instanceof HttpTooLargeError) return new MediaHttpError(`${label}: ${what}: ${error.message}`, 0);
   const failure = classifyConnectionFailure(error);
   if (failure?.kind === "timeout") {
-    const why = failure.phase === "connect" ? "the connection never completed (a wrong address, or a firewall dropping it)" : "connected, but it hangs?";
-    return new TargetUnavailableError(`${label} did not answer ${what} within ${timeoutMs / 1000} s (${shown}): ${why}`);
+    return new TargetUnavailableError(`${label} did not answer ${what} within ${timeoutMs / 1000} s (${shown}): ${timeoutCause(failure.phase)}`);
   }
   // The socket's error is kept only as words (no `cause`): pino would print a cause's whole message.
   const words = failure ? connectionFailureWords(failure) : httpReason(error);

@@ -40,9 +40,18 @@ export function unreachableCheck(server: UnreachableServer, error: unknown, inCo
       `Set ${setting} to ${label}'s container name on a Docker network both share, e.g. ${server.example} (or the host's LAN address).`,
     );
   }
+  const dnsServerFix = `Check the DNS of where autoscan runs (in Docker: the container's network), or use ${label}'s IP address in ${setting}.`;
   switch (failure?.kind) {
     case "timeout":
       // The most common first-day mistake: a wrong LAN address, or a firewall that drops rather than refuses.
+      if (failure.phase === "resolve") {
+        return fail(
+          id,
+          title,
+          `no answer within ${seconds} s from ${url}: the name ${host} had no address yet (the DNS server does not answer).`,
+          dnsServerFix,
+        );
+      }
       return failure.phase === "connect"
         ? fail(
             id,
@@ -64,7 +73,7 @@ export function unreachableCheck(server: UnreachableServer, error: unknown, inCo
         title,
         `${host} does not resolve (${failure.code}${failure.code === "EAI_AGAIN" ? ": no answer from the DNS server" : ""}): ${setting} names a host autoscan cannot find.`,
         failure.code === "EAI_AGAIN"
-          ? `Check the DNS of where autoscan runs (in Docker: the container's network), or use ${label}'s IP address in ${setting}.`
+          ? dnsServerFix
           : `Check the name for a typo. If ${label} runs in a container, put autoscan on the same Docker network and use the container's name (e.g. ${server.example}); else use its IP address.`,
       );
     case "no-route":

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
-import { classifyConnectionFailure, connectionFailureWords } from "../../http/connection-failure.ts";
+import { classifyConnectionFailure, connectionFailureWords, timeoutCause } from "../../http/connection-failure.ts";
 import { excerpt, httpCall, httpReason, HttpTooLargeError, type HttpAnswer } from "../../http/http-call.ts";
 import { ActivitiesSchema, LibraryItemsSchema, partFiles, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
 import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
@@ -166,8 +166,7 @@ function classifyNetworkError(error: unknown, what: string, base: string, timeou
   if (error instanceof HttpTooLargeError) return new PlexResponseError(`${what}: ${error.message}`, 0);
   const failure = classifyConnectionFailure(error);
   if (failure?.kind === "timeout") {
-    const why = failure.phase === "connect" ? "the connection never completed (a wrong address, or a firewall dropping it)" : "connected, but Plex hangs?";
-    return new TargetUnavailableError(`Plex did not answer ${what} within ${timeoutMs / 1000} s (${base}): ${why}`, { cause: error });
+    return new TargetUnavailableError(`Plex did not answer ${what} within ${timeoutMs / 1000} s (${base}): ${timeoutCause(failure.phase)}`, { cause: error });
   }
   const words = failure ? connectionFailureWords(failure) : httpReason(error);
   return new TargetUnavailableError(`Plex is unreachable at ${base} (${what}): ${words}`, { cause: error });
