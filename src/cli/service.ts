@@ -1,5 +1,7 @@
 import { systemClock, type Clock } from "../core/clock.ts";
 import { describeError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { ScanQueue } from "../queue/scan-queue.ts";
 import { effectiveLogLevel } from "../config/reload.ts";
 import type { Config } from "../config/schema.ts";
 import { createLivePathMapper } from "../paths/mapping.ts";
@@ -23,6 +25,24 @@ import { startWebFromConfig } from "../web/from-config.ts";
 import type { ConsoleSources } from "../web/console/sources.ts";
 import { startLandedChecker } from "../landed/landed-checker.ts";
 import { landedStart } from "../landed/landed-start.ts";
+
+/**
+ * After SERVER_PATH_MAPPINGS changed: the requests refused for lack of a mapping that the new mappings reach are
+ * counted, and the log says how to retry them (the console shows the same offer with its button).
+ */
+function offerRemappedRetry(queue: Pick<ScanQueue, "remappedCount">, log: Logger): void {
+  void queue
+    .remappedCount()
+    .then((count) => {
+      if (count === 0) return;
+      const what = count === 1 ? "1 request" : `${String(count)} requests`;
+      log.child({ component: "QUEUE" }).info(
+        { count },
+        `The new SERVER_PATH_MAPPINGS reach ${what} refused for lack of a mapping: retry ${count === 1 ? "it" : "them"} with "Retry the unmapped requests" on the console's Queue or History page (or the API's cmd=retry_unmapped); each waits under its mapped folder.`,
+      );
+    })
+    .catch((error: unknown) => log.debug({ err: error }, "Could not count the refused requests the new mappings reach"));
+}
 
 /** The running service: everything the server command started, stopped in the reverse order. */
 export interface Service {
@@ -233,6 +253,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     url: web.url,
     reload(next) {
       mapper.replace({ mappings: next.SERVER_PATH_MAPPINGS, existMappings: next.SERVER_FILE_EXIST_PATH_MAPPINGS, log: log.child({ component: "PATHS" }) });
+      if (JSON.stringify(next.SERVER_PATH_MAPPINGS) !== JSON.stringify(current.SERVER_PATH_MAPPINGS)) offerRemappedRetry(queue, log);
       anchorWatch.reconfigure(next.SERVER_ANCHORS);
       queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
       running.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));

@@ -91,6 +91,8 @@ export function queueAdminFromScanQueue(queue: ScanQueue): QueueAdmin {
     },
     sources: () => queue.sources(),
     retryFailed: () => queue.retryFailed(),
+    retryRemapped: () => queue.retryRemapped(),
+    remappedCount: () => queue.remappedCount(),
     retry: (id) => {
       const n = toId(id);
       return n === undefined ? false : queue.retry(n);

@@ -124,6 +124,10 @@ export interface QueueAdmin {
   remove(id: string): Awaitable<boolean>;
   /** Retries every failed item; how many. */
   retryFailed(): Awaitable<number>;
+  /** Retries the items refused for lack of a mapping that today's SERVER_PATH_MAPPINGS reach; how many. */
+  retryRemapped?(): Awaitable<number>;
+  /** How many items `retryRemapped` would retry now. */
+  remappedCount?(): Awaitable<number>;
   /** Rows done and in all while plex_autoscan's queue is being imported (the Queue page says so). */
   importing?(): { readonly done: number; readonly total: number } | undefined;
 }

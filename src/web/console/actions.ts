@@ -7,8 +7,8 @@ import { consoleActionProblem } from "./csrf.ts";
 import { noticeText, type ActionAnswer, type NoticeCode } from "./notice.ts";
 
 /**
- * The console's actions: `POST /<SERVER_PASS>/items/<id>/(scan|retry|delete)` and
- * `POST /<SERVER_PASS>/history/retry-failed`. Each is checked against cross-site use (`csrf.ts`), logged with the
+ * The console's actions: `POST /<SERVER_PASS>/items/<id>/(scan|retry|delete)`,
+ * `POST /<SERVER_PASS>/history/retry-failed` and `…/history/retry-unmapped`. Each is checked against cross-site use (`csrf.ts`), logged with the
  * item's id, and answered with what happened: JSON `{ok,title,message}` to the page script, or a redirect back to
  * the page with a notice code when the form was posted without it.
  */
@@ -44,6 +44,22 @@ export function createRetryFailedHandler(deps: ConsoleDeps): Handler {
     const count = await deps.options.queue.retryFailed();
     deps.log.info({ action: "retry-failed", count, client: clientAddress(c) }, `Console: retried ${count} failed folder(s)`);
     return answer(c, deps, form, noticeText("retry-failed", "", count), { notice: "retry-failed", n: String(count) });
+  };
+}
+
+/**
+ * `POST /<SERVER_PASS>/history/retry-unmapped`: the requests refused for lack of a mapping that today's
+ * SERVER_PATH_MAPPINGS reach are retried (they wait under the mapped folder); those still unmapped stay in History.
+ */
+export function createRetryUnmappedHandler(deps: ConsoleDeps): Handler {
+  return async (c) => {
+    const form = await readForm(c, deps);
+    if (form instanceof Response) return form;
+    const refused = refusal(c, deps, form, "retry of the unmapped requests");
+    if (refused) return refused;
+    const count = (await deps.options.queue.retryRemapped?.()) ?? 0;
+    deps.log.info({ action: "retry-unmapped", count, client: clientAddress(c) }, `Console: retried ${count} request(s) refused for lack of a mapping`);
+    return answer(c, deps, form, noticeText("retry-unmapped", "", count), { notice: "retry-unmapped", n: String(count) });
   };
 }
 

@@ -5,6 +5,7 @@ import { actionForm, requestsHtml, targetsHtml } from "./item-view.ts";
 import { csrfField, renderConsolePage, type ConsoleShell } from "./layout.ts";
 import { noticeHtml, type ActionAnswer } from "./notice.ts";
 import { pager } from "./pager.ts";
+import { remapOfferHtml } from "./remap-offer.ts";
 
 /** The History page: finished and failed folders, newest first, filtered and paged; retry and delete. */
 export interface HistoryPageModel {
@@ -21,6 +22,8 @@ export interface HistoryPageModel {
   readonly targets: readonly string[];
   readonly self: string;
   readonly notice?: ActionAnswer;
+  /** Requests refused for lack of a mapping that SERVER_PATH_MAPPINGS reach now (`remap-offer.ts`). */
+  readonly remapped?: number;
 }
 
 export function renderHistoryPage(model: HistoryPageModel): string {
@@ -36,6 +39,7 @@ export function renderHistoryPage(model: HistoryPageModel): string {
   if (query.search) params.set("q", query.search);
   if (query.landed) params.set("landed", query.landed);
   const body = `${noticeHtml(model.notice)}
+${remapOfferHtml(model.shell, model.self, model.remapped)}
 ${filtersHtml(model)}
 <section class="panel" aria-labelledby="history-title">
 <div id="history-list" data-live>

@@ -10,7 +10,7 @@ export interface ActionAnswer {
   readonly message: string;
 }
 
-export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "missing" | "refused";
+export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "retry-unmapped" | "missing" | "refused";
 
 export function noticeText(code: NoticeCode, subject: string, count = 0): ActionAnswer {
   switch (code) {
@@ -24,6 +24,10 @@ export function noticeText(code: NoticeCode, subject: string, count = 0): Action
       return count === 0
         ? { ok: true, title: "Nothing to retry", message: "No folder has failed." }
         : { ok: true, title: "Queued again", message: `${count} failed folder${count === 1 ? "" : "s"} wait for their scan again.` };
+    case "retry-unmapped":
+      return count === 0
+        ? { ok: true, title: "Nothing to retry", message: "No request refused for lack of a mapping is reached by SERVER_PATH_MAPPINGS now." }
+        : { ok: true, title: "Queued again", message: `${count} unmapped request${count === 1 ? "" : "s"} wait${count === 1 ? "s" : ""} for a scan under the mapped folder, after the scan delay.` };
     case "missing":
       return { ok: false, title: "Not found", message: `${subject} is no longer there: it may have finished or been deleted meanwhile.` };
     case "refused":
@@ -31,7 +35,7 @@ export function noticeText(code: NoticeCode, subject: string, count = 0): Action
   }
 }
 
-const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "missing", "refused"]);
+const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "retry-unmapped", "missing", "refused"]);
 
 /** The notice a page shows after a redirect (`?notice=<code>&item=<id>&n=<count>`). */
 export function noticeFromQuery(query: (name: string) => string | undefined): { code: NoticeCode; item?: string; count: number } | undefined {

@@ -30,6 +30,7 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
         ...(deps.sources.backfill ? { backfill: deps.sources.backfill() } : {}),
         ...importingOf(deps),
         ...(deps.sources.refused ? { refused: deps.sources.refused.recent() } : {}),
+        ...(await remappedOf(deps)),
         ...(deps.sources.arrProblems ? { arrProblems: deps.sources.arrProblems() } : {}),
         ...(deps.sources.arrNotes ? { arrNotes: deps.sources.arrNotes() } : {}),
         ...(deps.sources.watchers ? { watchers: deps.sources.watchers() } : {}),
@@ -37,6 +38,12 @@ export function createQueuePageHandler(deps: ConsoleDeps): Handler {
       }),
     );
   };
+}
+
+/** The refused requests today's mappings reach (the offer to retry them); a read that fails hides the offer. */
+async function remappedOf(deps: ConsoleDeps): Promise<{ remapped?: number }> {
+  const count = await Promise.resolve(deps.options.queue.remappedCount?.()).catch(() => undefined);
+  return count ? { remapped: count } : {};
 }
 
 function importingOf(deps: ConsoleDeps): { importing?: { done: number; total: number } } {
@@ -66,6 +73,7 @@ export function createHistoryPageHandler(deps: ConsoleDeps): Handler {
         now: deps.now(),
         targets: deps.sources.targets?.() ?? [],
         self: selfUrl(c, `${deps.shell.base}/history`),
+        ...(await remappedOf(deps)),
         ...withNotice(await notice(c, deps)),
       }),
     );

@@ -10,6 +10,7 @@ import type { BackfillAppStatus } from "../../core/backfill-status.ts";
 import { watchPanel } from "./watch-panel.ts";
 import { csrfField } from "./layout.ts";
 import { backfillPanel } from "./backfill-panel.ts";
+import { remapOfferHtml } from "./remap-offer.ts";
 
 /** The Queue page: the waiting folders in dispatch order, what each waits for, and the actions on them. */
 export interface QueuePageModel {
@@ -30,6 +31,8 @@ export interface QueuePageModel {
   readonly importing?: { readonly done: number; readonly total: number };
   /** Paths refused at intake (no mapping, no library), newest first, until dismissed. */
   readonly refused?: ReturnType<RefusedPaths["recent"]>;
+  /** Requests refused for lack of a mapping that SERVER_PATH_MAPPINGS reach now (`remap-offer.ts`). */
+  readonly remapped?: number;
   /** *arr apps that stopped sending to autoscan. */
   readonly arrProblems?: readonly { readonly app: string; readonly detail: string; readonly since: number }[];
   /** *arr apps that send, with some of autoscan's events unticked (a quieter note than the banner). */
@@ -45,7 +48,7 @@ export function renderQueuePage(model: QueuePageModel): string {
       : `<ul class="items">${model.items.map((item) => itemHtml(model, item)).join("")}</ul>`;
   const body = `${noticeHtml(model.notice)}
 <div id="arr-status" data-live>${arrProblemsHtml(model)}${arrNotesHtml(model)}</div>
-${refusedHtml(model)}
+${remapOfferHtml(model.shell, model.self, model.remapped)}${refusedHtml(model)}
 <section class="panel" aria-labelledby="queue-title">
 <div id="queue-list" data-live>
 ${importingHtml(model.importing)}

@@ -5,7 +5,7 @@ import { consoleShell, type ConsoleDeps } from "./console-deps.ts";
 import { CONSOLE_SCRIPT } from "./client-script.ts";
 import { createDrivePageHandler } from "./drive-page.ts";
 import { createLibrariesPageHandler } from "./libraries-page.ts";
-import { createDismissRefusedHandler, createItemActionHandler, createRetryFailedHandler } from "./actions.ts";
+import { createDismissRefusedHandler, createItemActionHandler, createRetryFailedHandler, createRetryUnmappedHandler } from "./actions.ts";
 import { createEventsHandler } from "./events.ts";
 import { createHistoryPageHandler, createQueuePageHandler } from "./pages.ts";
 
@@ -29,6 +29,7 @@ export function registerConsole(app: Hono, deps: RouteDeps, guard: (handler: Han
   app.get("/:pass/history", guard(createHistoryPageHandler(consoleDeps)));
   app.post("/:pass/items/:id/:action", guard(createItemActionHandler(consoleDeps)));
   app.post("/:pass/history/retry-failed", guard(createRetryFailedHandler(consoleDeps)));
+  app.post("/:pass/history/retry-unmapped", guard(createRetryUnmappedHandler(consoleDeps)));
   app.post("/:pass/refused/dismiss", guard(createDismissRefusedHandler(consoleDeps)));
   // --- console pages: begin
   app.get("/:pass/drive", guard(createDrivePageHandler(consoleDeps)));

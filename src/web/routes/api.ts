@@ -24,7 +24,7 @@ type ApiAnswer = { readonly success: boolean } & Readonly<Record<string, unknown
 
 const MAX_PAGE = 1000;
 /** The commands that change something: a browser's request for one from another site is refused. */
-const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry", "delete", "reset_page_token", "clear_drive_cache", "backfill", "arr_check"]);
+const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry_unmapped", "retry", "delete", "reset_page_token", "clear_drive_cache", "backfill", "arr_check"]);
 
 export function createApiHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
@@ -92,6 +92,9 @@ async function run(cmd: string, params: Params, deps: RouteDeps): Promise<ApiAns
     }
     case "retry_failed":
       return { success: true, retried: await queue.retryFailed() };
+    // The requests refused for lack of a mapping that today's SERVER_PATH_MAPPINGS reach: each waits under its mapped folder.
+    case "retry_unmapped":
+      return { success: true, retried: (await queue.retryRemapped?.()) ?? 0 };
     case "retry":
     case "delete": {
       const id = params("id")?.trim();
