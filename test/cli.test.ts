@@ -396,6 +396,21 @@ describe.concurrent("autoscan config upgrade", () => {
     expect(existsSync(`${configPath}.bak`)).toBe(false);
   });
 
+  it("keeps what it does not know, lists it as a problem to fix by hand, and exits 2 (the server would refuse the file)", async () => {
+    const { cli, configPath, writeConfig } = await setup();
+    writeConfig({ SERVER_PASS: PASS, SERVER_PATH_MAPPING: { "/mnt/": ["/data/"] }, USE_QUOTED_SCAN_DIRECTORY: true });
+    const result = await cli(["config", "upgrade", "--config", configPath]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain("Dropped USE_QUOTED_SCAN_DIRECTORY: obsolete in autoscan");
+    expect(result.stderr).toBe(
+      `Your config was upgraded: ${configPath} (backup: ${configPath}.bak).\n` +
+        "The file still has 1 problem to fix by hand (an upgrade keeps what it does not know; 'autoscan config check' lists them too):\n" +
+        '  - Unknown key "SERVER_PATH_MAPPING" — did you mean "SERVER_PATH_MAPPINGS"?\n' +
+        "Once fixed, restart autoscan to apply it (docker restart autoscan, or systemctl restart autoscan).\n",
+    );
+    expect(JSON.parse(readFileSync(configPath, "utf8"))).toHaveProperty("SERVER_PATH_MAPPING", { "/mnt/": ["/data/"] });
+  });
+
   it("exits 2 on invalid JSON and leaves the file alone", async () => {
     const { cli, configPath, writeConfig } = await setup();
     writeConfig('{\n  "SERVER_PASS": "x"\n  "SERVER_PORT": 1\n}\n');

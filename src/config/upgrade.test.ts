@@ -169,6 +169,18 @@ describe("config upgrade", () => {
     expect(upgraded.SERVER_IGNORE_LIST).toEqual([]);
   });
 
+  it("names what it cannot fix as the server would (an unknown key, a wrong type), and keeps it", async () => {
+    const path = writeConfig(JSON.stringify({ SERVER_PASS: "0123456789abcdef0123", SERVER_PATH_MAPPING: {}, SERVER_PORT: "x", GDRIVE: {} }));
+    const result = await upgradeConfigFile(path);
+    expect(result.problems).toEqual([
+      'SERVER_PORT: expected a whole number (no quotes), found "x".',
+      'Unknown key "SERVER_PATH_MAPPING" — did you mean "SERVER_PATH_MAPPINGS"?',
+    ]);
+    expect(readJson(path)).toMatchObject({ SERVER_PATH_MAPPING: {}, SERVER_PORT: "x", CLOUD: {} });
+    const fine = await upgradeConfigFile(writeConfig(fixtureText("l3uddz-legacy.json")));
+    expect(fine.problems).toEqual([]);
+  });
+
   it("says there is nothing to upgrade when there is no file, and how to get one", async () => {
     const path = join(dir, "missing", "config.json");
     await expect(upgradeConfigFile(path)).rejects.toThrow(ConfigError);

@@ -6,6 +6,7 @@ import { generateServerPass, renderConfig } from "./defaults.ts";
 import { FILE_KEYS } from "./file-variables.ts";
 import { parseJsonText } from "./json-text.ts";
 import { migrateLegacyKeys, type DroppedKey } from "./legacy.ts";
+import { parseConfigText } from "./load.ts";
 import { NEW_SECTIONS, type NewSection } from "./new-sections.ts";
 import { ConfigSchema } from "./schema.ts";
 import type { Env } from "./settings.ts";
@@ -30,6 +31,11 @@ export interface UpgradeResult {
   readonly defaulted: readonly string[];
   /** The features a file switches on with a section of its own that this file has not (never written). */
   readonly newSections: readonly NewSection[];
+  /**
+   * What is still wrong with the file once upgraded, as the server would say it (an unknown key, a wrong type): an
+   * upgrade keeps what it does not know, so these need an edit by hand. Empty: the file loads.
+   */
+  readonly problems: readonly string[];
   /** Whether the file was rewritten (false when nothing changes, and with `dryRun`). */
   readonly written: boolean;
   /** The backup written before the file was changed, if it was changed. */
@@ -61,7 +67,7 @@ const isObject = (value: unknown): value is Raw => typeof value === "object" && 
 export async function upgradeConfigFile(path: string, options: UpgradeOptions = {}): Promise<UpgradeResult> {
   const parsed = parseJsonText(await readConfigFile(path), path);
   if (!isObject(parsed)) {
-    return { renamed: [], dropped: [], changed: [], added: [], defaulted: [], newSections: [], written: false, backup: undefined };
+    return { renamed: [], dropped: [], changed: [], added: [], defaulted: [], newSections: [], problems: [], written: false, backup: undefined };
   }
   const env = options.env ?? {};
   const setByEnvironment = (key: string): boolean => !!env[key] || (FILE_KEYS.includes(key) && !!env[`${key}_FILE`]);
@@ -82,7 +88,8 @@ export async function upgradeConfigFile(path: string, options: UpgradeOptions = 
   const newSections = NEW_SECTIONS.filter((section) => !present(section.key));
   const sectionKeys = new Set(NEW_SECTIONS.map((section) => section.key));
   const defaulted = missingKeys(upgraded, DEFAULTS, "").filter((key) => !sectionKeys.has(key) && !present(key) && !(key in IGNORED));
-  const found = { renamed: legacy.renamed, dropped, changed: legacy.changed, added, defaulted, newSections };
+  const problems = remainingProblems(upgraded, path, env);
+  const found = { renamed: legacy.renamed, dropped, changed: legacy.changed, added, defaulted, newSections, problems };
   if (legacy.renamed.length + dropped.length + legacy.changed.length + added.length === 0 || options.dryRun) {
     return { ...found, written: false, backup: undefined };
   }
@@ -90,6 +97,17 @@ export async function upgradeConfigFile(path: string, options: UpgradeOptions = 
   await copyFile(path, backup);
   await writeFileDurably(path, renderConfig(upgraded));
   return { ...found, written: true, backup };
+}
+
+/** The upgraded file read as the server reads it (with the same environment); its problems, if any. */
+function remainingProblems(upgraded: Raw, path: string, env: Env): string[] {
+  try {
+    parseConfigText(renderConfig(upgraded), path, env);
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.problems.length > 0 ? [...error.problems] : [error.message];
+  }
 }
 
 /** Every key with its default (SERVER_PASS has none: a placeholder stands in). */

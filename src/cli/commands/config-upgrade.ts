@@ -12,7 +12,9 @@ export const configUpgradeCommand: CommandSpec = {
     "Renames plex_autoscan's legacy keys to their new names with their values, drops the obsolete ones (each named " +
     "with why), and adds a random SERVER_PASS to a file without one. Keys your file leaves out keep their defaults " +
     "and are not written. Lists the sections of autoscan's own features the file does not have yet (never written: " +
-    "each needs your values). A backup of the file as it was is kept as config.json.bak.",
+    "each needs your values). A backup of the file as it was is kept as config.json.bak. What it cannot fix (an " +
+    "unknown key, a wrong type) is listed on stderr. Exit codes: 0 done (or nothing to do); 2 the file is not JSON, " +
+    "or still has a problem to fix by hand.",
   options: { "dry-run": { type: "boolean" } },
   optionHelp: { "dry-run": "say what would change; write nothing" },
   async run({ values, io }) {
@@ -25,11 +27,18 @@ export const configUpgradeCommand: CommandSpec = {
     const path = settings.configPath;
     if (changes.length === 0) io.stderr.write(`${path} is up to date; nothing to change.\n`);
     else if (dryRun) io.stderr.write(`Nothing was written (--dry-run). Run 'autoscan config upgrade' to apply it to ${path}.\n`);
-    else {
-      io.stderr.write(`Your config was upgraded: ${path} (backup: ${result.backup ?? ""}).\n`);
-      io.stderr.write("Restart autoscan to apply it (docker restart autoscan, or systemctl restart autoscan).\n");
+    else io.stderr.write(`Your config was upgraded: ${path} (backup: ${result.backup ?? ""}).\n`);
+    if (result.problems.length > 0) {
+      const count = result.problems.length === 1 ? "1 problem" : `${String(result.problems.length)} problems`;
+      io.stderr.write(`The file still has ${count} to fix by hand (an upgrade keeps what it does not know; 'autoscan config check' lists them too):\n`);
+      for (const problem of result.problems) io.stderr.write(`  - ${problem}\n`);
     }
-    return 0;
+    if (result.written) {
+      const then = result.problems.length > 0 ? "Once fixed, restart" : "Restart";
+      io.stderr.write(`${then} autoscan to apply it (docker restart autoscan, or systemctl restart autoscan).\n`);
+    }
+    // Like `config check`: a file the server would refuse is exit 2, whatever the upgrade did to it.
+    return result.problems.length > 0 ? 2 : 0;
   },
 };
 
