@@ -48,7 +48,8 @@ export function describeContainerPort(facts: ContainerPortFacts): ContainerPortF
         `and your apps reach it at the host port Docker publishes, AUTOSCAN_PORT in .env (${String(IMAGE_PORT)} unless set).`,
       fix:
         `To keep ${String(filePort)} in your *arr URLs, set AUTOSCAN_PORT=${String(filePort)} in .env and run 'docker compose up -d'; ` +
-        `then delete SERVER_PORT from config.json (in the container it is always ${String(IMAGE_PORT)}).`,
+        `then delete SERVER_PORT from config.json (in the container it is always ${String(IMAGE_PORT)}). ` +
+        `Apps on the same Docker network skip the host: their URL is http://autoscan:${String(IMAGE_PORT)}/….`,
     };
   }
   return {
