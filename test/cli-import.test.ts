@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { createManualClock } from "./support/manual-clock.ts";
 import { captureLog, makeTempDir } from "./support/capture-log.ts";
+import { fixtureText } from "./support/config-fixtures.ts";
 import { writePlexAutoscanQueue } from "./support/plex-autoscan-queue.ts";
 import { runCli } from "./support/run-cli.ts";
 import { createScanQueue } from "../src/queue/open-scan-queue.ts";
@@ -71,6 +72,21 @@ describe("autoscan import --from-plex-autoscan", () => {
     const queue = await createScanQueue({ file: join(temp.dir, "data", "queue.db"), clock: createManualClock(), log: captureLog().log, scanDelayMs: 1000 });
     expect((await queue.listPending()).flatMap((item) => item.requests).map((request) => request.path).sort()).toEqual(paths.slice(0, 3).sort());
     await queue.close();
+  });
+
+  it("with plex_autoscan's own config.json: imports, and its legacy keys are warned about once with the command that rewrites them", async () => {
+    const file = join(temp.dir, "plex_autoscan.db");
+    writePlexAutoscanQueue(file, paths);
+    const legacy = join(temp.dir, "legacy", "config.json");
+    await mkdir(dirname(legacy), { recursive: true });
+    await writeFile(legacy, fixtureText("l3uddz-legacy.json"));
+    const result = await runCli(["import", "--from-plex-autoscan", file, "--config", legacy, "--data-dir", join(temp.dir, "data")]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Imported 3 scan request\(s\)/);
+    expect(result.stderr).toMatch(/"PLEX_SECTION_PATH_MAPPINGS" is obsolete and ignored/);
+    const hints = result.stderr.split("\n").filter((line) => line.includes("'autoscan config upgrade' rewrites the legacy key(s) above"));
+    expect(hints, result.stderr).toHaveLength(1);
+    expect(hints[0]).toContain("docker exec autoscan autoscan config upgrade");
   });
 
   it("refuses a file that is not plex_autoscan's queue (exit 2) and a missing PATH (usage)", async () => {
