@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakePlex, type FakePlex } from "./support/fake-plex.ts";
 import { freePort } from "./support/free-port.ts";
-import { startCli, within, type RunningCli } from "./support/run-cli.ts";
+import { runCli, startCli, within, type RunningCli } from "./support/run-cli.ts";
 
 /**
  * The repair loop of an unmapped path, as a user walks it: a Sonarr webhook for `/tv/…` that no SERVER_PATH_MAPPINGS
@@ -142,6 +142,15 @@ describe("retry after adding the missing mapping", () => {
     await until(() => /The new SERVER_PATH_MAPPINGS reach 1 request refused for lack of a mapping/.test(log()), "the reload's offer to retry");
     await mkdir(join(media, "TV", "Unmapped Show", "Season 02"), { recursive: true });
     await writeFile(join(media, "TV", "Unmapped Show", "Season 02", "Unmapped Show - S02E01.mkv"), "x");
+
+    // doctor says the fix is in and names the retry.
+    const doctor = await runCli(["doctor", "--json", "--config", join(dir, "config.json")], { timeoutMs: 30_000 });
+    const checks = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string; fix?: string }[] }).checks;
+    expect(checks.find((check) => check.id === "intake.refused")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining("SERVER_PATH_MAPPINGS in config.json reaches 1 of them now"),
+      fix: expect.stringContaining('"Retry the unmapped requests"'),
+    });
 
     // The console offers the retry, on the History page, with one button.
     const { html, token } = await consolePage("history");

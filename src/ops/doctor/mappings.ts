@@ -151,6 +151,27 @@ function hostMountFix(location: string): string {
   );
 }
 
+/** A History row refused for lack of a mapping, as the API lists it (only what the count below reads). */
+export interface RefusedRow {
+  readonly requests?: readonly { readonly path: string; readonly receivedPath?: string; readonly source?: string }[];
+}
+
+/**
+ * How many refused folders `mappings` (config.json's) reach now: one of their received paths falls under a form and
+ * maps to another path than the one refused. A folder watcher's paths are local ones, not mapped so: not counted.
+ * The same test the queue's "Retry the unmapped requests" makes with the mappings in force.
+ */
+export function refusedNowMapped(rows: readonly RefusedRow[], mappings: PathMappings): number {
+  const mapper = createPathMapper({ mappings });
+  return rows.filter((row) =>
+    (row.requests ?? []).some((request) => {
+      if (request.source?.startsWith("Watch (")) return false;
+      const mapped = mapper.toServer(request.receivedPath ?? request.path);
+      return mapped.known && mapped.path !== request.path;
+    }),
+  ).length;
+}
+
 export function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }

@@ -2,7 +2,9 @@ import { connect } from "node:net";
 import type { Config } from "../../config/schema.ts";
 import { httpCall, httpReason, type HttpAnswer } from "../../http/http-call.ts";
 import { jsonBody } from "../../http/json-body.ts";
+import { UNROUTABLE_MARK } from "../../paths/unroutable.ts";
 import { fail, ok, warn, type CheckResult } from "./check.ts";
+import { refusedNowMapped, type RefusedRow } from "./mappings.ts";
 
 /**
  * The server that may run beside doctor, at SERVER_IP:SERVER_PORT: whether its address is free, or taken by an
@@ -89,23 +91,37 @@ function probeTcp(host: string, port: number, timeoutMs: number): Promise<"open"
 }
 
 /** The History's failed rows refused at intake ("Not queued: …"), newest first; no line when no server answers here. */
-export async function refusedChecks(config: ServerAddress & Pick<Config, "SERVER_URL_BASE" | "SERVER_PASS">): Promise<CheckResult[]> {
+export async function refusedChecks(config: ServerAddress & Pick<Config, "SERVER_URL_BASE" | "SERVER_PASS" | "SERVER_PATH_MAPPINGS">): Promise<CheckResult[]> {
   const url = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/${encodeURIComponent(config.SERVER_PASS)}?cmd=history&state=failed&limit=500`;
   const answer = await httpCall({ method: "GET", url, timeoutMs: 3000, maxBytes: 4 * 1024 * 1024 }).catch(() => undefined);
   if (answer?.status !== 200) return [];
-  const body = jsonBody(answer.body) as { history?: { lastError?: string | null; finishedAt?: string | null }[] } | null | undefined;
+  const body = jsonBody(answer.body) as { history?: ({ lastError?: string | null; finishedAt?: string | null } & RefusedRow)[] } | null | undefined;
   if (body == null) return [];
-  const recent = (body.history ?? []).filter((item) => item.lastError?.startsWith("Not queued: "));
+  const recent = (body.history ?? []).filter((item) => item.lastError?.startsWith(UNROUTABLE_MARK));
   const id = "intake.refused";
   const title = "Unmapped paths";
   if (recent.length === 0) return [ok(id, title, "No request was refused for lack of a mapping or a library.")];
   const listed = recent.slice(0, 5).map((r) => `${r.finishedAt ?? ""}: ${(r.lastError ?? "").replace(/^Not queued: /, "")}`);
+  // Those config.json's mappings reach now: the fix is done, only the retry is left.
+  const reached = refusedNowMapped(recent, config.SERVER_PATH_MAPPINGS);
+  if (reached > 0) {
+    const retryUrl = `${serverUrl(config)}${config.SERVER_URL_BASE}/api/<SERVER_PASS>?cmd=retry_unmapped`;
+    return [
+      warn(
+        id,
+        title,
+        `${String(recent.length)} request(s) were refused for lack of a mapping; SERVER_PATH_MAPPINGS in config.json reaches ${String(reached)} of them now. Last: ${listed.join(" | ")}`,
+        `Retry them: the console's "Retry the unmapped requests" button (Queue or History page), or curl -X POST '${retryUrl}'; each waits under its mapped folder. ` +
+          "If you have just edited config.json, reload it first (docker kill -s HUP autoscan, or systemctl reload autoscan).",
+      ),
+    ];
+  }
   return [
     warn(
       id,
       title,
       `${String(recent.length)} request(s) were not queued: their path matches no SERVER_PATH_MAPPINGS form and lies in no library. Last: ${listed.join(" | ")}`,
-      "Add each app's path form to SERVER_PATH_MAPPINGS under the folder Plex uses (the reason names the nearest form; 'autoscan sections' lists Plex's folders), then Retry them in History.",
+      "Add each app's path form to SERVER_PATH_MAPPINGS under the folder Plex uses (the reason names the nearest form; 'autoscan sections' lists Plex's folders), reload the config (docker kill -s HUP autoscan, or systemctl reload autoscan), then press \"Retry the unmapped requests\" on the console (or Retry each in History).",
     ),
   ];
 }
