@@ -162,6 +162,9 @@ describe("each other way of not answering, in its own words", () => {
     expect(check("plex.reach")).toMatchObject({ status: "error", detail: expect.stringMatching(new RegExp(`^${url.replace(/\./g, "\\.")} answered, but not as Plex does: .*Router login`)) });
     expect(check("plex.reach").fix).toContain("not at a proxy or another app");
     expect(check("plex.reach").detail).not.toContain("no answer within");
+
+    const other = await listen(createHttpServer((_, res) => res.writeHead(404, { "Content-Type": "text/html" }).end("<h1>Not Found</h1>")));
+    expect((await doctor({ PLEX_LOCAL_URL: other }))("plex.reach").detail).toBe(`${other} answered, but not as Plex does: it answered 404 to GET /.`);
   });
 
   it("another protocol on the port (an SSH server): answered, but not in HTTP", async () => {

@@ -26,7 +26,7 @@ export async function plexChecks(config: Config, inContainer: boolean, findings:
       findings.sectionsUnknown = "Plex did not answer.";
       const server = { id: "plex.reach", title: "Plex", url, label: "Plex", setting: "PLEX_LOCAL_URL", portHint: "Plex listens on 32400" };
       return [
-        unreachableCheck({ ...server, example: "http://plex:32400", timeoutSeconds, readsAnswer: true }, error, inContainer),
+        unreachableCheck({ ...server, example: "http://plex:32400", timeoutSeconds, describeAnswer }, error, inContainer),
         skip("plex.token", "Plex token", "Plex did not answer."),
         skip("plex.version", "Plex version", "Plex did not answer."),
       ];
@@ -56,6 +56,16 @@ export async function plexChecks(config: Config, inContainer: boolean, findings:
     out.push(fail("plex.sections", "Plex libraries", `Listing the libraries failed: ${describeError(error)}.`, "Check Plex's log; 'autoscan sections' shows the same call."));
   }
   return out;
+}
+
+/**
+ * What answered in Plex's place, from the client's error: its messages speak of "Plex" (`Plex answered 404 to GET / at
+ * http://…`, `GET /: Plex did not answer JSON: …`), which here is what did not answer as Plex does.
+ */
+function describeAnswer(error: unknown): string {
+  return describeError(error)
+    .replace(/\bPlex (answered|did not answer)/, "it $1")
+    .replace(/ at https?:\/\/\S+$/, "");
 }
 
 /** Plex 1.20 (2020) is the oldest the partial-scan API we use is known to work with (integrations.md §3.1). */

@@ -11,8 +11,9 @@ import { fail, type CheckResult } from "./check.ts";
  * and `title` (`arr:sonarr`, `sonarr`), the `url` shown (scheme, host and port only), what should answer there
  * (`label`: `Sonarr`), the `setting` that holds the URL (`ARR.sonarr.URL`), where it usually listens (`portHint`:
  * `Sonarr listens on 8989`), a URL that works from a container on the same network (`example`: `http://sonarr:8989`)
- * and how long one call may take. `readsAnswer`: the call read the answer (Plex's client), so an error with no network
- * failure in it means bytes came back, from something other than that server: only then "answered, but not as …".
+ * and how long one call may take. `describeAnswer`: the call read the answer (Plex's client), so an error with no
+ * network failure in it means bytes came back, from something other than that server: only then "answered, but not
+ * as …", with what the answer was in these words.
  */
 export interface UnreachableServer {
   readonly id: string;
@@ -23,7 +24,7 @@ export interface UnreachableServer {
   readonly portHint: string;
   readonly example: string;
   readonly timeoutSeconds: number;
-  readonly readsAnswer?: boolean;
+  readonly describeAnswer?: (error: unknown) => string;
 }
 
 export function unreachableCheck(server: UnreachableServer, error: unknown, inContainer: boolean): CheckResult {
@@ -88,7 +89,7 @@ export function unreachableCheck(server: UnreachableServer, error: unknown, inCo
       return fail(id, title, `Cannot connect to ${url} (${failure.code}).`, `Check the address in ${setting} and the network between autoscan and ${label}.`);
     case undefined:
       // No network failure: the call's answer came back (bytes did) and was not what the server sends.
-      if (server.readsAnswer) return foreignCheck(server, describeError(error));
+      if (server.describeAnswer) return foreignCheck(server, server.describeAnswer(error));
       return fail(id, title, `Cannot reach ${url}: ${describeError(error)}.`, `Check the address in ${setting}.`);
   }
 }
