@@ -103,7 +103,7 @@ describe("the Libraries page", () => {
       itemView({
         id: 7,
         folder: "/media/Anime/Frieren (2023)/Season 01",
-        requests: [{ source: "Sonarr (anime)", event: "Download", path: "/media/Anime/Frieren (2023)/Season 01/Frieren - S01E01.mkv", at: Date.now() }],
+        requests: [{ source: "Sonarr (anime)", event: "Download", path: "/media/Anime/Frieren (2023)/Season 01/Frieren - S01E01.mkv", kind: "file", deleted: false, at: Date.now() }],
       }),
     );
     const page = await (await app.request(`/${TEST_PASS}/libraries`)).text();
