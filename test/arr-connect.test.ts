@@ -226,6 +226,16 @@ describe("autoscan arr connect", () => {
       `(Sonarr cannot find the host 'nas.invalid' from where it runs, so it cannot send to autoscan there: give the address Sonarr reaches autoscan at with --url, e.g. autoscan arr connect --url 192.168.1.10:${port})`,
     );
     expect(sonarr.notifications).toEqual([]);
+
+    // autoscan itself cannot find the app: the fix is the app's address under ARR (or where the command runs).
+    const unknown = await configFor({ sonarr: { type: "sonarr", url: "http://sonarr.invalid:8989", apiKey: sonarr.apiKey } });
+    const lost = await connect(unknown);
+    expect(lost.code).toBe(1);
+    expect(lost.lines[0]).toBe(
+      "sonarr: failed: sonarr is unreachable at http://sonarr.invalid:8989 (GET /api/v3/notification): getaddrinfo ENOTFOUND sonarr.invalid " +
+        "(autoscan cannot find the host 'sonarr.invalid' from where this command runs: run it where that name resolves (in Docker: docker exec " +
+        "autoscan autoscan arr connect), or set ARR.sonarr.URL to an address it reaches, such as the app's LAN address and port)",
+    );
   });
 
   it("a connection the app holds back after failures: the passed test lets it send again", async () => {

@@ -1,6 +1,7 @@
 import type { ArrClient } from "./arr-client.ts";
 import { ARR_TYPE_FACTS } from "./arr-type.ts";
 import { describeError } from "../core/errors.ts";
+import { ArrUnavailableError } from "./arr-errors.ts";
 import { serviceNameAdvice, unresolvedHost } from "./reach-advice.ts";
 import { CONNECTION_NAME, EVENT_FLAGS, GRAB_FLAG, METHOD_POST } from "./connection-facts.ts";
 import {
@@ -100,7 +101,15 @@ export async function connectApp(client: ArrClient, expected: ExpectedConnection
     if (!test.ok) return refused(`fixed ${it} (${what}), but ${app}'s test failed`, test.refusal);
     return done("fixed", `fixed ${it}: ${what}; the test passed`);
   } catch (error) {
-    return done("failed", `failed: ${maskPass(describeError(error), expected.pass)}`);
+    const words = maskPass(describeError(error), expected.pass);
+    // autoscan itself cannot find the app: the fix is the app's address under ARR, not autoscan's.
+    const host = error instanceof ArrUnavailableError ? unresolvedHost(words) : undefined;
+    const hint =
+      host === undefined
+        ? ""
+        : ` (autoscan cannot find the host${host ? ` '${host}'` : ""} from where this command runs: run it where that name resolves (in Docker: ` +
+          `docker exec autoscan autoscan arr connect), or set ARR.${expected.name}.URL to an address it reaches, such as the app's LAN address and port)`;
+    return done("failed", `failed: ${words}${hint}`);
   }
 }
 
