@@ -84,6 +84,14 @@ describe("checkItemFiles", () => {
     expect(s.logs.messages()).toContain("File '/local/tv/S1/e1.mkv' not found after 3 check(s); not scanning '/tv/S1'.");
   });
 
+  it("names the disk when a mapping reached the path, and the mapping when none did (looked for only as received)", async () => {
+    const mapped = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, settings({}).value);
+    expect(mapped).toEqual({ kind: "failed", checks: 3, reason: "Not found after 3 file check(s): '/local/tv/S1/e1.mkv'" });
+
+    const unmapped = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }], 2), NOW, settings({}, { localForms: (path) => [path] }).value);
+    expect(unmapped).toMatchObject({ kind: "failed", reason: expect.stringMatching(/^Not found after 3 file check\(s\): '\/tv\/S1\/e1\.mkv', looked for only at that path: no SERVER_PATH_MAPPINGS or SERVER_FILE_EXIST_PATH_MAPPINGS form reaches it/) });
+  });
+
   it("checks once even when SERVER_MAX_FILE_CHECKS is 0, as plex_autoscan did", async () => {
     const s = settings({}, { maxChecks: 0 });
     const result = await checkItemFiles(item("/tv/S1", [{ path: "/tv/S1/e1.mkv" }]), NOW, s.value);

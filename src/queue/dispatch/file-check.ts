@@ -49,6 +49,8 @@ interface Located {
   readonly entry: DiskEntry;
   /** The requested path (server form) spelled as found on disk. */
   readonly server: string;
+  /** Whether it was looked for under another form than the requested path itself (a mapping reached it). */
+  readonly mapped: boolean;
 }
 
 const isPresent = (entry: DiskEntry): entry is "file" | "directory" => entry === "file" || entry === "directory";
@@ -123,8 +125,16 @@ async function exhausted(
   }
   log.warn({ id, missing: missing.map((f) => f.local) }, `${listed} not found after ${check} check(s); not scanning '${item.folder}'.`);
   const names = missing.map((f) => `'${f.local}'`).join(", ");
-  return { kind: "failed", checks: check, reason: `Not found after ${check} file check(s): ${names}` };
+  return { kind: "failed", checks: check, reason: `Not found after ${check} file check(s): ${names}${missing.some((f) => f.mapped) ? "" : UNMAPPED_NOTE}` };
 }
+
+/**
+ * A failure's reason names its likelier cause: a path no form reaches was looked for only as it was received, which is
+ * the mapping's fault more often than the disk's (an app that sees the media elsewhere than Plex and autoscan).
+ */
+const UNMAPPED_NOTE =
+  ", looked for only at that path: no SERVER_PATH_MAPPINGS or SERVER_FILE_EXIST_PATH_MAPPINGS form reaches it " +
+  "(if the app sees the media under another path, add that form to SERVER_PATH_MAPPINGS, then Retry)";
 
 /** `File '/a.mkv'`, or `3 files ('/a.mkv', '/b.mkv', …)`: one line names what is missing without flooding. */
 function listFiles(files: readonly Located[]): string {
@@ -179,17 +189,18 @@ async function locate(request: WorkRequest, settings: FileCheckSettings): Promis
   await settings.beforeFileCheck?.(request, forms).catch((error: unknown) => {
     settings.log.warn({ err: error, path: request.path }, `Could not prepare the check of '${request.path}': ${describeError(error)}`);
   });
+  const mapped = forms.some((form) => form !== request.path);
   let unanswered: string | undefined;
   for (const local of forms) {
     const found = await findSpelling(local, settings.statPath);
     if (isPresent(found.entry)) {
-      return { request, local: found.path, entry: found.entry, server: carrySpelling(request.path, local, found.path) };
+      return { request, local: found.path, entry: found.entry, server: carrySpelling(request.path, local, found.path), mapped };
     }
     if (found.entry === "unanswered") unanswered ??= local;
   }
   // Not found under any form; when one of them did not answer, the file may be there: "not there yet".
-  if (unanswered !== undefined) return { request, local: unanswered, entry: "unanswered", server: request.path };
-  return { request, local: forms[0] ?? request.path, entry: "missing", server: request.path };
+  if (unanswered !== undefined) return { request, local: unanswered, entry: "unanswered", server: request.path, mapped };
+  return { request, local: forms[0] ?? request.path, entry: "missing", server: request.path, mapped };
 }
 
 function locateFolder(folder: string, settings: FileCheckSettings): Promise<Located> {
