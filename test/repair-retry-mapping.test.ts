@@ -181,7 +181,7 @@ describe("retry after adding the missing mapping", () => {
     await writeFile(join(media, "Anime", "Other Show", "Season 01", "Other Show - S01E01.mkv"), "x");
 
     const { token } = await consolePage("history");
-    expect(await post(`items/${String(id)}/retry`, token)).toMatchObject({ ok: true });
+    expect(await post(`items/${String(id)}/retry`, token)).toMatchObject({ ok: true, title: "Queued under the mapped folder" });
 
     await until(() => plex.scans.some((scan) => scan.path === mapped), "Plex asked to scan the mapped folder", 15_000);
     expect(plex.scans.filter((scan) => scan.path.startsWith("/anime/"))).toEqual([]);

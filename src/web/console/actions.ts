@@ -27,7 +27,9 @@ export function createItemActionHandler(deps: ConsoleDeps): Handler {
     const item = await queue.getItem(id);
     const subject = item?.folder ?? `Folder #${id}`;
     const done = item ? (action === "delete" ? await queue.remove(id) : await queue.retry(id)) : false;
-    const code: NoticeCode = done ? (action as NoticeCode) : "missing";
+    // A retry whose requests today's SERVER_PATH_MAPPINGS map elsewhere leaves no item under this id: they wait there.
+    const moved = done && action !== "delete" && (await queue.getItem(id)) === undefined;
+    const code: NoticeCode = done ? (moved ? "moved" : (action as NoticeCode)) : "missing";
     // The item's id in `id`, as every other line about this folder has it.
     if (done) deps.log.info({ id: Number(id), action, client: clientAddress(c) }, `Console: ${LOG_WORDS[action] ?? action} '${subject}'`);
     else deps.log.info({ id: Number(id), action, client: clientAddress(c) }, `Console: ${action} of item ${id} found no such item`);

@@ -10,7 +10,7 @@ export interface ActionAnswer {
   readonly message: string;
 }
 
-export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "retry-unmapped" | "missing" | "refused";
+export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "retry-unmapped" | "moved" | "missing" | "refused";
 
 export function noticeText(code: NoticeCode, subject: string, count = 0): ActionAnswer {
   switch (code) {
@@ -18,6 +18,8 @@ export function noticeText(code: NoticeCode, subject: string, count = 0): Action
       return { ok: true, title: "Scanning now", message: `${subject} is due now; it goes out as soon as its target is free.` };
     case "retry":
       return { ok: true, title: "Queued again", message: `${subject} waits for its scan again; only the targets that did not scan it are asked.` };
+    case "moved":
+      return { ok: true, title: "Queued under the mapped folder", message: `Today's SERVER_PATH_MAPPINGS map the requests of ${subject} to another folder: they wait there for their scan (see the Queue page).` };
     case "delete":
       return { ok: true, title: "Deleted", message: `${subject} was deleted.` };
     case "retry-failed":
@@ -35,7 +37,7 @@ export function noticeText(code: NoticeCode, subject: string, count = 0): Action
   }
 }
 
-const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "retry-unmapped", "missing", "refused"]);
+const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "retry-unmapped", "moved", "missing", "refused"]);
 
 /** The notice a page shows after a redirect (`?notice=<code>&item=<id>&n=<count>`). */
 export function noticeFromQuery(query: (name: string) => string | undefined): { code: NoticeCode; item?: string; count: number } | undefined {
