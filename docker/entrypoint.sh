@@ -99,7 +99,7 @@ prepare() { # the data directory (autoscan writes its queue, tokens and logs the
 }
 
 # The config's folder is the data directory unless AUTOSCAN_DATA_DIR says otherwise. A config folder of its own needs
-# only to be readable, or writable when there is no config yet (the first start writes the default one there).
+# only to be readable, or writable when there is no config yet (the first start writes the short first config there).
 data_dir=${AUTOSCAN_DATA_DIR:-$config_dir}
 prepare "$data_dir"
 if [ "$data_dir" != "$config_dir" ]; then
