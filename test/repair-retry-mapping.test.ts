@@ -133,6 +133,7 @@ describe("retry after adding the missing mapping", () => {
     expect((await sonarrDownload("Unmapped Show", "/tv", "Season 02", "Unmapped Show - S02E01.mkv")).status).toBe(200);
     // Refused at once, with the fix: History shows it failed.
     await until(async () => (await history()).some((row) => row.folder === unmapped && row.state === "failed"), "the refusal");
+    expect((await consolePage("queue")).html).toContain("1 path not queued: no server can scan it");
     const [refused] = (await history()).filter((row) => row.folder === unmapped);
     expect(refused?.lastError).toMatch(/^Not queued: '\/tv\/Unmapped Show\/Season 02\/Unmapped Show - S02E01\.mkv' matches no SERVER_PATH_MAPPINGS form/);
     expect(log()).toMatch(/add the form this path starts with to SERVER_PATH_MAPPINGS/i);
@@ -151,6 +152,11 @@ describe("retry after adding the missing mapping", () => {
       detail: expect.stringContaining("SERVER_PATH_MAPPINGS in config.json reaches 1 of them now"),
       fix: expect.stringContaining('"Retry the unmapped requests"'),
     });
+
+    // The Queue page no longer lists the path as refused: it offers the retry instead.
+    const queuePage = (await consolePage("queue")).html;
+    expect(queuePage).toContain("Retry the unmapped request");
+    expect(queuePage).not.toContain("not queued: no server can scan");
 
     // The console offers the retry, on the History page, with one button.
     const { html, token } = await consolePage("history");

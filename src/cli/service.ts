@@ -198,7 +198,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     targets: () => targets.map((target) => target.name),
     ...(backfill ? { backfill: () => backfill.status() } : {}),
     ...(drive ? { drive: () => drive.status() } : {}),
-    refused: { recent: () => guard.recent(), dismiss: () => guard.dismiss() },
+    // A refused path today's mappings reach is no longer news: the offer to retry it (remap-offer.ts) takes its place.
+    refused: { recent: () => guard.recent().filter((r) => !mapper.toServer(r.path).known), dismiss: () => guard.dismiss() },
     ...(arrWatch ? { arrProblems: () => arrWatch.problems(), arrNotes: () => arrWatch.notes() } : {}),
     ...(watch ? { watchers: () => watch.statuses() } : {}),
     closing: closing.signal,
