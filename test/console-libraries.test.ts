@@ -11,6 +11,8 @@ import { createPlexClient } from "../src/targets/plex/client.ts";
 import { createSectionResolver, type PlexSection } from "../src/targets/plex/sections.ts";
 import { startFakePlex, type FakePlex, type FakeSection } from "./support/fake-plex.ts";
 import { TEST_PASS, buildWebApp, itemView } from "./support/web-builders.ts";
+import { arrRootFolders, type ArrAppAddress } from "../src/arr/root-folders.ts";
+import { startFakeArr } from "./support/fake-arr.ts";
 
 /**
  * The Libraries page and the preview wired as the service wires them (`web/console/libraries-from-config.ts`): Plex's
@@ -42,7 +44,7 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function wire(mappings: PathMappings = MAPPINGS, token = plex.token) {
+function wire(mappings: PathMappings = MAPPINGS, token = plex.token, apps: Readonly<Record<string, ArrAppAddress>> = {}) {
   const client = createPlexClient({ url: plex.url, token, timeoutMs: 2_000 });
   const sections = createSectionResolver({ client, clock: systemClock, log });
   const sources = consolePreviewFromConfig({
@@ -50,6 +52,7 @@ function wire(mappings: PathMappings = MAPPINGS, token = plex.token) {
     mapper: createPathMapper({ mappings }),
     sections,
     stat: probe.stat,
+    appRoots: arrRootFolders(apps, log),
   });
   return { sources, ...buildWebApp({ mapper: createPathMapper({ mappings }), console: sources }) };
 }
@@ -112,6 +115,30 @@ describe("the Libraries page", () => {
     expect(folder("/media/Anime")).not.toContain("no mapping reaches it");
     expect(folder("/data/Music")).toContain("no mapping reaches it");
     expect(page).toContain("1 library folder no mapping reaches, and no recent request came for (flagged below).");
+  });
+
+  it("does not flag a library folder an *arr app's root folder lies in (the app sends Plex's own paths), before any request came", async () => {
+    const radarr = await startFakeArr({ type: "radarr", rootFolders: ["/data/Music/"] });
+    const lidarr = await startFakeArr({ type: "lidarr", rootFolders: ["/media/Anime/Music Videos/"] });
+    const down = await startFakeArr({ type: "sonarr" });
+    await down.close();
+    try {
+      const apps = {
+        radarr: { TYPE: "radarr", URL: radarr.url, API_KEY: radarr.apiKey, TIMEOUT: 5 },
+        lidarr: { TYPE: "lidarr", URL: lidarr.url, API_KEY: lidarr.apiKey, TIMEOUT: 5 },
+        sonarr: { TYPE: "sonarr", URL: down.url, API_KEY: down.apiKey, TIMEOUT: 5 },
+      } as const;
+      const { app } = wire({ "/data/Movies/": [`${root}/Movies/`], "/data/TV/": ["/tv/"] }, plex.token, apps);
+      const page = await (await app.request(`/${TEST_PASS}/libraries`)).text();
+      const folder = (path: string) => page.slice(page.indexOf(`<span class="path" dir="ltr">${path}</span>`), page.indexOf("</li>", page.indexOf(`<span class="path" dir="ltr">${path}</span>`)));
+      expect(folder("/data/Music")).toContain("reached as sent");
+      expect(folder("/media/Anime")).toContain("reached as sent");
+      expect(page).not.toContain("no mapping reaches it");
+      expect(page).toContain("Every library folder is reached: by a mapping, or by the paths the apps send as they are.");
+      expect(radarr.requests.map((request) => `${request.method} ${request.path}`)).toEqual(["GET /api/v3/rootfolder"]);
+    } finally {
+      await Promise.all([radarr.close(), lidarr.close()]);
+    }
   });
 
   it("shows Plex's sections beside the mappings, flagging what does not meet", async () => {

@@ -10,6 +10,7 @@ import { sharedDiskProbe } from "../paths/shared-disk-probe.ts";
 import type { ScanQueue } from "../queue/scan-queue.ts";
 import { createApp } from "./app.ts";
 import { consolePreviewFromConfig, type ConsolePreviewInput } from "./console/libraries-from-config.ts";
+import { arrRootFolders } from "../arr/root-folders.ts";
 import type { GuessBrake } from "./guess-brake.ts";
 import type { RejectionLog } from "./rejections.ts";
 import type { ConsoleSources } from "./console/sources.ts";
@@ -208,7 +209,10 @@ function buildApp(config: Config, parts: WebParts, announce: boolean): Hono {
     ...(parts.backfill ? { backfill: parts.backfill } : {}),
     ...(parts.arrConnections ? { arrConnections: parts.arrConnections } : {}),
     // The preview and the Libraries page read the config this app is built from (a reload builds them again).
-    console: { ...parts.console, ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.sections, stat: disk.stat }) },
+    console: {
+      ...parts.console,
+      ...consolePreviewFromConfig({ config, mapper: parts.mapper, sections: parts.sections, stat: disk.stat, appRoots: arrRootFolders(config.ARR, log) }),
+    },
   });
   return createApp(announce ? options : { ...options, announce: false });
 }

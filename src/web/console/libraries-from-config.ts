@@ -24,6 +24,8 @@ export interface ConsolePreviewInput {
   };
   /** `sharedDiskProbe(log).stat`. */
   readonly stat: (localPath: string) => Promise<DiskEntry>;
+  /** The *arr apps' root folders (`ARR`), as they send paths under them; absent without apps. */
+  readonly appRoots?: ((signal?: AbortSignal) => Promise<readonly string[]>) | undefined;
 }
 
 export interface ConsolePreviewSources {
@@ -56,8 +58,8 @@ export function consolePreviewFromConfig(input: ConsolePreviewInput): ConsolePre
     async libraries(signal, recent = []) {
       if (!sections) return { error: unavailable, mappings: describeMappings(mappings, undefined) };
       try {
-        const list = await sections.list(signal);
-        return describeLibraries(list, mappings, recent);
+        const [list, roots] = await Promise.all([sections.list(signal), input.appRoots?.(signal) ?? []]);
+        return describeLibraries(list, mappings, [...recent, ...roots]);
       } catch (error) {
         return { error: error instanceof Error ? error.message : String(error), mappings: describeMappings(mappings, undefined) };
       }
@@ -72,10 +74,11 @@ export function consolePreviewFromConfig(input: ConsolePreviewInput): ConsolePre
  * folder sends its paths nowhere Plex scans: flagged with no sections. Both on whole path segments, in NFC, Windows
  * forms case-insensitive, by the one rule Plex matching uses (`matchSections`).
  *
- * A folder no mapping reaches is reached all the same when the apps send Plex's own paths for it: `recent` (the folders
- * of recent requests, in the server's form) lying in it show that, and such a folder is not flagged (`sentAsIs`).
+ * A folder no mapping reaches is reached all the same when the apps send Plex's own paths for it: `sent` (the folders
+ * of recent requests in the server's form, and the *arr apps' root folders) lying in it, or holding it, show that, and
+ * such a folder is not flagged (`sentAsIs`).
  */
-export function describeLibraries(sections: readonly PlexSection[], mappings: PathMappings, recent: readonly string[] = []): LibrariesReport {
+export function describeLibraries(sections: readonly PlexSection[], mappings: PathMappings, sent: readonly string[] = []): LibrariesReport {
   const keys = Object.keys(mappings);
   const out: LibrarySection[] = sections.map((section) => ({
     id: section.id,
@@ -83,7 +86,7 @@ export function describeLibraries(sections: readonly PlexSection[], mappings: Pa
     type: section.type,
     locations: section.locations.map((path) => {
       const reached = keys.some((key) => related(key, path));
-      return { path, reached, ...(!reached && recent.some((folder) => holds(path, folder)) ? { sentAsIs: true as const } : {}) };
+      return { path, reached, ...(!reached && sent.some((folder) => related(path, folder)) ? { sentAsIs: true as const } : {}) };
     }),
   }));
   return { sections: out, mappings: describeMappings(mappings, sections) };

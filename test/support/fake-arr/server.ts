@@ -50,7 +50,22 @@ export async function startFakeArr(options: FakeArrOptions): Promise<FakeArr> {
     if (path === `${facts.apiRoot}/system/status`) return systemStatus(app, started);
     if (path === `${facts.apiRoot}/history`) return historyPage(app, store, req.query);
     if (path === `${facts.apiRoot}/history/since`) return historySince(app, store, req.query);
+    if (path === `${facts.apiRoot}/rootfolder`) return rootFolders();
     return { status: 404, body: "" };
+  }
+
+  /** `…/rootfolder`: `RootFolderResource`s (id, path, accessible, freeSpace, unmappedFolders; Lidarr and Readarr add a name). */
+  function rootFolders(): Reply {
+    const paths = options.rootFolders ?? [`${app.root}/`];
+    const body = paths.map((path, index) => ({
+      id: index + 1,
+      ...(facts.apiRoot === "/api/v1" ? { name: path.replace(/\/+$/, "").split("/").pop() ?? path } : {}),
+      path,
+      accessible: true,
+      freeSpace: 1_000_000_000_000,
+      unmappedFolders: [],
+    }));
+    return { status: 200, contentType: JSON_TYPE, body: JSON.stringify(body) };
   }
 
   /** `…/notification` (list, create, one by id, update, delete, schema, test) and `…/health`. */

@@ -13,6 +13,8 @@ export interface FakeArrOptions {
   readonly apiKey?: string;
   /** The app's root folder: relative paths given to `add…` are under it. Default `/tv`, `/movies`, `/music`, `/books`. */
   readonly pathRoot?: string;
+  /** The root folders `GET …/rootfolder` lists (as the apps write them, with a trailing slash). Default: `pathRoot`. */
+  readonly rootFolders?: readonly string[];
   /** The version `system/status` and `X-Application-Version` report. */
   readonly version?: string;
 }
