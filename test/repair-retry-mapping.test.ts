@@ -140,7 +140,7 @@ describe("retry after adding the missing mapping", () => {
 
     // Done as the fix says: the form added, SIGHUP, the file on disk.
     await reloadWith({ ...MOVIES, "/data/TV/": ["/tv/"] });
-    await until(() => /The new SERVER_PATH_MAPPINGS reach 1 request refused for lack of a mapping/.test(log()), "the reload's offer to retry");
+    await until(() => /SERVER_PATH_MAPPINGS now reach 1 request refused for lack of a mapping/.test(log()), "the reload's offer to retry");
     await mkdir(join(media, "TV", "Unmapped Show", "Season 02"), { recursive: true });
     await writeFile(join(media, "TV", "Unmapped Show", "Season 02", "Unmapped Show - S02E01.mkv"), "x");
 

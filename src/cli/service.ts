@@ -27,8 +27,8 @@ import { startLandedChecker } from "../landed/landed-checker.ts";
 import { landedStart } from "../landed/landed-start.ts";
 
 /**
- * After SERVER_PATH_MAPPINGS changed: the requests refused for lack of a mapping that the new mappings reach are
- * counted, and the log says how to retry them (the console shows the same offer with its button).
+ * At start and after SERVER_PATH_MAPPINGS changed: the requests refused for lack of a mapping that the mappings in force
+ * reach are counted, and the log says how to retry them (the console shows the same offer with its button).
  */
 function offerRemappedRetry(queue: Pick<ScanQueue, "remappedCount">, log: Logger): void {
   void queue
@@ -38,7 +38,7 @@ function offerRemappedRetry(queue: Pick<ScanQueue, "remappedCount">, log: Logger
       const what = count === 1 ? "1 request" : `${String(count)} requests`;
       log.child({ component: "QUEUE" }).info(
         { count },
-        `The new SERVER_PATH_MAPPINGS reach ${what} refused for lack of a mapping: retry ${count === 1 ? "it" : "them"} with "Retry the unmapped requests" on the console's Queue or History page (or the API's cmd=retry_unmapped); each waits under its mapped folder.`,
+        `SERVER_PATH_MAPPINGS now reach ${what} refused for lack of a mapping: retry ${count === 1 ? "it" : "them"} with "Retry the unmapped requests" on the console's Queue or History page (or the API's cmd=retry_unmapped); each waits under its mapped folder.`,
       );
     })
     .catch((error: unknown) => log.debug({ err: error }, "Could not count the refused requests the new mappings reach"));
@@ -87,6 +87,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const instance = newInstanceId();
   const queue = await openQueue(runtime, clock, mapper, metrics, instance);
   metrics?.countQueueWith(() => queue.countByState());
+  // A restart on an edited config is a mapping change too: refused requests the mappings now reach are offered again.
+  offerRemappedRetry(queue, log);
   // NOTIFY (loaded only when a notifier is configured): events are kept in memory and sent on timers; nothing here
   // ever waits for a notifier.
   const notify = Object.keys(config.NOTIFY).length > 0 ? (await import("../notify/from-config.ts")).notifyFromConfig({ config, clock, log, instance }) : undefined;
