@@ -92,7 +92,7 @@ function renderSection(section: LibrarySection, noMappings: boolean): string {
     .map((location) => {
       const flagged = !noMappings && !location.reached && !location.sentAsIs;
       const badge = location.sentAsIs
-        ? ' <span class="badge ok" title="Recent requests lie in this folder as they were sent: the apps use Plex\'s own paths here">reached as sent</span>'
+        ? ' <span class="badge ok" title="An *arr app\'s root folder or recent requests lie here as they are sent: the apps use Plex\'s own paths">reached as sent</span>'
         : noMappings
           ? ""
           : flagged
