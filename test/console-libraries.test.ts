@@ -114,7 +114,7 @@ describe("the Libraries page", () => {
     expect(folder("/media/Anime")).toContain("reached as sent");
     expect(folder("/media/Anime")).not.toContain("no mapping reaches it");
     expect(folder("/data/Music")).toContain("no mapping reaches it");
-    expect(page).toContain("1 library folder no mapping reaches, and no recent request came for (flagged below).");
+    expect(page).toContain("1 library folder no mapping reaches, nor an *arr app's root folder or a recent request (flagged below).");
   });
 
   it("does not flag a library folder an *arr app's root folder lies in (the app sends Plex's own paths), before any request came", async () => {
@@ -159,7 +159,7 @@ describe("the Libraries page", () => {
     expect(folder("/data/TV")).toContain('<span class="badge ok">mapped</span>'); // a key inside it reaches part of it
     expect(folder("/media/Anime")).toContain("no mapping reaches it");
     expect(folder("/data/Music")).toContain("<code>SERVER_PATH_MAPPINGS</code>");
-    expect(page).toContain("2 library folders no mapping reaches, and no recent request came for");
+    expect(page).toContain("2 library folders no mapping reaches, nor an *arr app's root folder or a recent request");
     const mappings = page.slice(page.indexOf('id="mappings"'));
     const row = (key: string) => mappings.slice(mappings.indexOf(`${key}</span>`), mappings.indexOf("</tr>", mappings.indexOf(`${key}</span>`)));
     expect(row("/data/Movies/")).toContain('Movies <span class="muted small">(id 1)</span>');

@@ -75,7 +75,7 @@ function renderSections(report: LibrariesReport | undefined): string {
     ? `<p class="hint">SERVER_PATH_MAPPINGS is empty: autoscan sends every path as it receives it, so every folder below is reached only if the *arr apps see it under the same path as Plex.</p>`
     : unreached === 0
       ? `<p class="hint">Every library folder is reached${asSent > 0 ? ": by a mapping, or by the paths the apps send as they are" : " by a mapping"}.</p>`
-      : `<p class="hint">${escapeHtml(plural(unreached, "library folder"))} no mapping reaches, and no recent request came for (flagged below).</p>`;
+      : `<p class="hint">${escapeHtml(plural(unreached, "library folder"))} no mapping reaches, nor an *arr app's root folder or a recent request (flagged below).</p>`;
   const list =
     report.sections.length === 0
       ? '<p class="empty">Plex has no libraries.</p>'
@@ -101,7 +101,7 @@ function renderSection(section: LibrarySection, noMappings: boolean): string {
       const fix = flagged
         ? `<p class="small muted">${richText(
             "If the *arr apps see this folder under another path, add that path to `SERVER_PATH_MAPPINGS` under this folder. " +
-              "If they send Plex's own paths here, nothing is missing: it shows as reached once a request for it came.",
+              "If they send Plex's own paths here, nothing is missing: it shows as reached once a request for it came (or at once, with the apps under `ARR`).",
           )}</p>`
         : "";
       return `<li>${pathHtml(location.path)}${badge}${fix}</li>`;
