@@ -49,7 +49,8 @@ export function describeContainerPort(facts: ContainerPortFacts): ContainerPortF
       fix:
         `To keep ${String(filePort)} in your *arr URLs, set AUTOSCAN_PORT=${String(filePort)} in .env and run 'docker compose up -d'; ` +
         `then delete SERVER_PORT from config.json (in the container it is always ${String(IMAGE_PORT)}). ` +
-        `Apps on the same Docker network skip the host: their URL is http://autoscan:${String(IMAGE_PORT)}/….`,
+        `Apps on the same Docker network skip the host: their URL is http://autoscan:${String(IMAGE_PORT)}/…. ` +
+        `With network_mode: host nothing is published: set SERVER_PORT: "${String(filePort)}" under the service's environment: instead.`,
     };
   }
   return {
