@@ -54,7 +54,7 @@ export const PRIORITY_KEY = /^-?\d+$/;
 /** A target's name: the key in `TARGETS`, shown in logs, the queue and the console. `plex` is the primary Plex. */
 export const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
 
-const TARGET_TYPES = ["plex", "jellyfin", "emby", "autoscan"] as const;
+const TARGET_TYPES = ["plex", "jellyfin", "emby", "autoscan", "audiobookshelf"] as const;
 
 /** What each type calls its TOKEN, for the message when it is missing. */
 const TOKEN_WORDS: Readonly<Record<string, string>> = {
@@ -201,6 +201,8 @@ const TargetSchema = v.pipe(
       v.regex(/^https?:\/\//i, "expected an http:// or https:// URL, such as http://jellyfin:8096"),
     ),
     TOKEN: str(""),
+    /** audiobookshelf only: an API key (Audiobookshelf 2.26.0 or newer) of an admin user. */
+    API_KEY: str(""),
     USERNAME: str(""),
     PASSWORD: str(""),
     PATH_MAPPINGS: pathMap(),
@@ -209,13 +211,30 @@ const TargetSchema = v.pipe(
   }),
   v.forward(
     v.check(
-      (target) => target.TYPE === "autoscan" || target.TOKEN !== "",
+      (target) => target.TYPE === "autoscan" || target.TYPE === "audiobookshelf" || target.TOKEN !== "",
       (issue) => {
         const type = String((issue.input as { TYPE?: unknown }).TYPE);
         return `a "${type}" target needs TOKEN (${TOKEN_WORDS[type] ?? "its API key"})`;
       },
     ),
     ["TOKEN"],
+  ),
+  v.forward(
+    v.check(
+      (target) => target.TYPE !== "audiobookshelf" || target.API_KEY !== "",
+      (issue) =>
+        `an "audiobookshelf" target needs API_KEY (an API key of an admin user, Audiobookshelf 2.26.0 or newer: Settings → API Keys)${
+          (issue.input as { TOKEN?: unknown }).TOKEN ? "; its key goes in API_KEY, not TOKEN" : ""
+        }`,
+    ),
+    ["API_KEY"],
+  ),
+  v.forward(
+    v.check(
+      (target) => target.TYPE === "audiobookshelf" || target.API_KEY === "",
+      (issue) => `API_KEY is the key of an "audiobookshelf" target; a "${String((issue.input as { TYPE?: unknown }).TYPE)}" target takes TOKEN (or USERNAME and PASSWORD for "autoscan")`,
+    ),
+    ["API_KEY"],
   ),
   v.forward(
     v.check(

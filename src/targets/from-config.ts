@@ -8,6 +8,7 @@ import { createEmbyTarget } from "./emby/emby-target.ts";
 import { createJellyfinTarget } from "./jellyfin/jellyfin-target.ts";
 import { withPathMappings } from "./mapped-target.ts";
 import { createAutoscanTarget } from "./autoscan/autoscan-target.ts";
+import { createAudiobookshelfTarget } from "./audiobookshelf/audiobookshelf-target.ts";
 
 /**
  * `TARGETS` → the further scan targets, each in its own path form (`PATH_MAPPINGS`), beside the primary Plex (the
@@ -50,6 +51,8 @@ function buildTarget(name: string, target: TargetConfig, input: TargetsInput, pl
       return createJellyfinTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, landedSettleMs, clock, log });
     case "emby":
       return createEmbyTarget({ name, url: target.URL, token: target.TOKEN, timeoutMs, landedSettleMs, clock, log });
+    case "audiobookshelf":
+      return createAudiobookshelfTarget({ name, url: target.URL, apiKey: target.API_KEY, timeoutMs, clock, log });
     case "autoscan":
       return createAutoscanTarget({ name, url: target.URL, username: target.USERNAME, password: target.PASSWORD, timeoutMs, log });
     case "plex": {

@@ -57,7 +57,7 @@ function renderSummary(settings: Settings, config: Config): string {
 }
 
 function targetLine(name: string, target: TargetConfig): string {
-  const auth = target.TYPE === "autoscan" ? (target.USERNAME ? "Basic auth" : "no auth") : "token set";
+  const auth = target.TYPE === "autoscan" ? (target.USERNAME ? "Basic auth" : "no auth") : target.TYPE === "audiobookshelf" ? "API key set" : "token set";
   const forms = Object.keys(target.PATH_MAPPINGS).length;
   const mapping = forms ? `${forms} path mapping(s)` : "same paths as Plex";
   return `${name}: ${target.TYPE} at ${target.URL} (${auth}, ${mapping}, timeout ${target.TIMEOUT} s)${target.ENABLED ? "" : "  [disabled]"}`;

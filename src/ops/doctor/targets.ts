@@ -8,6 +8,7 @@ import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createMediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
+import { audiobookshelfDoctorProbe, KeyCheckFailure } from "./audiobookshelf.ts";
 import { fail, ok, skip, skipAfter, warn, type CheckResult, type Findings } from "./check.ts";
 import { contains, keyChecks, unique } from "./mappings.ts";
 import { blankError, blankerOf } from "./secrets.ts";
@@ -60,6 +61,13 @@ const KINDS: Readonly<Record<TargetConfig["TYPE"], { label: string; port: string
     port: "Emby listens on 8096",
     example: "http://emby:8096",
     keyHelp: (name) => `Set TARGETS.${name}.TOKEN to an API key of that server: Settings → Advanced → API Keys → New API Key.`,
+  },
+  audiobookshelf: {
+    label: "Audiobookshelf",
+    port: "Audiobookshelf listens on 80 in its container (13378 is the usual published port)",
+    example: "http://audiobookshelf:80",
+    keyHelp: (name) =>
+      `Set TARGETS.${name}.API_KEY to an API key of an admin user: in Audiobookshelf (2.26.0 or newer) Settings → API Keys → Add API Key.`,
   },
   autoscan: {
     label: "the other autoscan",
@@ -118,7 +126,7 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
   const kind = KINDS[probe.target.TYPE].label;
   const relay = probe.target.TYPE === "autoscan";
   const title = relay ? `${name} trigger` : `${name} key`;
-  const setting = relay ? `TARGETS.${name}.USERNAME and PASSWORD` : `TARGETS.${name}.TOKEN`;
+  const setting = relay ? `TARGETS.${name}.USERNAME and PASSWORD` : keySetting(probe);
   try {
     const learnt = await probe.checkKey(signal);
     const detail = relay
@@ -129,6 +137,7 @@ async function keyCheck(probe: TargetProbe, signal: AbortSignal): Promise<{ read
     return { check: ok(id, title, detail) };
   } catch (caught) {
     const error = blankError(caught, probe.blank);
+    if (caught instanceof KeyCheckFailure) return { check: fail(id, title, probe.blank(caught.message), caught.fix), skipReason: `${name} cannot take scans with that key.` };
     if (error instanceof TargetAuthError) {
       const detail = relay
         ? probe.hasCredentials
@@ -153,10 +162,15 @@ function librariesFailed(probe: TargetProbe, error: unknown): CheckResult {
   const id = `target:${name}.libraries`;
   const kind = KINDS[probe.target.TYPE].label;
   if (error instanceof TargetAuthError) {
-    const detail = `${kind} accepted TARGETS.${name}.TOKEN but refuses to list the libraries with it (a user's key, not an administrator's?).`;
+    const detail = `${kind} accepted ${keySetting(probe)} but refuses to list the libraries with it (a user's key, not an administrator's?).`;
     return fail(id, `${name} libraries`, detail, KINDS[probe.target.TYPE].keyHelp(name));
   }
   return fail(id, `${name} libraries`, `Listing the libraries failed: ${describeError(error)}.`, `Check ${kind}'s log.`);
+}
+
+/** Where the target's key is set: `TARGETS.<name>.TOKEN`, or `API_KEY` for Audiobookshelf. */
+function keySetting({ name, target }: TargetProbe): string {
+  return `TARGETS.${name}.${target.TYPE === "audiobookshelf" ? "API_KEY" : "TOKEN"}`;
 }
 
 /** A target's checks in order (id → title): a failed one skips those after it. A relay has no libraries. */
@@ -220,7 +234,7 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
   const base = target.URL.replace(/\/+$/, "");
   const hasCredentials = target.USERNAME !== "" || target.PASSWORD !== "";
   const basic = Buffer.from(`${target.USERNAME}:${target.PASSWORD}`, "utf8").toString("base64");
-  const blank = blankerOf([target.TOKEN, target.PASSWORD, ...(hasCredentials ? [basic] : [])], base);
+  const blank = blankerOf([target.TOKEN, target.API_KEY, target.PASSWORD, ...(hasCredentials ? [basic] : [])], base);
   const common = { name, target, url: originOf(base), timeoutSeconds, hasCredentials, blank };
   const look = (path: string, signal: AbortSignal, method = "GET", headers: Record<string, string> = {}) =>
     httpCall({ method, url: `${base}${path}`, headers: { Accept: "application/json", ...headers }, timeoutMs, maxBytes: 256 * 1024, overCap: "cut", signal });
@@ -270,6 +284,8 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
         listLibraries: async (signal) => (await client.listSections(signal)).flatMap((section) => section.locations.map((path) => ({ library: section.title, path }))),
       };
     }
+    case "audiobookshelf":
+      return { ...common, ...audiobookshelfDoctorProbe(name, target, timeoutMs, (path, signal) => look(path, signal)) };
     case "autoscan": {
       const headers: Record<string, string> = hasCredentials ? { Authorization: `Basic ${basic}` } : {};
       return {
