@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseConfigText } from "../src/config/load.ts";
 import { systemClock } from "../src/core/clock.ts";
 import { ConfigError, TargetAuthError } from "../src/core/errors.ts";
@@ -8,6 +8,8 @@ import { AbsScanRunningError, createAudiobookshelfTarget } from "../src/targets/
 import { createTargetsFromConfig } from "../src/targets/from-config.ts";
 import { captureLog } from "./support/capture-log.ts";
 import { startFakeAudiobookshelf, type FakeAudiobookshelf } from "./support/fake-audiobookshelf.ts";
+import { createManualClock } from "./support/manual-clock.ts";
+import { SCAN_DELAY_MS, createQueueHarness, fileRequest } from "./support/queue-harness.ts";
 
 /**
  * The Audiobookshelf target (issue 41, part 3) against a fake built from refresh-fastpath-targets.md §5: the wrapped
@@ -102,7 +104,7 @@ describe("Audiobookshelf target", () => {
 
     const error = await rejection(t.scan("/podcasts/Other Show", context([episode])));
     expect(error).toBeInstanceOf(AbsScanRunningError);
-    expect(error.message).toBe("Audiobookshelf 'abs' is already scanning library 'Podcasts' and would drop this scan without a word; it is sent again after that scan");
+    expect(error.message).toBe("Audiobookshelf 'abs' is already scanning library 'Podcasts', and drops a scan request unseen while it does");
     expect(abs.dropped).toEqual([PODCASTS.id]);
     abs.finishScans();
     expect((await t.lookup!.find([episode], new AbortController().signal)).get(episode)).toBe(false);
@@ -111,6 +113,37 @@ describe("Audiobookshelf target", () => {
     await expect(t.scan("/podcasts/Other Show", context([episode]))).resolves.toMatchObject({ status: "scanned" });
     abs.finishScans();
     expect((await t.lookup!.find([episode], new AbortController().signal)).get(episode)).toBe(true);
+  });
+
+  it("recovers through the queue: the delivery held while Audiobookshelf scans goes out after that scan, and lands", async () => {
+    const server = await startFakeAudiobookshelf({ libraries: [PODCASTS], scans: "held" });
+    const clock = createManualClock();
+    const t = createAudiobookshelfTarget({ name: "abs", url: server.url, apiKey: server.key, clock, log: captureLog().log });
+    const h = await createQueueHarness({ targets: [t], clock });
+    try {
+      const episode = "/podcasts/Queued Show/ep-1.mp3";
+      server.startScan(PODCASTS.id); // its own schedule, before the file came
+      server.addFile(episode);
+      await h.touch(episode);
+      await h.enqueue(fileRequest(episode, "Readarr"));
+      await h.advance(SCAN_DELAY_MS);
+      // The calls are real HTTP: wait for the delivery's failure to be logged (the dispatcher records it first).
+      await vi.waitFor(() => expect(h.logs.messages().find((m) => m.includes("is already scanning library 'Podcasts'"))).toMatch(/Retrying in \d+ seconds/));
+      expect(server.scansStarted).toEqual([PODCASTS.id]);
+      expect(server.dropped).toEqual([]);
+      expect(await h.queue.pendingCount()).toBe(1);
+
+      server.finishScans();
+      await h.advance(60_000);
+      await vi.waitFor(async () => expect(await h.queue.pendingCount()).toBe(0));
+      expect(server.scansStarted).toEqual([PODCASTS.id, PODCASTS.id]);
+      expect((await h.queue.listHistory())[0]).toMatchObject({ state: "done", targets: [{ target: "abs" }] });
+      server.finishScans();
+      expect(server.itemPaths(PODCASTS.id)).toEqual(["/podcasts/Queued Show"]);
+    } finally {
+      await h.close();
+      await server.close();
+    }
   });
 
   it("refuses a key of a user who is not an admin, naming the fix, before any scan is sent", async () => {

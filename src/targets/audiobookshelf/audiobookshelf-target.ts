@@ -83,7 +83,7 @@ export function createAudiobookshelfTarget(options: AudiobookshelfTargetOptions)
     const running = await client.runningScans(signal);
     if (running?.has(library.libraryId)) {
       throw new AbsScanRunningError(
-        `${label} is already scanning library '${library.library}' and would drop this scan without a word; it is sent again after that scan`,
+        `${label} is already scanning library '${library.library}', and drops a scan request unseen while it does`,
       );
     }
     await client.scanLibrary(library.libraryId, signal);
