@@ -51,13 +51,19 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 describe("Audiobookshelf target", () => {
   it("reads the wrapped {libraries:[…]} list with the Bearer key, and skips a folder in no library", async () => {
     const before = abs.requests.length;
-    const skipped = await target().scan("/comics/Some Comic", context(["/comics/Some Comic/1.cbz"]));
+    const { log, records } = captureLog();
+    const t = createAudiobookshelfTarget({ name: "abs", url: abs.url, apiKey: abs.key, clock: systemClock, log });
+    const skipped = await t.scan("/comics/Some Comic", context(["/comics/Some Comic/1.cbz"]));
     expect(skipped).toEqual({ status: "skipped", reason: "the folder is in no abs library" });
     const asked = abs.requests.slice(before);
     const list = asked.find((r) => r.path === "/api/libraries");
     expect(list?.headers.authorization).toBe(`Bearer ${abs.key}`);
     expect(list?.rawQuery).toBe("");
     expect(asked.some((r) => r.path.endsWith("/scan") || r.path === "/api/watcher/update")).toBe(false);
+    // Which call each library gets, said once at the first listing.
+    expect(records.filter((r) => r.level === 30).map((r) => r.msg)).toEqual([
+      "Audiobookshelf 'abs': new files of Audiobooks go to its watcher; Podcasts gets library scans (watcher off)",
+    ]);
   });
 
   it("sends each new file to the watcher when the library's watcher is on, and the files land", async () => {

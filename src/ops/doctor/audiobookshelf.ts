@@ -1,10 +1,9 @@
 import type { HttpAnswer } from "../../http/http-call.ts";
 import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createAudiobookshelfClient } from "../../targets/audiobookshelf/client.ts";
-import { libraryFolders, notAdminFix } from "../../targets/audiobookshelf/libraries.ts";
+import { describeRoutes, libraryFolders, notAdminFix } from "../../targets/audiobookshelf/libraries.ts";
 import { API_KEYS_SINCE, takesApiKeys } from "../../targets/audiobookshelf/version.ts";
 import { isAdminType, parseAbsStatus } from "../../targets/audiobookshelf/wire-schemas.ts";
-import { unique } from "./mappings.ts";
 
 /**
  * The doctor's view of an Audiobookshelf target: `GET /status` (no key) says it is Audiobookshelf and its version,
@@ -60,14 +59,8 @@ export function audiobookshelfDoctorProbe(
           notAdminFix(keySetting),
         );
       }
-      const folders = libraryFolders(await client.libraries(signal), who.watcherDisabled);
-      const watched = unique(folders.filter((f) => f.watcher).map((f) => f.library));
-      const scanned = unique(folders.filter((f) => !f.watcher).map((f) => f.library));
-      const paths = [
-        ...(watched.length ? [`new files of ${watched.join(", ")} go to its watcher`] : []),
-        ...(scanned.length ? [`${scanned.join(", ")} get${scanned.length === 1 ? "s" : ""} library scans (${who.watcherDisabled ? "the watcher is off server-wide" : "watcher off"})`] : []),
-      ];
-      return [`acts as ${who.userType} '${who.username}'`, ...paths].join("; ");
+      const routes = describeRoutes(libraryFolders(await client.libraries(signal), who.watcherDisabled), who.watcherDisabled);
+      return [`acts as ${who.userType} '${who.username}'`, ...(routes ? [routes] : [])].join("; ");
     },
     listLibraries: async (signal) => (await client.libraries(signal)).flatMap((library) => library.folders.map((path) => ({ library: library.name, path }))),
   };

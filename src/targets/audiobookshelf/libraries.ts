@@ -48,6 +48,7 @@ const DEFAULT_MISS_REFRESH_MS = 10_000;
 
 export function createAbsLibraryCache(options: AbsLibraryCacheOptions): AbsLibraryCache {
   const { client } = options;
+  let said: string | undefined;
   const cache = createListCache<AbsLibraryFolder>({
     clock: options.clock,
     log: options.log,
@@ -59,7 +60,12 @@ export function createAbsLibraryCache(options: AbsLibraryCacheOptions): AbsLibra
     load: async (signal) => {
       const [libraries, who] = await Promise.all([client.libraries(signal), client.authorize(signal)]);
       if (!isAdminType(who.userType)) throw notAdminError(options.label, options.keySetting, who.username, who.userType);
-      return libraryFolders(libraries, who.watcherDisabled);
+      const folders = libraryFolders(libraries, who.watcherDisabled);
+      // Which call each library gets: said at the first listing and when it changes (a watcher switched in ABS).
+      const routes = describeRoutes(folders, who.watcherDisabled);
+      if (routes !== said && routes !== "") options.log.info({ ...options.fields, routes }, `${options.label}: ${routes}`);
+      said = routes;
+      return folders;
     },
   });
   return {
@@ -72,6 +78,19 @@ export function libraryFolders(libraries: readonly AbsLibrary[], serverWatcherDi
   return libraries.flatMap((library) =>
     library.folders.map((path) => ({ library: library.name, libraryId: library.id, path, watcher: !serverWatcherDisabled && !library.watcherDisabled })),
   );
+}
+
+/** `new files of Audiobooks go to its watcher; Podcasts gets library scans (watcher off)`; "" with no library. */
+export function describeRoutes(folders: readonly AbsLibraryFolder[], serverWatcherDisabled: boolean): string {
+  const names = (watcher: boolean): string[] => [...new Set(folders.filter((f) => f.watcher === watcher).map((f) => f.library))];
+  const watched = names(true);
+  const scanned = names(false);
+  return [
+    ...(watched.length ? [`new files of ${watched.join(", ")} go to its watcher`] : []),
+    ...(scanned.length
+      ? [`${scanned.join(", ")} get${scanned.length === 1 ? "s" : ""} library scans (${serverWatcherDisabled ? "the watcher is off server-wide" : "watcher off"})`]
+      : []),
+  ].join("; ");
 }
 
 /** The fix for a key of a plain user: Audiobookshelf lets only admin and root users scan. */
