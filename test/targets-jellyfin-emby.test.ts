@@ -235,6 +235,8 @@ describe("Emby target", () => {
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       "GET /Library/SelectableMediaFolders",
       "GET /emby/Library/SelectableMediaFolders",
+      // Not asked at a start (service.ts asks): the first scan asks whether the TargetedScan plugin is there.
+      "GET /emby/Plugins",
       "POST /emby/Library/Media/Updated",
       "POST /emby/Library/Media/Updated",
       "GET /emby/System/Info",
@@ -250,6 +252,7 @@ describe("Emby target", () => {
     await target.isAvailable();
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       "GET /Library/SelectableMediaFolders",
+      "GET /Plugins",
       "POST /Library/Media/Updated",
       "GET /System/Info",
     ]);

@@ -100,6 +100,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
   const plex = await createPlexFromConfig({ config, dockerHost: settings.dockerHost, clock, log, metrics, guard: anchorGuard });
   // TARGETS: the further servers every folder fans out to, beside the primary Plex.
   const others = createTargetsFromConfig({ config, clock, log, metrics });
+  // Jellyfin and Emby: one line each on how they scan (the TargetedScan plugin or the server's monitor), off the start's path.
+  void others.detectScanRoutes(true);
   const targets = [plex.target, ...others.targets];
   let current = config;
   // A request no server can scan (no mapping, no library) is stored and answered, then moved to History as failed.
@@ -258,6 +260,8 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
       mapper.replace({ mappings: next.SERVER_PATH_MAPPINGS, existMappings: next.SERVER_FILE_EXIST_PATH_MAPPINGS, log: log.child({ component: "PATHS" }) });
       if (JSON.stringify(next.SERVER_PATH_MAPPINGS) !== JSON.stringify(current.SERVER_PATH_MAPPINGS)) offerRemappedRetry(queue, log);
       anchorWatch.reconfigure(next.SERVER_ANCHORS);
+      // A plugin installed (or removed) since is seen at a reload: Jellyfin and Emby are asked again.
+      void others.detectScanRoutes(false);
       queue.reconfigure(scanQueueOptionsFromConfig({ config: next, queueFile: settings.queueFile, clock, log, localForms: mapper.localForms }));
       running.reconfigure(dispatcherOptionsFromConfig({ config: next, queue, targets: [], localForms: mapper.localForms, clock, log, env: options.env }));
       if (next.SERVER_PASS !== current.SERVER_PASS) runtime.logs.scrubber.add(next.SERVER_PASS);

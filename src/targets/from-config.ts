@@ -7,6 +7,7 @@ import { createPlex, type Plex } from "./plex/create-plex.ts";
 import { createEmbyTarget } from "./emby/emby-target.ts";
 import { createJellyfinTarget } from "./jellyfin/jellyfin-target.ts";
 import { withPathMappings } from "./mapped-target.ts";
+import type { ScanRoute, ScanRouteView } from "./library-server-target.ts";
 import { createAutoscanTarget } from "./autoscan/autoscan-target.ts";
 import { createAudiobookshelfTarget } from "./audiobookshelf/audiobookshelf-target.ts";
 
@@ -25,24 +26,38 @@ export interface OtherTargets {
   readonly targets: readonly Target[];
   /** Releases what the targets hold (another Plex's library database handle). */
   close(): void;
+  /**
+   * Asks each Jellyfin and Emby target how it scans (the TargetedScan plugin or the server's monitor): at start with
+   * one INFO line per target (`announce`), at a reload with a line only where it changed. Never throws.
+   */
+  detectScanRoutes(announce: boolean): Promise<readonly ScanRouteView[]>;
+  /** What the last look found, per Jellyfin and Emby target. */
+  scanRoutes(): readonly ScanRouteView[];
 }
 
 export function createTargetsFromConfig(input: TargetsInput): OtherTargets {
   const plexes: Plex[] = [];
   const targets: Target[] = [];
+  const routes: ScanRoute[] = [];
   for (const [name, target] of Object.entries(input.config.TARGETS)) {
     if (!target.ENABLED) continue;
     const built = buildTarget(name, target, input, plexes);
+    if (built.scanRoute) routes.push(built.scanRoute);
     targets.push(withPathMappings(built, target.PATH_MAPPINGS));
   }
   if (targets.length > 0) {
     const names = ["plex", ...targets.map((t) => t.name)].join(", ");
     input.log.child({ component: "TARGET" }).info({ targets: names }, `Scan targets: ${names}`);
   }
-  return { targets, close: () => plexes.forEach((plex) => plex.close()) };
+  return {
+    targets,
+    close: () => plexes.forEach((plex) => plex.close()),
+    detectScanRoutes: (announce) => Promise.all(routes.map((route) => route.detect(announce))),
+    scanRoutes: () => routes.map((route) => route.current()),
+  };
 }
 
-function buildTarget(name: string, target: TargetConfig, input: TargetsInput, plexes: Plex[]): Target {
+function buildTarget(name: string, target: TargetConfig, input: TargetsInput, plexes: Plex[]): Target & { readonly scanRoute?: ScanRoute } {
   const { config, clock, log } = input;
   const timeoutMs = target.TIMEOUT * 1000;
   const landedSettleMs = config.SERVER_LANDED_SETTLE * 1000;

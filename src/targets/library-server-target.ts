@@ -7,11 +7,15 @@ import { createLibraryFolderCache, libraryNames, type LibraryFolder } from "./li
 import { createMediaLibraryLookup } from "./library-lookup.ts";
 import type { MediaRequest, MediaResponse } from "./media-http.ts";
 import type { LibraryRoot } from "./media-wire-schemas.ts";
+import { scanThroughPlugin } from "./scan-path.ts";
+import { createScanPathPlugin, INSTALL_HINT, type ScanPathPluginState, type ServerKind } from "./scan-path-plugin.ts";
 import type { UpdateType } from "./update-type.ts";
 
 /**
  * The policy shared by Jellyfin and Emby: a folder in no library of the server is a logged skip (the server would
- * take the call and do nothing: the words are Plex's "Unable to map"); otherwise one `POST /Library/Media/Updated`
+ * take the call and do nothing: the words are Plex's "Unable to map"); otherwise, when the TargetedScan plugin is
+ * there, `POST /Library/ScanPath` for what the server does not hold yet (scan-path.ts), else (or when that is not for
+ * the plugin) one `POST /Library/Media/Updated`
  * for the folder, whatever number of libraries hold it (the server finds them itself from the path); the library list
  * is cached, and `GET /System/Info` is the availability probe. Whether the files landed is asked by walking the
  * library through `GET /Items` (library-lookup.ts). Each server adds its header, its library route and how its
@@ -47,9 +51,15 @@ export interface LibraryServerConfig {
 
 /** Jellyfin's default LibraryMonitorDelay (60 s) plus time for its scan. */
 export const DEFAULT_LANDED_SETTLE_MS = 90_000;
+/** After a scan through the TargetedScan plugin: it creates the item before it answers; a new folder's files follow. */
+export const PLUGIN_LANDED_SETTLE_MS = 10_000;
+/** While the plugin could not be asked (the server was down), a scan asks again, at most this often. */
+const PLUGIN_ASK_AGAIN_MS = 60_000;
 
 export interface LibraryServerTargetOptions {
   readonly config: LibraryServerConfig;
+  /** Which server: the TargetedScan plugin's id differs between its Jellyfin and Emby builds. */
+  readonly kind: ServerKind;
   /** `Jellyfin 'jellyfin'`, for messages. */
   readonly label: string;
   /** The setting named when the key is refused. */
@@ -66,10 +76,49 @@ export interface LibraryServerTargetOptions {
   readonly updateType: (sources: ScanContext["sources"]) => UpdateType;
 }
 
-export function createLibraryServerTarget(options: LibraryServerTargetOptions): Target {
+/**
+ * How a Jellyfin or Emby target sends its scans: through the TargetedScan plugin (`POST /Library/ScanPath`, seconds)
+ * or the server's own monitor (`POST /Library/Media/Updated`, after its LibraryMonitorDelay). Asked at start and at
+ * each reload (`detect`), shown at start, by doctor and on the console's Libraries page.
+ */
+export interface ScanRoute {
+  /** Asks the server now; logs one INFO line saying the route, always (`announce`) or when it changed. */
+  detect(announce: boolean, signal?: AbortSignal): Promise<ScanRouteView>;
+  current(): ScanRouteView;
+}
+
+export interface ScanRouteView {
+  readonly target: string;
+  readonly route: "plugin" | "monitor";
+  /** One sentence: which route and why; with how to install the plugin when it is not there. */
+  readonly words: string;
+}
+
+export interface LibraryServerTarget extends Target {
+  readonly scanRoute: ScanRoute;
+}
+
+export function createLibraryServerTarget(options: LibraryServerTargetOptions): LibraryServerTarget {
   const { config, label, log, call } = options;
   const { name } = config;
   const fields = { target: name };
+  const plugin = createScanPathPlugin({ kind: options.kind, call, label });
+  let askedAt: number | undefined;
+  /** Whether the last scan went through the plugin: the landed check's first look is read right after it. */
+  let lastThroughPlugin = false;
+  const configuredSettleMs = config.landedSettleMs ?? DEFAULT_LANDED_SETTLE_MS;
+  const view = (state: ScanPathPluginState): ScanRouteView => ({ target: name, ...routeWords(state, label, options.kind) });
+  const scanRoute: ScanRoute = {
+    current: () => view(plugin.current()),
+    async detect(announce, signal) {
+      const before = plugin.current().state;
+      askedAt = config.clock.now();
+      const state = await plugin.detect(signal);
+      const shown = view(state);
+      if (announce || state.state !== before) log.info({ ...fields, scanRoute: shown.route }, shown.words);
+      return shown;
+    },
+  };
   const libraries = createLibraryFolderCache({
     clock: config.clock,
     log,
@@ -81,8 +130,20 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
       return options.parseLibraries(answer.body, `${label}: GET ${options.librariesRoute}`);
     },
   });
+  const lookup = createMediaLibraryLookup({
+    call,
+    label,
+    log,
+    settleMs: configuredSettleMs,
+    // Read afresh for each look (one call), not from the scan's cache: that one may be minutes old.
+    roots: async (signal) => {
+      const answer = await call("GET", options.librariesRoute, { signal });
+      return options.parseRoots(answer.body, `${label}: GET ${options.librariesRoute}`);
+    },
+  });
   return {
     name,
+    scanRoute,
     async scan(folder, context): Promise<ScanOutcome> {
       const fields = { target: name, path: folder };
       const matched = await libraries.resolve(folder, context.signal);
@@ -91,6 +152,29 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
         return { status: "skipped", reason: `the folder is in no ${name} library` };
       }
       if (context.signal.aborted) throw new TargetUnavailableError(`Shutting down before the scan was sent to ${label}`);
+      if (plugin.current().state === "unknown" && (askedAt === undefined || config.clock.now() - askedAt >= PLUGIN_ASK_AGAIN_MS)) {
+        await scanRoute.detect(false, context.signal);
+      }
+      lastThroughPlugin = false;
+      if (plugin.current().state === "present") {
+        const through = await scanThroughPlugin({
+          folder,
+          context,
+          libraryFolders: matched.map((match) => match.path),
+          call,
+          lookup,
+          plugin,
+          label,
+          mappingsKey: `TARGETS.${name}.PATH_MAPPINGS`,
+          log,
+        });
+        if (through.sent) {
+          lastThroughPlugin = true;
+          log.info({ ...fields, scanRoute: "plugin" }, `Scan requested for '${folder}' in ${label} through TargetedScan: ${through.detail}`);
+          return { status: "scanned", detail: `TargetedScan: ${through.detail}` };
+        }
+        log.debug({ ...fields, why: through.why }, `Not through TargetedScan (${through.why}): POST /Library/Media/Updated instead`);
+      }
       const updateType = options.updateType(context.sources);
       await call("POST", "/Library/Media/Updated", { json: { Updates: [{ Path: folder, UpdateType: updateType }] }, signal: context.signal });
       const names = libraryNames(matched);
@@ -105,16 +189,28 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
       fields,
       probe: async () => void (await call("GET", "/System/Info")),
     }),
-    lookup: createMediaLibraryLookup({
-      call,
-      label,
-      log,
-      settleMs: config.landedSettleMs ?? DEFAULT_LANDED_SETTLE_MS,
-      // Read afresh for each look (one call), not from the scan's cache: that one may be minutes old.
-      roots: async (signal) => {
-        const answer = await call("GET", options.librariesRoute, { signal });
-        return options.parseRoots(answer.body, `${label}: GET ${options.librariesRoute}`);
+    lookup: {
+      // A scan through the plugin shows in seconds; Media/Updated waits for the server's monitor delay first.
+      get settleMs() {
+        return lastThroughPlugin ? Math.min(configuredSettleMs, PLUGIN_LANDED_SETTLE_MS) : configuredSettleMs;
       },
-    }),
+      find: (files, signal) => lookup.find(files, signal),
+    },
   };
+}
+
+/** The route in words: the start line, doctor and the console say the same. */
+export function routeWords(state: ScanPathPluginState, label: string, kind: ServerKind): Omit<ScanRouteView, "target"> {
+  const monitor =
+    kind === "jellyfin"
+      ? "POST /Library/Media/Updated (Jellyfin acts after its LibraryMonitorDelay, 60 s by default, then rescans the nearest folder it knows)"
+      : "POST /Library/Media/Updated (Emby acts after its library monitor delay)";
+  switch (state.state) {
+    case "present":
+      return { route: "plugin", words: `${label} scans through the TargetedScan plugin${state.version ? ` ${state.version}` : ""} (POST /Library/ScanPath): new folders show in seconds` };
+    case "absent":
+      return { route: "monitor", words: `${label} scans through ${monitor}: ${state.why}; ${INSTALL_HINT[kind]}` };
+    case "unknown":
+      return { route: "monitor", words: `${label} scans through ${monitor} until it says whether the TargetedScan plugin is there (${state.why})` };
+  }
 }

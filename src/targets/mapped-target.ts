@@ -27,7 +27,10 @@ export function withPathMappings(target: Target, mappings: PathMappings): Target
 /** The lookup in the target's form, answered by the files as the queue names them. */
 function mappedLookup(lookup: LibraryLookup, toTarget: (path: string) => string): LibraryLookup {
   return {
-    settleMs: lookup.settleMs,
+    // Read at each use: a Jellyfin target's delay depends on how its last scan went (the TargetedScan plugin or not).
+    get settleMs() {
+      return lookup.settleMs;
+    },
     async find(files, signal) {
       const found = await lookup.find(files.map(toTarget), signal);
       return new Map(files.map((file) => [file, found.get(toTarget(file)) ?? false]));

@@ -37,6 +37,11 @@ export interface MediaRequest {
   /** Sent as `application/json`. */
   readonly json?: unknown;
   readonly signal?: AbortSignal;
+  /**
+   * Statuses the caller reads itself (their body says what happened), answered instead of thrown: the targeted-scans
+   * plugin answers 404 for a path it cannot see and 500 for a stale item it removed.
+   */
+  readonly accept?: readonly number[];
 }
 
 export interface MediaResponse {
@@ -100,7 +105,7 @@ export function createMediaHttp(options: MediaHttpOptions): MediaHttp {
         throw networkError(error, options.label, what, shownUrl, timeoutMs, blank);
       }
       const { status, body } = answer;
-      if (status >= 200 && status < 300) return { status, body };
+      if ((status >= 200 && status < 300) || request.accept?.includes(status)) return { status, body };
       throw statusError(status, excerpt(blank(body)), options, what, shownUrl);
     },
   };

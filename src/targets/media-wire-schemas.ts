@@ -106,6 +106,58 @@ export function parseLibraryItems(body: string, what: string): LibraryItemsPage 
   return { items, ...(typeof page.TotalRecordCount === "number" ? { total: page.TotalRecordCount } : {}) };
 }
 
+/** `GET /Plugins` (both servers): the installed plugins, `Id` as the server writes a GUID (Jellyfin without dashes). */
+const PluginList = v.array(
+  v.looseObject({
+    Name: v.nullish(v.string()),
+    Id: v.nullish(v.string()),
+    Version: v.nullish(v.string()),
+    Status: v.nullish(v.string()),
+  }),
+);
+
+export interface InstalledPlugin {
+  readonly name: string;
+  readonly id: string;
+  readonly version?: string;
+  /** Jellyfin's `Active`, `Disabled`, `NotSupported`, `Malfunctioned` …; Emby does not say. */
+  readonly status?: string;
+}
+
+export function parsePlugins(body: string, what: string): InstalledPlugin[] {
+  return parseBody(body, PluginList, what).map((plugin) => ({
+    name: plugin.Name ?? "",
+    id: plugin.Id ?? "",
+    ...(plugin.Version ? { version: plugin.Version } : {}),
+    ...(plugin.Status ? { status: plugin.Status } : {}),
+  }));
+}
+
+/**
+ * The targeted-scans plugin's answer to `POST /Library/ScanPath`: `{ItemId, ItemName, Status, Path, Message}`.
+ * `undefined` when the body is not that shape (a 404 page of a server without the plugin).
+ */
+const ScanPathAnswer = v.looseObject({ Status: v.string(), Message: v.nullish(v.string()), ItemName: v.nullish(v.string()) });
+
+export interface ScanPathAnswer {
+  readonly status: string;
+  readonly message?: string;
+  readonly itemName?: string;
+}
+
+export function parseScanPathAnswer(body: string): ScanPathAnswer | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const result = v.safeParse(ScanPathAnswer, json);
+  if (!result.success) return undefined;
+  const { Status, Message, ItemName } = result.output;
+  return { status: Status, ...(Message ? { message: Message } : {}), ...(ItemName ? { itemName: ItemName } : {}) };
+}
+
 function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
   let json: unknown;
   try {

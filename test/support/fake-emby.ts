@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
+import { createFakeTargetedScan, type FakeTargetedScan, type FakeTargetedScanOptions } from "./fake-targeted-scan.ts";
 import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
 
 /**
@@ -14,7 +15,9 @@ import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, 
  * - a library (fake-library.ts) filled by the updates from the test's directories (`toLocal`), and
  *   `GET /Items?ParentId=&Fields=Path` walking it from a library's top-level `Id` (fake-media-server.ts `itemsReply`;
  *   ids are decimal numbers, as Emby's are);
- * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N).
+ * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N);
+ * - `GET /Plugins` and the TargetedScan plugin's Emby build (`POST /Library/ScanPath`, always 200, the outcome in
+ *   `Status`) when `targetedScan.installed` (fake-targeted-scan.ts).
  */
 export interface FakeEmbyLibrary {
   readonly name: string;
@@ -39,6 +42,8 @@ export interface FakeEmbyOptions {
   readonly libraries?: readonly FakeEmbyLibrary[];
   /** Server path → the test's directory an update reads (default: the path itself); undefined = nothing there. */
   readonly toLocal?: (serverPath: string) => string | undefined;
+  /** The TargetedScan plugin (default: not installed). */
+  readonly targetedScan?: FakeTargetedScanOptions;
 }
 
 export interface FakeEmby extends FakeHttpServer {
@@ -46,6 +51,7 @@ export interface FakeEmby extends FakeHttpServer {
   readonly updates: EmbyUpdate[];
   /** What the libraries hold: filled by updates, read by `GET /Items`. */
   readonly library: FakeLibrary;
+  readonly targetedScan: FakeTargetedScan;
   setLibraries(libraries: readonly FakeEmbyLibrary[]): void;
 }
 
@@ -55,7 +61,10 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
   const updateStatus = options.updateStatus ?? 204;
   let libraries = [...(options.libraries ?? [])];
   const updates: EmbyUpdate[] = [];
-  const library = createFakeLibrary(options.toLocal ?? ((serverPath) => serverPath));
+  const toLocal = options.toLocal ?? ((serverPath: string) => serverPath);
+  const library = createFakeLibrary(toLocal);
+  const locations = (): string[] => libraries.flatMap((l) => [...l.locations]);
+  const targetedScan = createFakeTargetedScan({ build: "emby", library, toLocal, locations, ...(options.targetedScan ? { options: options.targetedScan } : {}) });
 
   function tokenOf(req: RecordedHttpRequest): string | undefined {
     const header = headerOf(req, "x-emby-token");
@@ -88,6 +97,8 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
     }
     if (req.method === "POST" && path === "/library/refresh") return { status: 204 };
     if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req);
+    if (req.method === "GET" && path === "/plugins") return targetedScan.plugins();
+    if (req.method === "POST" && path === "/library/scanpath") return targetedScan.scanPath(req) ?? { status: 404, text: "Not found" };
     if (req.method === "GET" && path === "/items") {
       const shapes = libraries.map((l, i) => ({ ...l, id: libraryIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
       return itemsReply(req, shapes, library.files(), numericId);
@@ -120,6 +131,7 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
     key,
     updates,
     library,
+    targetedScan,
     setLibraries: (next) => void (libraries = [...next]),
     close: async () => {
       library.close();

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
+import { createFakeLibraryMonitor, type FakeLibraryMonitor } from "./fake-library-monitor.ts";
+import { createFakeTargetedScan, type FakeTargetedScan, type FakeTargetedScanOptions } from "./fake-targeted-scan.ts";
 import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
 
 /**
@@ -15,7 +17,10 @@ import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, 
  * - a library (fake-library.ts) filled by the updates from the test's directories (`toLocal`), and
  *   `GET /Items?ParentId=&Fields=Path` walking it from a library's `ItemId` (fake-media-server.ts `itemsReply`; ids are
  *   32 hex digits, as Jellyfin's GUIDs are written);
- * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N).
+ * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N);
+ * - `GET /Plugins` and the TargetedScan plugin's `POST /Library/ScanPath` when `targetedScan.installed`
+ *   (fake-targeted-scan.ts), and, with `libraryMonitorDelayMs`, Jellyfin's library monitor behind Media/Updated
+ *   (fake-library-monitor.ts: the delay restarted by every event, then the nearest known folder read again).
  */
 export interface FakeJellyfinLibrary {
   readonly name: string;
@@ -41,6 +46,13 @@ export interface FakeJellyfinOptions {
   readonly libraries?: readonly FakeJellyfinLibrary[];
   /** Server path → the test's directory an update reads (default: the path itself); undefined = nothing there. */
   readonly toLocal?: (serverPath: string) => string | undefined;
+  /** The TargetedScan plugin (default: not installed). */
+  readonly targetedScan?: FakeTargetedScanOptions;
+  /**
+   * Model LibraryMonitorDelay (Jellyfin's default is 60 s, `JELLYFIN_LIBRARY_MONITOR_DELAY_MS`): an update is acted on
+   * this long after the last one. Unset: an update is read at once (the import delay of fake-library.ts aside).
+   */
+  readonly libraryMonitorDelayMs?: number;
 }
 
 export interface FakeJellyfin extends FakeHttpServer {
@@ -51,6 +63,10 @@ export interface FakeJellyfin extends FakeHttpServer {
   readonly fullRefreshes: number;
   /** What the libraries hold: filled by updates, read by `GET /Items`. */
   readonly library: FakeLibrary;
+  /** The TargetedScan plugin: its calls, and `set` to install or remove it. */
+  readonly targetedScan: FakeTargetedScan;
+  /** The library monitor, when `libraryMonitorDelayMs` is set. */
+  readonly monitor?: FakeLibraryMonitor;
   setLibraries(libraries: readonly FakeJellyfinLibrary[]): void;
 }
 
@@ -61,7 +77,12 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
   let libraries = [...(options.libraries ?? [])];
   const updates: JellyfinUpdate[] = [];
   let fullRefreshes = 0;
-  const library = createFakeLibrary(options.toLocal ?? ((serverPath) => serverPath));
+  const toLocal = options.toLocal ?? ((serverPath: string) => serverPath);
+  const library = createFakeLibrary(toLocal);
+  const locations = (): string[] => libraries.flatMap((l) => [...l.locations]);
+  const targetedScan = createFakeTargetedScan({ build: "jellyfin", library, toLocal, locations, ...(options.targetedScan ? { options: options.targetedScan } : {}) });
+  const monitor =
+    options.libraryMonitorDelayMs === undefined ? undefined : createFakeLibraryMonitor({ library, delayMs: options.libraryMonitorDelayMs, locations });
 
   /** The key and the form that carried it, as `AuthorizationContext` finds it; `undefined` when none counts. */
   function tokenOf(req: RecordedHttpRequest): { token: string; form: JellyfinAuthForm } | undefined {
@@ -92,6 +113,9 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
       return { status: 204 };
     }
     if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req, auth.form);
+    // PluginsController: the administrator policy; an API key counts as an administrator.
+    if (req.method === "GET" && path === "/plugins") return targetedScan.plugins();
+    if (req.method === "POST" && path === "/library/scanpath") return targetedScan.scanPath(req) ?? { status: 404 };
     if (req.method === "GET" && path === "/items") {
       const shapes = libraries.map((l, i) => ({ ...l, id: itemIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
       return itemsReply(req, shapes, library.files(), (key) => createHash("md5").update(key).digest("hex"));
@@ -115,7 +139,8 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
     }
     for (const item of items) {
       updates.push({ path: item.path as string, updateType: typeof item.updateType === "string" ? item.updateType : undefined, auth: form });
-      library.scanned(item.path as string);
+      if (monitor) monitor.report(item.path as string);
+      else library.scanned(item.path as string);
     }
     return { status: 204 };
   }
@@ -130,8 +155,11 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
       return fullRefreshes;
     },
     library,
+    targetedScan,
+    ...(monitor ? { monitor } : {}),
     setLibraries: (next) => void (libraries = [...next]),
     close: async () => {
+      monitor?.close();
       library.close();
       await server.close();
     },

@@ -1,6 +1,5 @@
 import { TargetConfigError } from "../../core/errors.ts";
-import type { Target } from "../../core/target.ts";
-import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
+import { createLibraryServerTarget, type LibraryServerConfig, type LibraryServerTarget } from "../library-server-target.ts";
 import { createMediaHttp, MediaHttpError, type MediaRequest, type MediaResponse } from "../media-http.ts";
 import { parseEmbyLibraries, parseEmbyLibraryRoots } from "../media-wire-schemas.ts";
 import { embyUpdateTypeOf } from "../update-type.ts";
@@ -8,7 +7,9 @@ import { embyUpdateTypeOf } from "../update-type.ts";
 /**
  * An Emby server (integrations.md §4.2): `POST /Library/Media/Updated` with `UpdateType: "Created"` (`Deleted` when
  * every request behind the folder was a delete), the `X-Emby-Token` header, libraries from
- * `GET /Library/SelectableMediaFolders` (`SubFolders[].Path`), `GET /System/Info` as the availability probe.
+ * `GET /Library/SelectableMediaFolders` (`SubFolders[].Path`), `GET /System/Info` as the availability probe; with the
+ * TargetedScan plugin, `POST /Library/ScanPath` instead (scan-path.ts; Emby's build always answers 200, the outcome
+ * in `Status`).
  * Whether files landed is asked by walking the library from its top-level `Id` with `GET /Items?ParentId=`
  * (library-lookup.ts), first `landedSettleMs` after the scan.
  *
@@ -20,7 +21,7 @@ export type EmbyTargetOptions = LibraryServerConfig;
 
 type Prefix = "" | "/emby";
 
-export function createEmbyTarget(options: EmbyTargetOptions): Target {
+export function createEmbyTarget(options: EmbyTargetOptions): LibraryServerTarget {
   const { name } = options;
   const label = `Emby '${name}'`;
   const authKey = options.tokenKey ?? `TARGETS.${name}.TOKEN`;
@@ -63,6 +64,7 @@ export function createEmbyTarget(options: EmbyTargetOptions): Target {
 
   return createLibraryServerTarget({
     config: options,
+    kind: "emby",
     label,
     authKey,
     log,

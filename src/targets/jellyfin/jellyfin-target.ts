@@ -1,5 +1,4 @@
-import type { Target } from "../../core/target.ts";
-import { createLibraryServerTarget, type LibraryServerConfig } from "../library-server-target.ts";
+import { createLibraryServerTarget, type LibraryServerConfig, type LibraryServerTarget } from "../library-server-target.ts";
 import { createMediaHttp } from "../media-http.ts";
 import { parseJellyfinLibraries, parseJellyfinLibraryRoots } from "../media-wire-schemas.ts";
 import { updateTypeOf } from "../update-type.ts";
@@ -8,7 +7,8 @@ import { updateTypeOf } from "../update-type.ts";
  * A Jellyfin server (integrations.md §4.1): `POST /Library/Media/Updated` with
  * `{"Updates":[{"Path":<folder>,"UpdateType":…}]}` (204 = taken; Jellyfin acts on it after its LibraryMonitorDelay,
  * 60 s by default), libraries from `GET /Library/VirtualFolders` (`Locations[]`, needs an admin API key), and
- * `GET /System/Info` as the availability probe. Whether files landed is asked by walking the library from its
+ * `GET /System/Info` as the availability probe; with the TargetedScan plugin, `POST /Library/ScanPath` instead
+ * (scan-path.ts, seconds instead of the monitor delay). Whether files landed is asked by walking the library from its
  * `ItemId` with `GET /Items?ParentId=` (library-lookup.ts), first `landedSettleMs` after the scan.
  *
  * Auth is `Authorization: MediaBrowser Token="<key>"` only: Jellyfin 12 turns the legacy `X-Emby-Token` header and
@@ -16,7 +16,7 @@ import { updateTypeOf } from "../update-type.ts";
  */
 export type JellyfinTargetOptions = LibraryServerConfig;
 
-export function createJellyfinTarget(options: JellyfinTargetOptions): Target {
+export function createJellyfinTarget(options: JellyfinTargetOptions): LibraryServerTarget {
   const { name } = options;
   const label = `Jellyfin '${name}'`;
   const authKey = options.tokenKey ?? `TARGETS.${name}.TOKEN`;
@@ -33,6 +33,7 @@ export function createJellyfinTarget(options: JellyfinTargetOptions): Target {
   });
   return createLibraryServerTarget({
     config: options,
+    kind: "jellyfin",
     label,
     authKey,
     log,
