@@ -58,6 +58,8 @@ export interface BackfillMetrics {
 export interface LandedMetrics {
   /** `landed` (with the seconds from the first request to the look that saw the files), `not_visible`, `not_checked`. */
   landed(target: string, outcome: "landed" | "not_visible" | "not_checked", afterSeconds?: number): void;
+  /** Refresh in place after a look: `refreshed`, `not_refreshed` (no item, no file, the target cannot), `failed`. */
+  refreshed(target: string, outcome: "refreshed" | "not_refreshed" | "failed"): void;
 }
 
 /** The folder watchers (`WATCH`). */

@@ -1,4 +1,4 @@
-import type { PathKind } from "./scan.ts";
+import type { PathKind, RefreshWish } from "./scan.ts";
 
 /**
  * The queue as people and scripts read it (the console, the API): one folder with its requests and each target's
@@ -26,6 +26,8 @@ export interface QueueItemView {
   readonly requests: readonly RequestView[];
   /** Requests a finished folder let go of (it keeps its first ones). */
   readonly requestsDropped: number;
+  /** Refresh in place asked by any of its requests: `metadata`, or `file` (metadata and streams). */
+  readonly refresh?: RefreshWish;
   /** The targets that finished this folder (a retry re-sends only to the others). */
   readonly targets: readonly TargetView[];
   /** Targets that failed this folder: each waits on its own (`nextAttemptAt`), or was given up (`failed`). */
@@ -69,6 +71,11 @@ export interface TargetView {
   readonly landedCheckAt?: number;
   /** Pending: the looks already taken that missed files (0 before the first; 2 once a rescan of them was queued). */
   readonly landedLooks?: number;
+  /** Refresh in place once the files were seen: `refreshed`, or `not_refreshed` (`refreshDetail` says why); absent:
+   *  none was asked, or the look has not seen the files yet. */
+  readonly refresh?: "refreshed" | "not_refreshed";
+  /** What was sent, or why not. */
+  readonly refreshDetail?: string;
 }
 
 export interface PageOptions {

@@ -24,7 +24,19 @@ export interface ScanRequest {
   readonly receivedPath?: string;
   /** The sender's own priority (a watcher's `PRIORITY`); absent: `SERVER_SCAN_PRIORITIES` decides by the folder. */
   readonly priority?: number;
+  /**
+   * The sender asks for the named item to be re-read after its scan, not only scanned (`RefreshWish`): an upgrade or
+   * rename from the *arr apps, `refresh=1` on a manual request (Bazarr, Tdarr), the console's Refresh.
+   */
+  readonly refresh?: RefreshWish;
 }
+
+/**
+ * What a refresh re-reads once the scan has ended and the item is visible: `metadata` (the item's metadata, local
+ * subtitles and artwork: a rename, a subtitle added beside the file), or `file` (the file was replaced in place: an
+ * upgrade that kept the name, a transcode; its streams are re-read too, Plex's analyze).
+ */
+export type RefreshWish = "metadata" | "file";
 
 /** What the queue answers once a batch is durable. */
 export interface EnqueueResult {

@@ -1,3 +1,5 @@
+import type { RefreshWish } from "./scan.ts";
+
 /**
  * The port the dispatcher talks to. Plex (HTTP API or the scanner inside its container) implements it; tests use a
  * small fake. A target gets one folder in the media server's own path form.
@@ -15,6 +17,25 @@ export interface Target {
   isAvailable(): Promise<boolean>;
   /** Asks the server's library whether requested files are there after a scan; absent = it cannot be asked. */
   readonly lookup?: LibraryLookup;
+  /** Re-reads the items of files its library holds (refresh in place); absent = the target cannot refresh one item. */
+  readonly refresher?: ItemRefresher;
+}
+
+/**
+ * Refresh in place: the items holding `files` are re-read one by one (never a library or a section), after the landed
+ * check saw them. Errors as for `scan` (`TargetUnavailableError`: not now); an item not found is a value, not an error.
+ */
+export interface ItemRefresher {
+  refresh(files: readonly string[], wish: RefreshWish, signal: AbortSignal): Promise<RefreshOutcome>;
+}
+
+export interface RefreshOutcome {
+  /** Items re-read (each once, however many of `files` it holds). */
+  readonly refreshed: number;
+  /** Files whose item could not be found. */
+  readonly missing: readonly string[];
+  /** What was sent, for History: `metadata refreshed and analyzed (item 1234)`. */
+  readonly detail: string;
 }
 
 /**

@@ -17,6 +17,8 @@ interface ExpectedRequest {
   kind: string;
   deleted?: boolean;
   received?: string;
+  /** Refresh in place asked (an upgrade's new file: `file`). */
+  refresh?: string;
 }
 interface Expected {
   outcome: "scan" | "test" | "no-scan" | "unusable" | "manual" | "invalid" | "not-json";
@@ -80,6 +82,7 @@ function summarise(outcome: WebhookOutcome, expected: Expected): Expected {
         requests: outcome.requests.map((request, index) => {
           const entry: ExpectedRequest = { path: request.path, kind: request.kind };
           if (request.deleted) entry.deleted = true;
+          if (request.refresh) entry.refresh = request.refresh;
           // `received` is checked where the table gives it (the Windows and UNC forms).
           if (expected.requests?.[index]?.received !== undefined) entry.received = request.receivedPath;
           return entry;

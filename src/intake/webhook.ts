@@ -86,7 +86,17 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
     return parsed.unusable ? { kind: "unusable", source, event: rawEvent, reason } : { kind: "invalid", reason };
   }
   const event = rawEvent === "Download" && fields.isUpgrade === true ? "Upgrade" : rawEvent;
-  return { kind: "scan", app, source, event, requests: toScanRequests(parsed.paths, { mapper: options.mapper, source, event }) };
+  const requests = toScanRequests(parsed.paths, { mapper: options.mapper, source, event });
+  return { kind: "scan", app, source, event, requests: event === "Upgrade" ? requests.map(refreshUpgraded) : requests };
+}
+
+/**
+ * An upgrade replaced the file (often under the very same name, which a folder scan takes for unchanged): the new
+ * file's item is refreshed in place after its scan, streams included (`RefreshWish` `file`). The old files it deleted
+ * are only scanned, so that the server drops them.
+ */
+function refreshUpgraded(request: ScanRequest): ScanRequest {
+  return request.deleted ? request : { ...request, refresh: "file" };
 }
 
 /** The instance name and application URL a Test carries (the apps send both, empty when unset), kept short. */

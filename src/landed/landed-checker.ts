@@ -8,6 +8,7 @@ import type { NotifySink } from "../core/notify-event.ts";
 import type { Target } from "../core/target.ts";
 import type { DueLook } from "../queue/landed-reads.ts";
 import { RESCAN_REQUEST, type LookRecord } from "../queue/rules/landed.ts";
+import type { RefreshRecord } from "../queue/rules/refresh.ts";
 import type { ScanQueue } from "../queue/scan-queue.ts";
 
 /**
@@ -145,7 +146,9 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
       const afterMs = Math.max(0, clock.now() - look.firstAt);
       log.info({ ...fields, landedAfterMs: afterMs }, `Landed: '${look.target}' shows ${describeFiles(look.files)} of '${look.folder}' (${formatDuration(afterMs)} after the request).`);
       metrics?.landed(look.target, "landed", afterMs / 1000);
-      return void (await record(look, { kind: "landed", afterMs }));
+      // The scan has ended and the items are visible: only now is a refresh of them worth sending.
+      const refresh = look.refresh ? await refreshItems(look, target, timeoutMs) : undefined;
+      return void (await record(look, { kind: "landed", afterMs, ...(refresh ? { refresh } : {}) }));
     }
     const what = missing.map((file) => `'${file.path}'${file.deleted ? " (deleted, still listed)" : ""}`).join(", ");
     if (claimed.looks === 0) {
@@ -169,16 +172,59 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
     return rescan.waiting ? recheckMs : Math.max(0, rescan.scannedAt + settleMs - clock.now());
   }
 
+  /**
+   * Refresh in place of the items the look just saw (never a library): the files still there, each item once. What
+   * happened is a value stored with the delivery, never an error: a refresh that failed is said in History and can be
+   * asked again from there.
+   */
+  async function refreshItems(look: DueLook, target: Target, timeoutMs: number): Promise<RefreshRecord> {
+    const wish = look.refresh ?? "metadata";
+    const fields = { id: look.itemId, folder: look.folder, target: look.target };
+    const files = look.files.filter((file) => !file.deleted).map((file) => file.path);
+    if (!target.refresher) return refreshSkipped(look, `'${look.target}' cannot refresh one item`);
+    if (files.length === 0) return refreshSkipped(look, "the requests named no file that is still there");
+    try {
+      const outcome = await withTimeout(timeoutMs, (signal) => target.refresher!.refresh(files, wish, signal));
+      if (outcome.refreshed === 0) return refreshSkipped(look, `no item in '${look.target}' holds ${outcome.missing.map((f) => `'${f}'`).join(", ")}`);
+      log.info({ ...fields, refreshed: outcome.refreshed }, `Refreshed in '${look.target}': ${outcome.detail}.`);
+      metrics?.refreshed(look.target, "refreshed");
+      return { state: "refreshed", detail: outcome.detail };
+    } catch (error) {
+      const why = describeError(error);
+      log.warn({ ...fields, err: error }, `Could not refresh the items of '${look.folder}' in '${look.target}': ${why}. Use Refresh on the History item to ask again.`);
+      metrics?.refreshed(look.target, "failed");
+      return { state: "not_refreshed", detail: `the refresh failed: ${why}` };
+    }
+  }
+
+  function refreshSkipped(look: DueLook, reason: string): RefreshRecord {
+    log.info({ id: look.itemId, folder: look.folder, target: look.target }, `Not refreshed in '${look.target}': ${reason}.`);
+    metrics?.refreshed(look.target, "not_refreshed");
+    return { state: "not_refreshed", detail: reason };
+  }
+
+  /** A look that ends without seeing the files cannot refresh them: said with the delivery when one was asked. */
+  const unrefreshed = (look: DueLook, reason: string): { refresh?: RefreshRecord } =>
+    look.refresh ? { refresh: refreshSkipped(look, reason) } : {};
+
   async function notVisible(look: DueLook, reason: string): Promise<void> {
     log.warn({ id: look.itemId, folder: look.folder, target: look.target }, `Not visible: ${reason}. Check that '${look.target}' can read the file and that its library holds the folder.`);
     metrics?.landed(look.target, "not_visible");
-    if (await record(look, { kind: "not_visible", reason })) {
+    if (await record(look, { kind: "not_visible", reason, ...unrefreshed(look, "the files were not visible") })) {
       options.notify?.({ event: "not_visible", at: clock.now(), folder: look.folder, target: look.target, reason, id: look.itemId });
     }
   }
 
   async function record(look: DueLook, outcome: LookRecord): Promise<boolean> {
-    if (outcome.kind === "not_checked") metrics?.landed(look.target, "not_checked");
+    if (outcome.kind === "not_checked") {
+      metrics?.landed(look.target, "not_checked");
+      if (!outcome.refresh && look.refresh) {
+        const why = look.files.length === 0
+          ? "the request named a folder: a refresh re-reads the item of a file, so send the file's path"
+          : `the item could not be looked up: ${outcome.reason}`;
+        return queue.recordLook(look.itemId, look.target, { ...outcome, ...unrefreshed(look, why) });
+      }
+    }
     return queue.recordLook(look.itemId, look.target, outcome);
   }
 

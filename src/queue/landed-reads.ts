@@ -1,6 +1,8 @@
 import type { AsyncRows } from "./store-port.ts";
 import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
+import type { RefreshWish } from "../core/scan.ts";
 import { RESCAN_REQUEST, namesFile } from "./rules/landed.ts";
+import { refreshWish } from "./rules/refresh.ts";
 
 /** A target's delivery whose landed look is due (`rules/landed.ts`), with what the look needs. */
 export interface DueLook {
@@ -12,23 +14,29 @@ export interface DueLook {
   readonly firstAt: number;
   /** The files the requests named (their first ones: a finished folder keeps `HISTORY_REQUESTS_KEPT`). */
   readonly files: readonly { readonly path: string; readonly deleted: boolean }[];
+  /** Refresh in place asked for the folder (`rules/refresh.ts`): done once the look sees every file. */
+  readonly refresh?: RefreshWish;
 }
 
 /** Looks due at `now`, the oldest due first; written once in SQL both stores read alike. */
 export async function dueLooks(rows: AsyncRows, now: number, limit: number): Promise<DueLook[]> {
-  const due = await rows.all<{ item_id: number; target: string; folder: string; scan_folder: string | null; first_at: number }>(
-    `SELECT t.item_id, t.target, i.folder, i.scan_folder, i.first_at FROM item_targets t JOIN items i ON i.id = t.item_id
+  const due = await rows.all<{ item_id: number; target: string; folder: string; scan_folder: string | null; first_at: number; refresh: number | null }>(
+    `SELECT t.item_id, t.target, i.folder, i.scan_folder, i.first_at, i.refresh FROM item_targets t JOIN items i ON i.id = t.item_id
      WHERE t.landed = 'pending' AND t.landed_check_at <= ? ORDER BY t.landed_check_at, t.item_id LIMIT ?`,
     [now, limit],
   );
   return Promise.all(
-    due.map(async (row) => ({
-      itemId: row.item_id,
-      target: row.target,
-      folder: row.scan_folder ?? row.folder,
-      firstAt: row.first_at,
-      files: await requestedFiles(rows, row.item_id, row.folder),
-    })),
+    due.map(async (row) => {
+      const refresh = refreshWish(Number(row.refresh ?? 0));
+      return {
+        itemId: row.item_id,
+        target: row.target,
+        folder: row.scan_folder ?? row.folder,
+        firstAt: row.first_at,
+        files: await requestedFiles(rows, row.item_id, row.folder),
+        ...(refresh ? { refresh } : {}),
+      };
+    }),
   );
 }
 

@@ -1,3 +1,5 @@
+import type { RefreshWish } from "../core/scan.ts";
+import { refreshWish } from "./rules/refresh.ts";
 import type { HistoryQuery, PageOptions, QueueItemView } from "../core/queue-view.ts";
 import type { AsyncRows } from "./store-port.ts";
 import { HISTORY_REQUESTS_KEPT } from "./rules/dispatch-records.ts";
@@ -117,12 +119,14 @@ async function toView(rows: AsyncRows, item: ItemRow): Promise<QueueItemView> {
       at: r.at,
     })),
     requestsDropped: item.requests_dropped,
+    ...refreshWishView(item.refresh),
     targets: targets.map((t) => ({
       target: t.target,
       status: t.status,
       ...(t.detail === null ? {} : { detail: t.detail }),
       at: t.at,
       ...landedView(t),
+      ...(t.refresh ? { refresh: t.refresh, ...(t.refresh_detail ? { refreshDetail: t.refresh_detail } : {}) } : {}),
     })),
     deliveries: deliveries.map((d) => ({
       target: d.target,
@@ -132,6 +136,11 @@ async function toView(rows: AsyncRows, item: ItemRow): Promise<QueueItemView> {
       failed: d.failed === 1,
     })),
   };
+}
+
+function refreshWishView(level: number | undefined): { refresh?: RefreshWish } {
+  const wish = refreshWish(level === undefined ? 0 : Number(level));
+  return wish ? { refresh: wish } : {};
 }
 
 function landedView(t: TargetRow): Partial<TargetView> {

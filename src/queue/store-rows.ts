@@ -1,3 +1,5 @@
+import type { RefreshState } from "./rules/refresh.ts";
+
 /**
  * The queue's rows, as both stores keep them (the embedded store in SQLite tables, PostgreSQL in its own): one row per
  * folder to scan (`items`: `pending` rows are the queue, at most one per folder; `done` and `failed` rows the
@@ -37,6 +39,9 @@ export interface ItemRow {
   readonly finished_at: number | null;
   /** Requests let go when the folder finished (it keeps its first ones). */
   readonly requests_dropped: number;
+  /** Refresh in place asked by any of its requests (`rules/refresh.ts`: 0 none, 1 metadata, 2 metadata and streams);
+   *  absent in records written before the column existed. */
+  readonly refresh?: number;
 }
 
 export interface RequestRow {
@@ -79,6 +84,10 @@ export interface TargetRow {
   readonly landed_check_at?: number | null;
   /** Looks done so far. */
   readonly landed_looks?: number | null;
+  /** Refresh in place (`rules/refresh.ts`): `refreshed` or `not_refreshed`; null: not asked, or not done yet. */
+  readonly refresh?: RefreshState | null;
+  /** What was sent, or why not. */
+  readonly refresh_detail?: string | null;
 }
 
 /** `pending` (a look is due at `landed_check_at`), `landed`, `not_visible`, `not_checked`. */

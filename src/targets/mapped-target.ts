@@ -21,6 +21,7 @@ export function withPathMappings(target: Target, mappings: PathMappings): Target
       }),
     isAvailable: () => target.isAvailable(),
     ...(target.lookup ? { lookup: mappedLookup(target.lookup, toTarget) } : {}),
+    ...(target.refresher ? { refresher: { refresh: (files, wish, signal) => target.refresher!.refresh(files.map(toTarget), wish, signal) } } : {}),
   };
 }
 

@@ -38,6 +38,8 @@ export const CONSOLE_SECTIONS: readonly FakeSection[] = [
 export interface ConsoleServiceOptions {
   /** Runs before the service starts, with its data folder (`AUTOSCAN_DATA_DIR`, created): e.g. seeds the queue file. */
   readonly seed?: (dataDir: string) => Promise<void>;
+  /** The fake Plex's scans read the media folder (its library holds what is on disk), as Plex's scanner does. */
+  readonly plexReadsDisk?: boolean;
 }
 
 export async function startConsoleService(extra: Record<string, unknown> = {}, options: ConsoleServiceOptions = {}): Promise<ConsoleService> {
@@ -47,7 +49,8 @@ export async function startConsoleService(extra: Record<string, unknown> = {}, o
   await mkdir(join(media, "Movies"), { recursive: true });
   await mkdir(join(dir, "data"), { recursive: true });
   await options.seed?.(join(dir, "data"));
-  const plex = await startFakePlex({ sections: [...CONSOLE_SECTIONS] });
+  const toLocal = (path: string): string | undefined => (path.startsWith("/data/") ? join(media, path.slice("/data/".length)) : undefined);
+  const plex = await startFakePlex({ sections: [...CONSOLE_SECTIONS], ...(options.plexReadsDisk ? { toLocal } : {}) });
   const port = await freePort();
   const config = {
     SERVER_PASS: CONSOLE_PASS,

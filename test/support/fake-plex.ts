@@ -14,6 +14,9 @@ import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
  * - a library (fake-library.ts) filled by scans from the test's directories; `/library/sections/{id}/all?type=&file=`
  *   answers the items in the file's folder (its neighbourhood, as Plex does on shows), not just the file, and a show
  *   section answers 500 without `type`;
+ * - `PUT /library/metadata/{ratingKey}/refresh` and `…/analyze` (refresh-fastpath-targets.md §4: one item, a bare PUT,
+ *   `ids` may be a comma-separated list): recorded with whether a section was still scanning when it came; an unknown
+ *   ratingKey gets 404;
  * - switches: down (connection reset, or a status), slow (delay), fail the next N matching requests.
  */
 
@@ -60,6 +63,9 @@ export interface FakePlex {
   readonly emptied: string[];
   /** Rating keys analyzed through the API, in order. */
   readonly analyzed: string[];
+  /** Item metadata refreshes (`PUT /library/metadata/{ratingKey}/refresh`), in order, each with the file of its item and
+   *  whether a section was still scanning (busy) when it came. */
+  readonly refreshed: { readonly ratingKey: string; readonly file: string | undefined; readonly duringScan: boolean }[];
   /** What the library holds: filled by scans inside a location, read by `/library/sections/{id}/all`. */
   readonly library: FakeLibrary;
   setSections(sections: readonly FakeSection[]): void;
@@ -112,6 +118,7 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
   const scans: RecordedScan[] = [];
   const emptied: string[] = [];
   const analyzed: string[] = [];
+  const refreshed: FakePlex["refreshed"] = [];
   const library = createFakeLibrary(options.toLocal ?? ((serverPath) => serverPath));
   /** Stable ids per file, as Plex keeps a ratingKey for an item. */
   const itemIds = new Map<string, number>();
@@ -210,6 +217,15 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
       analyzed.push(analyze[1] ?? "");
       return { status: 200 };
     }
+    const itemRefresh = /^\/library\/metadata\/(\d+(?:,\d+)*)\/refresh$/.exec(path);
+    if (itemRefresh && method === "PUT") {
+      const keys = (itemRefresh[1] ?? "").split(",");
+      const files = keys.map((key) => [...itemIds].find(([, id]) => String(id) === key)?.[0]);
+      if (files.some((file) => file === undefined)) return { status: 404, html: HTML_404 };
+      const duringScan = [...busy.values()].some((left) => left > 0);
+      keys.forEach((ratingKey, i) => refreshed.push({ ratingKey, file: files[i], duringScan }));
+      return { status: 200 };
+    }
     return undefined;
   }
 
@@ -255,6 +271,7 @@ export async function startFakePlex(options: FakePlexOptions = {}): Promise<Fake
     scans,
     emptied,
     analyzed,
+    refreshed,
     library,
     setSections: (next) => void (sections = [...next]),
     setDown: (mode) => void (down = mode),

@@ -131,6 +131,12 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     labelNames: ["target", "outcome"] as const,
     registers,
   });
+  const refreshes = new Counter({
+    name: "autoscan_refresh_total",
+    help: "Refresh in place after a scan, by target and outcome: refreshed (the items were re-read), not_refreshed (no item holds the file, or the target cannot refresh one), failed (the server refused or did not answer).",
+    labelNames: ["target", "outcome"] as const,
+    registers,
+  });
   const landedAfter = new Histogram({
     name: "autoscan_landed_seconds",
     help: "Time from a folder's first request to the look that found its files in the target's library.",
@@ -204,6 +210,9 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     landed(target, outcome, afterSeconds) {
       landedOutcomes.inc({ target: nameLabel(target), outcome });
       if (afterSeconds !== undefined) landedAfter.observe({ target: nameLabel(target) }, Math.max(0, afterSeconds));
+    },
+    refreshed(target, outcome) {
+      refreshes.inc({ target: nameLabel(target), outcome });
     },
   };
 }

@@ -14,13 +14,13 @@ import type { PgClient } from "./pool.ts";
  */
 const ITEM_COLUMNS = [
   "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
-  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped",
+  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped", "refresh",
 ] as const;
 const STORED_COLUMNS = [...ITEM_COLUMNS, "ready_at"] as const;
 const ITEM_UPDATE = `UPDATE items SET ${STORED_COLUMNS.map((c, i) => `${c} = $${String(i + 2)}`).join(", ")} WHERE id = $1`;
 const ITEM_INSERT = `INSERT INTO items (${STORED_COLUMNS.join(", ")}) VALUES (${STORED_COLUMNS.map((_, i) => `$${String(i + 1)}`).join(", ")}) RETURNING id`;
 /** An item image as stored, with its `ready_at`. */
-const itemValues = (row: Omit<ItemRow, "id">): unknown[] => [...ITEM_COLUMNS.map((c) => row[c]), readyAt(row)];
+const itemValues = (row: Omit<ItemRow, "id">): unknown[] => [...ITEM_COLUMNS.map((c) => (c === "refresh" ? (row.refresh ?? 0) : row[c])), readyAt(row)];
 
 const FAILING_SINCE_LOCKED = toPgPlaceholders(`${DELIVERIES_FAILING_SINCE} FOR UPDATE OF i`);
 
@@ -77,13 +77,15 @@ export function pgTx(client: PgClient, now: number, owner: string): QueueTx {
       (await rows<TargetRow>("SELECT * FROM item_targets WHERE item_id = $1 AND target = $2", [itemId, target]))[0],
     putTarget: async (row) =>
       void (await run(
-        `INSERT INTO item_targets (item_id, target, status, detail, at, landed, landed_detail, landed_after_ms, landed_check_at, landed_looks)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO item_targets (item_id, target, status, detail, at, landed, landed_detail, landed_after_ms, landed_check_at, landed_looks,
+           refresh, refresh_detail)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (item_id, target) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail, at = EXCLUDED.at,
            landed = EXCLUDED.landed, landed_detail = EXCLUDED.landed_detail, landed_after_ms = EXCLUDED.landed_after_ms,
-           landed_check_at = EXCLUDED.landed_check_at, landed_looks = EXCLUDED.landed_looks`,
+           landed_check_at = EXCLUDED.landed_check_at, landed_looks = EXCLUDED.landed_looks,
+           refresh = EXCLUDED.refresh, refresh_detail = EXCLUDED.refresh_detail`,
         [row.item_id, row.target, row.status, row.detail, row.at, row.landed ?? null, row.landed_detail ?? null,
-          row.landed_after_ms ?? null, row.landed_check_at ?? null, row.landed_looks ?? null],
+          row.landed_after_ms ?? null, row.landed_check_at ?? null, row.landed_looks ?? null, row.refresh ?? null, row.refresh_detail ?? null],
       )),
     async clearTargets(itemId) {
       await run("DELETE FROM item_targets WHERE item_id = $1", [itemId]);

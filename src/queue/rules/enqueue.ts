@@ -4,6 +4,7 @@ import type { Logger } from "../../core/logger.ts";
 import { isAbsolutePath, normalizeSeparators, parentFolder, toNfc, withoutTrailingSlash } from "../../paths/normalize.ts";
 import { resolvePriority, type ScanPriorities } from "../../paths/priority.ts";
 import { lockItemWithFolders } from "./lock-item.ts";
+import { mergeRefresh, refreshLevel } from "./refresh.ts";
 import type { NewRequest, QueueTx } from "./queue-tx.ts";
 import type { ItemRow } from "../store-rows.ts";
 
@@ -93,7 +94,7 @@ export async function enqueueRequests(tx: QueueTx, requests: readonly ScanReques
     if (existing) {
       const row = requestRow(existing.id, request, unit.path, now);
       const duplicate = await tx.hasRequest(row);
-      item = mergedItemRow(existing, row, duplicate, now, policy, request.priority);
+      item = { ...mergedItemRow(existing, row, duplicate, now, policy, request.priority), refresh: mergeRefresh(existing.refresh, request.refresh) };
       if (!duplicate) {
         await tx.addRequest(row);
         // Targets that already scanned the folder have not seen the new file: every target scans it again.
@@ -101,7 +102,7 @@ export async function enqueueRequests(tx: QueueTx, requests: readonly ScanReques
       }
       await tx.updateItem(item);
     } else {
-      item = await tx.insertItem(newItemRow(unit.folder, now, policy, request.priority));
+      item = await tx.insertItem({ ...newItemRow(unit.folder, now, policy, request.priority), refresh: refreshLevel(request.refresh) });
       await tx.addRequest(requestRow(item.id, request, unit.path, now));
     }
     items.push({ id: item.id, folder: unit.folder, merged: existing !== undefined });
@@ -138,6 +139,7 @@ export async function moveToFolder(
     await tx.clearTargets(waiting.id);
     const merged: ItemRow = {
       ...waiting,
+      refresh: Math.max(waiting.refresh ?? 0, item.refresh ?? 0),
       last_at: Math.max(waiting.last_at, arrivedAt),
       due_at: Math.max(waiting.due_at, Math.min(arrivedAt + policy.delayMs, waiting.first_at + 3 * policy.delayMs)),
       rev: waiting.rev + 1,

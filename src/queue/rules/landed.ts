@@ -1,5 +1,6 @@
 import type { QueueTx } from "./queue-tx.ts";
 import type { TargetRow } from "../store-rows.ts";
+import type { RefreshRecord } from "./refresh.ts";
 
 /**
  * Did the files land? Per (folder, target): after the target scanned the folder, its library is asked for the files the
@@ -16,11 +17,12 @@ export type LandedStart =
 
 /** What a look found, as the checker decided it. */
 export type LookRecord =
-  | { readonly kind: "landed"; readonly afterMs: number }
+  /** `refresh`: what refresh in place did once every file was seen (absent: none was asked). */
+  | { readonly kind: "landed"; readonly afterMs: number; readonly refresh?: RefreshRecord }
   /** Not every file is visible yet: look again in `inMs` (`missing` names them, for the console). */
   | { readonly kind: "again"; readonly inMs: number; readonly missing: string; readonly looked: boolean }
-  | { readonly kind: "not_visible"; readonly reason: string }
-  | { readonly kind: "not_checked"; readonly reason: string };
+  | { readonly kind: "not_visible"; readonly reason: string; readonly refresh?: RefreshRecord }
+  | { readonly kind: "not_checked"; readonly reason: string; readonly refresh?: RefreshRecord };
 
 /** A look the checker may take now. */
 export interface ClaimedLook {
@@ -75,7 +77,15 @@ export async function recordLook(tx: QueueTx, itemId: number, target: string, lo
   const looks = row.landed_looks ?? 0;
   switch (look.kind) {
     case "landed":
-      await tx.putTarget({ ...row, landed: "landed", landed_after_ms: look.afterMs, landed_detail: null, landed_check_at: null, landed_looks: looks + 1 });
+      await tx.putTarget({
+        ...row,
+        landed: "landed",
+        landed_after_ms: look.afterMs,
+        landed_detail: null,
+        landed_check_at: null,
+        landed_looks: looks + 1,
+        ...refreshColumns(look.refresh),
+      });
       break;
     case "again":
       await tx.putTarget({
@@ -87,8 +97,12 @@ export async function recordLook(tx: QueueTx, itemId: number, target: string, lo
       break;
     case "not_visible":
     case "not_checked":
-      await tx.putTarget({ ...row, landed: look.kind, landed_detail: look.reason, landed_check_at: null, landed_looks: looks + 1 });
+      await tx.putTarget({ ...row, landed: look.kind, landed_detail: look.reason, landed_check_at: null, landed_looks: looks + 1, ...refreshColumns(look.refresh) });
       break;
   }
   return true;
+}
+
+function refreshColumns(refresh: RefreshRecord | undefined): Partial<TargetRow> {
+  return refresh ? { refresh: refresh.state, refresh_detail: refresh.detail } : {};
 }

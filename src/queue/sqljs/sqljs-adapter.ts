@@ -723,11 +723,12 @@ export type RowChange =
 
 const ITEM_COLUMNS = [
   "id", "folder", "state", "priority", "first_at", "last_at", "due_at", "next_at", "rev", "checks", "scan_folder",
-  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped", "ready_at",
+  "files", "attempts", "unfinished", "first_failed_at", "last_error", "finished_at", "requests_dropped", "ready_at", "refresh",
 ] as const;
 const REQUEST_COLUMNS = ["id", "item_id", "path", "kind", "deleted", "source", "event", "received_path", "at", "path_key"] as const;
 const TARGET_COLUMNS = [
   "item_id", "target", "status", "detail", "at", "landed", "landed_detail", "landed_after_ms", "landed_check_at", "landed_looks",
+  "refresh", "refresh_detail",
 ] as const;
 const DELIVERY_COLUMNS = ["item_id", "target", "attempts", "next_at", "first_failed_at", "last_error", "failed"] as const;
 
@@ -750,9 +751,9 @@ const values = (columns: readonly string[], row: object): SqlValue[] =>
 export function applyChange(rows: RowAccess, change: RowChange): void {
   switch (change.k) {
     case "item": {
-      // Records written before schema 3 carry no `unfinished`, before schema 4 no `requests_dropped`.
+      // Records written before schema 3 carry no `unfinished`, before schema 4 no `requests_dropped`, before 10 no `refresh`.
       const row: Partial<ItemRow> = change.r;
-      const filled = { ...change.r, unfinished: row.unfinished ?? 0, requests_dropped: row.requests_dropped ?? 0 };
+      const filled = { ...change.r, unfinished: row.unfinished ?? 0, requests_dropped: row.requests_dropped ?? 0, refresh: row.refresh ?? 0 };
       return rows.run(ITEM_UPSERT, values(ITEM_COLUMNS, { ...filled, ready_at: readyAt(filled) }));
     }
     case "req":

@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
+import type { ItemRefresher, LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { AfterScan } from "./after-scan.ts";
 import type { PlexClient } from "./client.ts";
 import type { SectionActivity, SectionResolver } from "./sections.ts";
@@ -31,6 +31,8 @@ export interface PlexApiTargetOptions {
   readonly availableMaxMs?: number;
   /** Asks Plex's library whether requested files landed (the landed check); absent = the target cannot be asked. */
   readonly lookup?: LibraryLookup;
+  /** Refresh in place of one item (refresh-asking requests, after the landed look saw it); absent = cannot. */
+  readonly refresher?: ItemRefresher;
 }
 
 export function createPlexApiTarget(options: PlexApiTargetOptions): Target {
@@ -56,6 +58,7 @@ export function createPlexApiTarget(options: PlexApiTargetOptions): Target {
   return {
     name: "plex",
     ...(options.lookup ? { lookup: options.lookup } : {}),
+    ...(options.refresher ? { refresher: options.refresher } : {}),
     async scan(folder, context): Promise<ScanOutcome> {
       const matched = await sections.resolve(folder, context.signal);
       if (matched.length === 0) {

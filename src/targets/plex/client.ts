@@ -2,14 +2,14 @@ import * as v from "valibot";
 import { TargetAuthError, TargetUnavailableError } from "../../core/errors.ts";
 import { classifyConnectionFailure, connectionFailureWords, timeoutCause } from "../../http/connection-failure.ts";
 import { excerpt, httpCall, httpReason, HttpTooLargeError, type HttpAnswer } from "../../http/http-call.ts";
-import { ActivitiesSchema, LibraryItemsSchema, partFiles, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
-import type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
+import { ActivitiesSchema, fileItems, LibraryItemsSchema, SectionsSchema, ServerInfoSchema, toActivity, toSection } from "./wire-schemas.ts";
+import type { PlexActivity, PlexFileItem, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
 
 /**
  * The one place that speaks Plex's wire protocol: token header, JSON, timeouts, a response size cap, and the
  * status → meaning classification (done once, here). Facts: ../shared/reference/integrations.md §3.1.
  */
-export type { PlexActivity, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
+export type { PlexActivity, PlexFileItem, PlexSection, PlexServerInfo } from "./wire-schemas.ts";
 
 export interface PlexClientOptions {
   /** `PLEX_LOCAL_URL`, e.g. `http://localhost:32400` (a trailing `/` is fine). */
@@ -39,10 +39,14 @@ export interface PlexClient {
    * `type` is Plex's item type number (1 movie, 4 episode, 10 track); a show section answers 500 without it.
    */
   filesInSection(sectionId: string, type: number, file: string, signal?: AbortSignal): Promise<string[]>;
+  /** The same listing, item by item: each item's `ratingKey` with its parts' files (refresh in place finds its item). */
+  itemsInSection(sectionId: string, type: number, file: string, signal?: AbortSignal): Promise<PlexFileItem[]>;
   /** `PUT /library/sections/{id}/emptyTrash`. */
   emptyTrash(sectionId: string, signal?: AbortSignal): Promise<void>;
   /** `PUT /library/metadata/{ratingKey}/analyze`. */
   analyzeItem(ratingKey: string, signal?: AbortSignal): Promise<void>;
+  /** `PUT /library/metadata/{ratingKey}/refresh`: one item's metadata re-read (never `force`, never a section). */
+  refreshItem(ratingKey: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** Plex answered with a status that is neither success, auth nor "unavailable" (400, 403, 409 …). */
@@ -104,6 +108,25 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
     return parseBody(body, schema, `GET ${path}`, hideToken);
   }
 
+  async function itemsInSection(sectionId: string, type: number, file: string, signal?: AbortSignal): Promise<PlexFileItem[]> {
+    // Form-encoded like refreshSection: "&" and "+" in a file name arrive as themselves ("%26", "%2B").
+    const path = `/library/sections/${encodeURIComponent(sectionId)}/all`;
+    const files: PlexFileItem[] = [];
+    for (let start = 0; ; ) {
+      const paging = { "X-Plex-Container-Start": String(start), "X-Plex-Container-Size": String(LISTING_PAGE_ITEMS) };
+      const page = await getJson(path, LibraryItemsSchema, signal, { type: String(type), file, ...paging }, LISTING_PAGE_MAX_BYTES);
+      files.push(...fileItems(page));
+      const count = page.MediaContainer.Metadata.length;
+      const total = page.MediaContainer.totalSize;
+      start += count;
+      // A Plex that does not page answers everything at once, without a total: that one page is the listing.
+      if (count === 0 || total === undefined || start >= total) return files;
+      if (start >= LISTING_MAX_ITEMS) {
+        throw new PlexResponseError(`GET ${path}: Plex lists ${String(total)} items beside '${file}', too many to look through (at most ${String(LISTING_MAX_ITEMS)})`, 200);
+      }
+    }
+  }
+
   return {
     url: base,
     async serverInfo(signal) {
@@ -125,28 +148,19 @@ export function createPlexClient(options: PlexClientOptions): PlexClient {
       await call("GET", `/library/sections/${encodeURIComponent(sectionId)}/refresh`, { path: folder }, signal);
     },
     async filesInSection(sectionId, type, file, signal) {
-      // Form-encoded like refreshSection: "&" and "+" in a file name arrive as themselves ("%26", "%2B").
-      const path = `/library/sections/${encodeURIComponent(sectionId)}/all`;
-      const files: string[] = [];
-      for (let start = 0; ; ) {
-        const paging = { "X-Plex-Container-Start": String(start), "X-Plex-Container-Size": String(LISTING_PAGE_ITEMS) };
-        const page = await getJson(path, LibraryItemsSchema, signal, { type: String(type), file, ...paging }, LISTING_PAGE_MAX_BYTES);
-        files.push(...partFiles(page));
-        const count = page.MediaContainer.Metadata.length;
-        const total = page.MediaContainer.totalSize;
-        start += count;
-        // A Plex that does not page answers everything at once, without a total: that one page is the listing.
-        if (count === 0 || total === undefined || start >= total) return files;
-        if (start >= LISTING_MAX_ITEMS) {
-          throw new PlexResponseError(`GET ${path}: Plex lists ${String(total)} items beside '${file}', too many to look through (at most ${String(LISTING_MAX_ITEMS)})`, 200);
-        }
-      }
+      return (await itemsInSection(sectionId, type, file, signal)).flatMap((item) => item.files);
     },
+    itemsInSection,
     async emptyTrash(sectionId, signal) {
       await call("PUT", `/library/sections/${encodeURIComponent(sectionId)}/emptyTrash`, undefined, signal);
     },
     async analyzeItem(ratingKey, signal) {
       await call("PUT", `/library/metadata/${encodeURIComponent(ratingKey)}/analyze`, undefined, signal);
+    },
+    async refreshItem(ratingKey, signal) {
+      // A bare PUT, as python-plexapi sends it: the item route takes no `force` (that is the section's "re-download
+      // everything"); plex-api-spec's refreshItemsMetadata (refresh-fastpath-targets.md §4).
+      await call("PUT", `/library/metadata/${encodeURIComponent(ratingKey)}/refresh`, undefined, signal);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { TargetCallMetrics } from "../../core/metrics.ts";
-import type { LibraryLookup, Target } from "../../core/target.ts";
+import type { ItemRefresher, LibraryLookup, Target } from "../../core/target.ts";
 import { createDiskProbe, type DiskEntry } from "../../paths/disk-probe.ts";
 import { createAfterScan, type AfterScan } from "./after-scan.ts";
 import { createAnalyzer, type AnalyzeType, type RunScanner } from "./analyze.ts";
@@ -12,6 +12,7 @@ import { timedPlexClient } from "./timed-client.ts";
 import { createLibraryDb, type IsInLibrary, type LibraryDb } from "./library-db.ts";
 import { createLibraryGate, type LibraryGate } from "./library-gate.ts";
 import { createPlexLibraryLookup } from "./library-lookup.ts";
+import { createPlexItemRefresher } from "./item-refresh.ts";
 import { createSectionActivity, createSectionResolver, type SectionActivity, type SectionResolver } from "./sections.ts";
 
 /**
@@ -87,6 +88,8 @@ export interface Plex {
   readonly afterScan: AfterScan;
   /** Plex's library asked through its API whether files landed: on `apiTarget`, and for the scanner target. */
   readonly lookup: LibraryLookup;
+  /** Refresh in place of one item (its API, so it needs PLEX_TOKEN): on `apiTarget`, and for the scanner target. */
+  readonly refresher: ItemRefresher;
   /** The `api` target. */
   readonly apiTarget: Target;
   readonly library?: LibraryDb;
@@ -154,6 +157,7 @@ export function createPlex(options: PlexOptions): Plex {
   });
   // The after-scan steps have waited for the scan already; a look waits at most 90 s more (a look cut off is retried).
   const lookup = createPlexLibraryLookup({ client, sections, activity, log, idleMaxMs: 90_000 });
+  const refresher = createPlexItemRefresher({ client, sections, log });
   const apiTarget = createPlexApiTarget({
     client,
     sections,
@@ -168,6 +172,7 @@ export function createPlex(options: PlexOptions): Plex {
     availablePollMs: t.availablePollMs,
     availableMaxMs: t.availableMaxMs,
     lookup,
+    refresher,
   });
   // Said once at start, without holding the start up: the look is bounded, and nobody waits for it.
   if (afterScan.enabled) database.usable().catch(() => undefined);
@@ -177,6 +182,7 @@ export function createPlex(options: PlexOptions): Plex {
     activity,
     afterScan,
     lookup,
+    refresher,
     apiTarget,
     library,
     database,

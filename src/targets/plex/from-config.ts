@@ -91,7 +91,7 @@ export async function createPlexFromConfig(input: PlexInput): Promise<PrimaryPle
           sections: hasToken ? plex.sections : docker.createFolderSections(input, scanner),
           timeoutMs: config.PLEX_SCANNER_TIMEOUT * 1000,
           waitForExternalScanners: config.PLEX_WAIT_FOR_EXTERNAL_SCANNERS,
-          ...(hasToken ? { afterScan: plex.afterScan, lookup: plex.lookup } : {}),
+          ...(hasToken ? { afterScan: plex.afterScan, lookup: plex.lookup, refresher: plex.refresher } : {}),
           clock,
           log: input.log,
         })

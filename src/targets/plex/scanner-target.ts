@@ -1,7 +1,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { TargetConfigError, TargetUnavailableError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import type { LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
+import type { ItemRefresher, LibraryLookup, ScanContext, ScanOutcome, Target } from "../../core/target.ts";
 import type { OutputLine } from "../../docker/command-runner.ts";
 import { ExecInterruptedError } from "../../docker/errors.ts";
 import { formatDuration } from "../../core/format-duration.ts";
@@ -30,6 +30,8 @@ export interface ScannerTargetOptions {
   readonly afterScan?: AfterScan;
   /** Asks Plex's library (its API, so it needs PLEX_TOKEN) whether requested files landed; absent = cannot be asked. */
   readonly lookup?: LibraryLookup;
+  /** Refresh in place of one item (refresh-asking requests, after the landed look saw it); absent = cannot. */
+  readonly refresher?: ItemRefresher;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -84,6 +86,7 @@ export function createScannerTarget(options: ScannerTargetOptions): Target {
   return {
     name: "plex-scanner",
     ...(options.lookup ? { lookup: options.lookup } : {}),
+    ...(options.refresher ? { refresher: options.refresher } : {}),
     async scan(folder, context) {
       const sections = await options.sections.resolve(folder, context.signal);
       if (sections.length === 0) {

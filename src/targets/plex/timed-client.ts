@@ -17,6 +17,9 @@ export function timedPlexClient(client: PlexClient, metrics: TargetCallMetrics |
     filesInSection: (sectionId, type, file, signal) =>
       timed("files_in_section", () => client.filesInSection(sectionId, type, file, signal)),
     emptyTrash: (sectionId, signal) => timed("empty_trash", () => client.emptyTrash(sectionId, signal)),
+    itemsInSection: (sectionId, type, file, signal) =>
+      timed("items_in_section", () => client.itemsInSection(sectionId, type, file, signal)),
     analyzeItem: (ratingKey, signal) => timed("analyze_item", () => client.analyzeItem(ratingKey, signal)),
+    refreshItem: (ratingKey, signal) => timed("refresh_item", () => client.refreshItem(ratingKey, signal)),
   };
 }

@@ -68,7 +68,7 @@ export const ActivitiesSchema = v.object({
 /** `/library/sections/{id}/all`: only the file paths are read; an item without media or parts holds no file. */
 const PartSchema = v.object({ file: v.optional(v.string()) });
 const MediaSchema = v.object({ Part: v.optional(v.array(PartSchema), []) });
-const MetadataSchema = v.object({ Media: v.optional(v.array(MediaSchema), []) });
+const MetadataSchema = v.object({ ratingKey: v.optional(v.union([v.string(), v.number()])), Media: v.optional(v.array(MediaSchema), []) });
 
 export const LibraryItemsSchema = v.object({
   // `totalSize`: the whole listing's count, when it was asked a page at a time (X-Plex-Container-Start/-Size).
@@ -77,9 +77,20 @@ export const LibraryItemsSchema = v.object({
 
 /** Every `Metadata[].Media[].Part[].file`, flattened (a multi-part movie gives several). */
 export function partFiles(items: v.InferOutput<typeof LibraryItemsSchema>): string[] {
-  return items.MediaContainer.Metadata.flatMap((item) =>
-    item.Media.flatMap((media) => media.Part.flatMap((part) => (part.file === undefined ? [] : [part.file]))),
-  );
+  return fileItems(items).flatMap((item) => item.files);
+}
+
+/** One library item as a listing answers it: its `ratingKey` (absent on an odd answer) and the files of its parts. */
+export interface PlexFileItem {
+  readonly ratingKey?: string;
+  readonly files: readonly string[];
+}
+
+export function fileItems(items: v.InferOutput<typeof LibraryItemsSchema>): PlexFileItem[] {
+  return items.MediaContainer.Metadata.map((item) => ({
+    ...(item.ratingKey === undefined ? {} : { ratingKey: String(item.ratingKey) }),
+    files: item.Media.flatMap((media) => media.Part.flatMap((part) => (part.file === undefined ? [] : [part.file]))),
+  }));
 }
 
 export function toSection(directory: v.InferOutput<typeof DirectorySchema>): PlexSection {

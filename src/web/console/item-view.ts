@@ -36,7 +36,7 @@ export function targetsHtml(item: QueueItemView, allTargets: readonly string[], 
 function targetLine(name: string, result: TargetView | undefined, item: QueueItemView, now: number): string {
   const label = `<b>${escapeHtml(name)}</b>`;
   if (result?.status === "scanned") {
-    return `${label} <span class="badge ok">scanned</span> ${timeTag(result.at, now)}${landedHtml(result, now)}${result.detail ? ` <span class="muted small">${escapeHtml(result.detail)}</span>` : ""}`;
+    return `${label} <span class="badge ok">scanned</span> ${timeTag(result.at, now)}${landedHtml(result, now)}${refreshHtml(result, item)}${result.detail ? ` <span class="muted small">${escapeHtml(result.detail)}</span>` : ""}`;
   }
   if (result?.status === "skipped") {
     return `${label} <span class="badge warn">skipped</span> <span class="small">${escapeHtml(result.detail ?? "")}</span>`;
@@ -70,6 +70,18 @@ function landedHtml(result: TargetView, now: number): string {
     case "not_checked":
       return ` <span class="badge muted">not checked</span>${result.landedReason ? ` <span class="small muted">${escapeHtml(result.landedReason)}</span>` : ""}`;
   }
+}
+
+/** Refresh in place on this target: refreshed (what was sent), not refreshed (why), or still to come after the look. */
+function refreshHtml(result: TargetView, item: QueueItemView): string {
+  if (result.refresh === "refreshed") {
+    return ` <span class="badge ok" title="The item was re-read in place after the scan">refreshed</span>${result.refreshDetail ? ` <span class="small">${escapeHtml(result.refreshDetail)}</span>` : ""}`;
+  }
+  if (result.refresh === "not_refreshed") {
+    return ` <span class="badge warn">not refreshed</span> <span class="small why">${escapeHtml(result.refreshDetail ?? "")}</span>`;
+  }
+  if (item.refresh && result.landed === "pending") return ` <span class="badge muted" title="Sent once the item is visible">refresh to come</span>`;
+  return "";
 }
 
 /**
