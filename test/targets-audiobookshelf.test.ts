@@ -95,6 +95,12 @@ describe("Audiobookshelf target", () => {
     expect((await t.lookup!.find([episode], new AbortController().signal)).get(episode)).toBe(false);
     abs.finishScans();
     expect((await t.lookup!.find([episode], new AbortController().signal)).get(episode)).toBe(true);
+    // Deleted: Audiobookshelf keeps the item, marked missing; the look counts it gone.
+    abs.removeFile(episode);
+    await t.scan("/podcasts/Some Show", context([], [episode]));
+    abs.finishScans();
+    expect(abs.itemPaths(PODCASTS.id)).toContain("/podcasts/Some Show");
+    expect((await t.lookup!.find([episode], new AbortController().signal)).get(episode)).toBe(false);
   });
 
   it("does not send a library scan Audiobookshelf would drop while one runs, and sends it once that scan ended", async () => {

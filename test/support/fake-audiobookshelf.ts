@@ -22,7 +22,8 @@ import { startFakeHttpServer, type FakeHttpServer, type HttpReply, type Recorded
  * - `GET /api/libraries/{id}/items?minified=1&sort=addedAt&desc=1&limit&page`: `{ results: [{id, path, relPath, isFile,
  *   …}], total, limit, page }`, newest first; `GET /api/items/{id}`: `{ id, path, libraryFiles: [{ metadata: {path} }] }`.
  * Items: a file directly in a library folder is a single-file item; a file deeper is part of the book whose folder is
- * the file's folder. Files are put on "disk" by the test (`addFile`).
+ * the file's folder. Files are put on "disk" by the test (`addFile`, `removeFile`); a library scan marks an item whose
+ * files are all gone `isMissing` and keeps it.
  */
 export interface FakeAbsLibrary {
   readonly id: string;
@@ -61,6 +62,7 @@ export interface FakeAudiobookshelf extends FakeHttpServer {
   /** Watcher updates that reached no watcher (the endpoint said 200 all the same). */
   readonly ignored: { libraryId: string; path: string; type: string }[];
   addFile(path: string): void;
+  removeFile(path: string): void;
   /** Starts a library scan as the server's own schedule would (not through the API). */
   startScan(libraryId: string): void;
   /** Ends every running scan (held mode): each adds what it saw when it started. */
@@ -77,6 +79,7 @@ interface Item {
   readonly isFile: boolean;
   readonly files: Set<string>;
   readonly addedAt: number;
+  isMissing: boolean;
 }
 
 export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions = {}): Promise<FakeAudiobookshelf> {
@@ -103,14 +106,19 @@ export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions
     const isFile = parent === folder.replace(/\/+$/, "");
     const itemPath = isFile ? file : parent;
     const existing = items.get(itemPath);
-    if (existing) return void existing.files.add(file);
+    if (existing) {
+      existing.isMissing = false;
+      return void existing.files.add(file);
+    }
     const id = createHash("sha1").update(`${libraryId}:${itemPath}`).digest("hex").slice(0, 32);
     clock += 1000;
-    items.set(itemPath, { id, libraryId, path: itemPath, isFile, files: new Set([file]), addedAt: clock });
+    items.set(itemPath, { id, libraryId, path: itemPath, isFile, files: new Set([file]), addedAt: clock, isMissing: false });
   }
 
+  /** A scan adds what it saw; an item none of whose files it saw is kept, marked missing (as ABS does). */
   function scan(libraryId: string, seen: readonly string[]): void {
     for (const file of seen) addToLibrary(libraryId, file);
+    for (const item of items.values()) if (item.libraryId === libraryId && ![...item.files].some((f) => seen.includes(f))) item.isMissing = true;
   }
 
   function startScan(libraryId: string): void {
@@ -206,7 +214,7 @@ export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions
       const all = [...items.values()].filter((item) => item.libraryId === id);
       if (req.query.get("sort") === "addedAt") all.sort((a, b) => (req.query.get("desc") === "1" ? b.addedAt - a.addedAt : a.addedAt - b.addedAt));
       const slice = limit > 0 ? all.slice(page * limit, page * limit + limit) : all;
-      const results = slice.map((item) => ({ id: item.id, libraryId: id, path: item.path, relPath: item.path.split("/").pop(), isFile: item.isFile, mediaType: "book", addedAt: item.addedAt, numFiles: item.files.size }));
+      const results = slice.map((item) => ({ id: item.id, libraryId: id, path: item.path, relPath: item.path.split("/").pop(), isFile: item.isFile, isMissing: item.isMissing, mediaType: "book", addedAt: item.addedAt, numFiles: item.files.size }));
       return { status: 200, json: { results, total: all.length, limit, page, mediaType: "book", minified: true } };
     }
     const itemMatch = /^\/api\/items\/([^/]+)$/.exec(path);
@@ -227,6 +235,7 @@ export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions
     watcherUpdates,
     ignored,
     addFile: (path: string) => void disk.add(path),
+    removeFile: (path: string) => void disk.delete(path),
     startScan,
     finishScans() {
       for (const [libraryId, seen] of running) scan(libraryId, seen);

@@ -12,7 +12,8 @@ import type { AbsItem } from "./wire-schemas.ts";
  * (`GET /api/libraries/{id}/items?sort=addedAt&desc=1&minified=1`: what a scan just added is on the first page). An
  * item is a book's or a podcast's folder (or one file, for a book lying loose in the library folder): a file is there
  * when an item *is* it, or when an item's folder holds it and the item's own file list (`GET /api/items/{id}`) names
- * it (a chapter added to a known book is in the folder before the scan saw it). The walk is bounded: a library larger
+ * it (a chapter added to a known book is in the folder before the scan saw it). An item whose files are gone is kept,
+ * marked `isMissing`: it holds nothing (a deleted book counts as gone). The walk is bounded: a library larger
  * than `maxPages` pages answers "not there" for older items, never a long crawl. Within one `find`, pages and file lists
  * are kept, so the files of one book share their calls.
  */
@@ -67,6 +68,7 @@ export function createAbsLookup(options: AbsLookupOptions): LibraryLookup {
       }
 
       async function holds(item: AbsItem, file: string): Promise<boolean> {
+        if (item.isMissing) return false;
         if (normalizePath(item.path) === file) return true;
         if (item.isFile) return false;
         let list = fileLists.get(item.id);

@@ -91,7 +91,7 @@ export function parseRunningScans(body: string, what: string): Set<string> {
 
 /** `GET /api/libraries/{id}/items?minified=1`: one page, `{ results: [ {id, path, isFile} ], total }`. */
 const ItemsPage = v.looseObject({
-  results: v.array(v.looseObject({ id: v.string(), path: v.nullish(v.string()), isFile: v.nullish(v.boolean()) })),
+  results: v.array(v.looseObject({ id: v.string(), path: v.nullish(v.string()), isFile: v.nullish(v.boolean()), isMissing: v.nullish(v.boolean()) })),
   total: v.nullish(v.number()),
 });
 
@@ -100,11 +100,13 @@ export interface AbsItem {
   /** The item's folder (a book's folder), or its file for a single-file item. */
   readonly path: string;
   readonly isFile: boolean;
+  /** Its files are gone from disk: Audiobookshelf keeps the item, marked missing, until someone removes it. */
+  readonly isMissing: boolean;
 }
 
 export function parseAbsItemsPage(body: string, what: string): { readonly items: AbsItem[]; readonly total?: number } {
   const page = parseBody(body, ItemsPage, what);
-  const items = page.results.flatMap((item) => (item.path ? [{ id: item.id, path: item.path, isFile: item.isFile === true }] : []));
+  const items = page.results.flatMap((item) => (item.path ? [{ id: item.id, path: item.path, isFile: item.isFile === true, isMissing: item.isMissing === true }] : []));
   return { items, ...(typeof page.total === "number" ? { total: page.total } : {}) };
 }
 
