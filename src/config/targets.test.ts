@@ -52,7 +52,7 @@ describe("TARGETS", () => {
     const badToken = problems({ TARGETS: { j: { TYPE: "jellyfin", URL: "http://j:8096", TOKEN: 42 } } });
     expect(badToken).toEqual(["TARGETS.j.TOKEN: expected a string, found a number (value hidden)."]);
     const all = problems({ TARGETS: { x: { TYPE: "kodi", URL: "ftp://x", TOKEN } } }).join("\n");
-    expect(all).toContain('TARGETS.x.TYPE: expected one of "plex", "jellyfin", "emby", "autoscan", found a string (value hidden).');
+    expect(all).toContain('TARGETS.x.TYPE: expected one of "plex", "jellyfin", "emby", "autoscan", "audiobookshelf", found a string (value hidden).');
     expect(all).not.toContain(TOKEN);
     expect(problems({ TARGETS: { r: { TYPE: "autoscan", URL: "http://r:3030", USERNAME: "u" } } })[0]).toContain("USERNAME and PASSWORD go together");
     // Names may hold dots; a section given as a list is refused and not echoed (it holds the tokens).
