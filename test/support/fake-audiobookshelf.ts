@@ -20,7 +20,8 @@ import { startFakeHttpServer, type FakeHttpServer, type HttpReply, type Recorded
  *   watcher (neither `settings.disableWatcher` nor the server's `scannerDisableWatcher`), else it is recorded in
  *   `ignored` ("Invalid library id from watcher" in ABS's log);
  * - `GET /api/libraries/{id}/items?minified=1&sort=addedAt&desc=1&limit&page`: `{ results: [{id, path, relPath, isFile,
- *   …}], total, limit, page }`, newest first; `GET /api/items/{id}`: `{ id, path, libraryFiles: [{ metadata: {path} }] }`.
+ *   …}], total, limit, page }`, newest first; `GET /api/items/{id}`: `{ id, path, libraryFiles: [{ metadata: {path} }] }`;
+ *   `POST /api/items/{id}/scan`: `{ result: "UPDATED" }` for a folder item, 500 for a single-file item (admin only).
  * Items: a file directly in a library folder is a single-file item; a file deeper is part of the book whose folder is
  * the file's folder. Files are put on "disk" by the test (`addFile`, `removeFile`); a library scan marks an item whose
  * files are all gone `isMissing` and keeps it.
@@ -61,6 +62,8 @@ export interface FakeAudiobookshelf extends FakeHttpServer {
   readonly watcherUpdates: { libraryId: string; path: string; type: string }[];
   /** Watcher updates that reached no watcher (the endpoint said 200 all the same). */
   readonly ignored: { libraryId: string; path: string; type: string }[];
+  /** `POST /api/items/{id}/scan` taken (item paths). */
+  readonly itemScans: string[];
   addFile(path: string): void;
   removeFile(path: string): void;
   /** Starts a library scan as the server's own schedule would (not through the API). */
@@ -94,6 +97,7 @@ export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions
   const dropped: string[] = [];
   const watcherUpdates: FakeAudiobookshelf["watcherUpdates"] = [];
   const ignored: FakeAudiobookshelf["ignored"] = [];
+  const itemScans: string[] = [];
 
   const libraryOf = (id: string) => libraries.find((library) => library.id === id);
   const folderOf = (libraryId: string, path: string): string | undefined =>
@@ -217,6 +221,16 @@ export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions
       const results = slice.map((item) => ({ id: item.id, libraryId: id, path: item.path, relPath: item.path.split("/").pop(), isFile: item.isFile, isMissing: item.isMissing, mediaType: "book", addedAt: item.addedAt, numFiles: item.files.size }));
       return { status: 200, json: { results, total: all.length, limit, page, mediaType: "book", minified: true } };
     }
+    const itemScan = /^\/api\/items\/([^/]+)\/scan$/.exec(path);
+    if (method === "POST" && itemScan) {
+      if (!admin) return { status: 403, text: "Forbidden" };
+      const item = [...items.values()].find((i) => i.id === itemScan[1]);
+      if (!item) return { status: 404, text: "Not Found" };
+      // Folder items only: a single-file item throws in ABS's scanner (500).
+      if (item.isFile) return { status: 500, text: "Internal Server Error" };
+      itemScans.push(item.path);
+      return { status: 200, json: { result: "UPDATED" } };
+    }
     const itemMatch = /^\/api\/items\/([^/]+)$/.exec(path);
     if (method === "GET" && itemMatch) {
       const item = [...items.values()].find((i) => i.id === itemMatch[1]);
@@ -234,6 +248,7 @@ export async function startFakeAudiobookshelf(options: FakeAudiobookshelfOptions
     dropped,
     watcherUpdates,
     ignored,
+    itemScans,
     addFile: (path: string) => void disk.add(path),
     removeFile: (path: string) => void disk.delete(path),
     startScan,

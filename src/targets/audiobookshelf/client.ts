@@ -3,6 +3,7 @@ import { createMediaHttp, MediaHttpError, type MediaHttp } from "../media-http.t
 import {
   parseAbsAuthorization,
   parseAbsItemFiles,
+  parseAbsItemScan,
   parseAbsItemsPage,
   parseAbsLibraries,
   parseRunningScans,
@@ -47,6 +48,8 @@ export interface AudiobookshelfClient {
   itemsPage(libraryId: string, page: number, limit: number, signal?: AbortSignal): Promise<{ items: AbsItem[]; total?: number }>;
   /** The paths of an item's files. */
   itemFiles(itemId: string, signal?: AbortSignal): Promise<string[]>;
+  /** `POST /api/items/{id}/scan`: re-reads one folder item's files; its result (`UPDATED`, `UPTODATE` …). */
+  scanItem(itemId: string, signal?: AbortSignal): Promise<string>;
 }
 
 export function createAudiobookshelfClient(options: AudiobookshelfClientOptions): AudiobookshelfClient {
@@ -92,6 +95,10 @@ export function createAudiobookshelfClient(options: AudiobookshelfClientOptions)
     async itemFiles(itemId, signal) {
       const route = `/api/items/${encodeURIComponent(itemId)}`;
       return parseAbsItemFiles((await http.request("GET", route, opts(signal))).body, what(`GET ${route}`));
+    },
+    async scanItem(itemId, signal) {
+      const route = `/api/items/${encodeURIComponent(itemId)}/scan`;
+      return parseAbsItemScan((await http.request("POST", route, opts(signal))).body, what(`POST ${route}`));
     },
   };
 }

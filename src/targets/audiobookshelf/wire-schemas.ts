@@ -119,6 +119,13 @@ export function parseAbsItemFiles(body: string, what: string): string[] {
   return (parseBody(body, ItemFiles, what).libraryFiles ?? []).flatMap((file) => (file.metadata?.path ? [file.metadata.path] : []));
 }
 
+/** `POST /api/items/{id}/scan`: `{ result: "NOTHING" | "ADDED" | "UPDATED" | "REMOVED" | "UPTODATE" }`. */
+const ItemScan = v.looseObject({ result: v.nullish(v.string()) });
+
+export function parseAbsItemScan(body: string, what: string): string {
+  return parseBody(body, ItemScan, what).result ?? "?";
+}
+
 /** `GET /status` (no key needed): `{ app: "audiobookshelf", serverVersion }`; anything else is not Audiobookshelf. */
 export function parseAbsStatus(body: string): { readonly version?: string } | undefined {
   const json = jsonBody(body);
