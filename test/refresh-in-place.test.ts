@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./support/console-service.ts";
 import { within } from "./support/run-cli.ts";
+import { consoleToken } from "../src/web/console/csrf.ts";
 
 /**
  * Refresh in place, end to end: the real service (one child process for the file) with a real queue, a Sonarr upgrade
@@ -114,5 +115,49 @@ describe("refresh in place", () => {
 
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
     expect(metrics).toMatch(/autoscan_refresh_total\{target="plex",outcome="refreshed"\} 1/);
+  }, 90_000);
+
+  it("`/triggers/manual?path=<file>&refresh=1` (Bazarr's and Tdarr's hooks): that file's item is refreshed after its scan", async () => {
+    const show = "Subtitled";
+    await svc.addFile(`TV/${show}/${season}/${episode(show, 1)}`);
+    await svc.addFile(`TV/${show}/${season}/${episode(show, 2)}`);
+    const before = svc.plex.refreshed.length;
+    const asked = await fetch(`${svc.base}/triggers/manual?path=${encodeURIComponent(`/tv/${show}/${season}/${episode(show, 1)}`)}&refresh=metadata`, { method: "POST" });
+    expect(asked.status).toBe(200);
+    expect(await asked.json()).toMatchObject({ success: true, queued: [{ path: `/data/TV/${show}/${season}/${episode(show, 1)}`, refresh: "metadata" }] });
+    const { plex } = await waitFor(settled(show, "Manual", "refresh"), "the manual refresh");
+    expect(plex).toMatchObject({ landed: "landed", refresh: "refreshed", refreshDetail: expect.stringMatching(/^metadata refreshed \(item \d+\)$/) });
+    // Only the file named: its neighbour in the same folder is not re-read, and metadata only means no analysis.
+    expect(svc.plex.refreshed.slice(before)).toEqual([{ ratingKey: expect.any(String), file: `/data/TV/${show}/${season}/${episode(show, 1)}`, duringScan: false }]);
+    expect(svc.plex.analyzed).not.toContain(svc.plex.refreshed[before]?.ratingKey);
+  }, 90_000);
+
+  it("a `refresh` value it does not know is refused with what it accepts, and nothing is queued", async () => {
+    const asked = await fetch(`${svc.base}/triggers/manual?path=/tv/Nope/x.mkv&refresh=please`, { method: "POST" });
+    expect(asked.status).toBe(400);
+    expect(await asked.text()).toContain("'refresh' must be 1 (re-read the file: metadata and streams), metadata, or 0; got 'please'");
+    expect(await history("Nope")).toEqual([]);
+  });
+
+  it("Refresh on a History item (the console's button, the API) scans its files again and refreshes their items", async () => {
+    const show = "Tdarr Transcoded";
+    await svc.addFile(`TV/${show}/${season}/${episode(show, 1)}`);
+    expect((await svc.webhook("sonarr", download(show, 1))).status).toBe(200);
+    const { item } = await waitFor(settled(show, "Download", "landed"), "the import landed");
+    const before = svc.plex.refreshed.length;
+    const clicked = await fetch(`${svc.base}/items/${String(item.id)}/refresh`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", origin: svc.url },
+      body: new URLSearchParams({ token: consoleToken(CONSOLE_PASS) }).toString(),
+    });
+    expect(await clicked.json()).toMatchObject({ ok: true, title: "Refresh queued" });
+    const { plex } = await waitFor(settled(show, "Refresh", "refresh"), "the console's refresh");
+    expect(plex).toMatchObject({ refresh: "refreshed" });
+    expect(svc.plex.refreshed.slice(before).map((r) => r.file)).toEqual([`/data/TV/${show}/${season}/${episode(show, 1)}`]);
+
+    const api = await fetch(`${svc.url}/api/${CONSOLE_PASS}?cmd=refresh&id=${String(item.id)}`);
+    expect(await api.json()).toEqual({ success: true, files: 1 });
+    const none = await fetch(`${svc.url}/api/${CONSOLE_PASS}?cmd=refresh&id=999999`);
+    expect(await none.json()).toEqual({ success: false, msg: "No queue item with id 999999" });
   }, 90_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createPathMapper } from "../paths/mapping.ts";
-import { parseManualPath, parseManualTrigger, type ManualOptions } from "./manual.ts";
+import { parseManualPath, parseManualTrigger, parseRefreshParam, type ManualOptions } from "./manual.ts";
 
 const options: ManualOptions = {
   mapper: createPathMapper({
@@ -76,5 +76,32 @@ describe("parseManualTrigger", () => {
   it("lists ignored paths apart", () => {
     const parsed = parseManualTrigger({ dirs: ["/data/Movies/.grab/x"], paths: [] }, options);
     expect(parsed).toMatchObject({ ok: true, accepted: [], ignored: [{ path: "/data/Movies/.grab/x", ignoredBy: "/.grab/" }] });
+  });
+});
+
+describe("refresh=", () => {
+  it.each([
+    [undefined, undefined],
+    ["", undefined],
+    ["0", undefined],
+    ["false", undefined],
+    ["1", "file"],
+    ["true", "file"],
+    [" ON ", "file"],
+    [true, "file"],
+    [1, "file"],
+    ["metadata", "metadata"],
+  ])("%j asks %j", (raw, wish) => {
+    expect(parseRefreshParam(raw)).toEqual({ ok: true, ...(wish ? { wish } : {}) });
+  });
+
+  it("refuses a value it does not know, saying what it takes", () => {
+    expect(parseRefreshParam("please")).toEqual({ ok: false, reason: "'refresh' must be 1 (re-read the file: metadata and streams), metadata, or 0; got 'please'" });
+  });
+
+  it("is carried by every path of a trigger call, and a bad value refuses the call", () => {
+    const parsed = parseManualTrigger({ dirs: [], paths: ["/data/Movies/Heat (1995)/Heat.mkv"], refresh: "1" }, options);
+    expect(parsed.ok && parsed.accepted.map((r) => r.refresh)).toEqual(["file"]);
+    expect(parseManualTrigger({ dirs: [], paths: ["/data/Movies/x.mkv"], refresh: "2" }, options).ok).toBe(false);
   });
 });

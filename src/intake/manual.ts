@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { PathKind, ScanRequest } from "../core/scan.ts";
+import type { PathKind, RefreshWish, ScanRequest } from "../core/scan.ts";
 import { findIgnoreMatch } from "../paths/ignore.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import { isAbsolutePath, withoutTrailingSlash } from "../paths/normalize.ts";
@@ -18,6 +18,8 @@ export interface ManualOptions {
   readonly ignoreList: readonly string[];
   /** `Manual`, or `Manual (name)` for a labelled URL. */
   readonly source: string;
+  /** `refresh=` asked for a refresh in place of what the path names, after its scan (`parseRefreshParam`). */
+  readonly refresh?: RefreshWish;
 }
 
 export type ManualParse =
@@ -50,7 +52,14 @@ export function parseManualPath(raw: unknown, kind: PathKind, options: ManualOpt
     return { ok: false, reason: `'${field}' must be an absolute path or start with a SERVER_PATH_MAPPINGS form` };
   }
   const path = kind === "folder" ? withoutTrailingSlash(mapped.path) : mapped.path;
-  const request: ScanRequest = { path, kind, source: options.source, event: "Manual", receivedPath: text };
+  const request: ScanRequest = {
+    path,
+    kind,
+    source: options.source,
+    event: "Manual",
+    receivedPath: text,
+    ...(options.refresh ? { refresh: options.refresh } : {}),
+  };
   const ignoredBy = findIgnoreMatch(path, options.ignoreList);
   return {
     ok: true,
@@ -58,6 +67,21 @@ export function parseManualPath(raw: unknown, kind: PathKind, options: ManualOpt
     ...(mapped.from !== undefined ? { mappedFrom: mapped.from } : {}),
     ...(ignoredBy !== undefined ? { ignoredBy } : {}),
   };
+}
+
+/**
+ * `refresh=` on a manual request (`/triggers/manual?path=…&refresh=1`, the form, JSON): after its scan, the item the
+ * path names is re-read in place. `1` (also `true`, `yes`, `on`, `file`): the file changed in place (a transcode, a
+ * subtitle added), so its metadata and its streams; `metadata`: its metadata only. `0`, `false`, `no`, `off` or
+ * nothing: a scan only. Anything else is refused, saying what is accepted (a typo must not quietly scan only).
+ */
+export function parseRefreshParam(raw: unknown): { readonly ok: true; readonly wish?: RefreshWish } | { readonly ok: false; readonly reason: string } {
+  if (raw === undefined || raw === null) return { ok: true };
+  const value = (typeof raw === "boolean" ? String(raw) : typeof raw === "number" ? String(raw) : typeof raw === "string" ? raw : "?").trim().toLowerCase();
+  if (["", "0", "false", "no", "off"].includes(value)) return { ok: true };
+  if (["1", "true", "yes", "on", "file"].includes(value)) return { ok: true, wish: "file" };
+  if (value === "metadata") return { ok: true, wish: "metadata" };
+  return { ok: false, reason: `'refresh' must be 1 (re-read the file: metadata and streams), metadata, or 0; got '${String(raw).slice(0, 40)}'` };
 }
 
 export type TriggerParse =
@@ -69,11 +93,14 @@ export interface IgnoredPath {
   readonly ignoredBy: string;
 }
 
-/** `/triggers/manual?dir=…&dir=…&path=…`: every value must be valid, else the whole call is refused. */
+/** `/triggers/manual?dir=…&dir=…&path=…[&refresh=1]`: every value must be valid, else the whole call is refused. */
 export function parseManualTrigger(
-  query: { readonly dirs: readonly string[]; readonly paths: readonly string[] },
-  options: ManualOptions,
+  query: { readonly dirs: readonly string[]; readonly paths: readonly string[]; readonly refresh?: string },
+  base: ManualOptions,
 ): TriggerParse {
+  const refresh = parseRefreshParam(query.refresh);
+  if (!refresh.ok) return refresh;
+  const options: ManualOptions = { ...base, ...(refresh.wish ? { refresh: refresh.wish } : {}) };
   const total = query.dirs.length + query.paths.length;
   if (total === 0) return { ok: false, reason: "no 'dir' or 'path' parameter given" };
   if (total > MAX_TRIGGER_PATHS) return { ok: false, reason: `at most ${MAX_TRIGGER_PATHS} 'dir'/'path' parameters per call` };

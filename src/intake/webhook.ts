@@ -48,7 +48,7 @@ export type WebhookOutcome =
       readonly appUrl?: string;
     }
   | { readonly kind: "no-scan"; readonly source: string; readonly event: string }
-  | { readonly kind: "manual"; readonly filepath: unknown }
+  | { readonly kind: "manual"; readonly filepath: unknown; readonly refresh?: unknown }
   | { readonly kind: "unusable"; readonly source: string; readonly event: string; readonly reason: string }
   | { readonly kind: "invalid"; readonly reason: string };
 
@@ -66,7 +66,7 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   if (typeof rawEvent !== "string" || !EVENT_NAME.test(rawEvent)) {
     return { kind: "invalid", reason: "Unknown scan request: 'eventType' must be an event name such as \"Download\"" };
   }
-  if (rawEvent === "Manual") return { kind: "manual", filepath: fields.filepath };
+  if (rawEvent === "Manual") return { kind: "manual", filepath: fields.filepath, ...(fields.refresh === undefined ? {} : { refresh: fields.refresh }) };
 
   const app = ARR_APPS.find((candidate) => hasAnyKey(fields, candidate.matchKeys)) ?? appFromUserAgent(options.userAgent);
   const fork = forkName(fields, options.userAgent);

@@ -5,14 +5,15 @@ import { bodyProblem, type Handler } from "../responses.ts";
 import type { ConsoleDeps } from "./console-deps.ts";
 import { consoleActionProblem } from "./csrf.ts";
 import { noticeText, type ActionAnswer, type NoticeCode } from "./notice.ts";
+import { NO_FILES_TO_REFRESH, refreshItem, type RefreshAsked } from "../refresh-item.ts";
 
 /**
- * The console's actions: `POST /<SERVER_PASS>/items/<id>/(scan|retry|delete)`,
+ * The console's actions: `POST /<SERVER_PASS>/items/<id>/(scan|retry|delete|refresh)`,
  * `POST /<SERVER_PASS>/history/retry-failed` and `…/history/retry-unmapped`. Each is checked against cross-site use (`csrf.ts`), logged with the
  * item's id, and answered with what happened: JSON `{ok,title,message}` to the page script, or a redirect back to
  * the page with a notice code when the form was posted without it.
  */
-const ACTIONS: ReadonlySet<string> = new Set(["scan", "retry", "delete"]);
+const ACTIONS: ReadonlySet<string> = new Set(["scan", "retry", "delete", "refresh"]);
 
 export function createItemActionHandler(deps: ConsoleDeps): Handler {
   return async (c) => {
@@ -26,6 +27,7 @@ export function createItemActionHandler(deps: ConsoleDeps): Handler {
     const { queue } = deps.options;
     const item = await queue.getItem(id);
     const subject = item?.folder ?? `Folder #${id}`;
+    if (action === "refresh") return refreshAction(c, deps, form, id, subject, await refreshItem(item, deps.options.sink, "Console", `client '${clientAddress(c)}'`));
     const done = item ? (action === "delete" ? await queue.remove(id) : await queue.retry(id)) : false;
     // A retry whose requests today's SERVER_PATH_MAPPINGS map elsewhere leaves no item under this id: they wait there.
     const moved = done && action !== "delete" && (await queue.getItem(id)) === undefined;
@@ -35,6 +37,18 @@ export function createItemActionHandler(deps: ConsoleDeps): Handler {
     else deps.log.info({ id: Number(id), action, client: clientAddress(c) }, `Console: ${action} of item ${id} found no such item`);
     return answer(c, deps, form, noticeText(code, subject), { notice: code, item: id });
   };
+}
+
+/** "Refresh" on a History item: queued like a request (durable before the answer), or why there is nothing to refresh. */
+function refreshAction(c: Context, deps: ConsoleDeps, form: Form, id: string, subject: string, asked: RefreshAsked): Response {
+  const fields = { id: Number(id), action: "refresh", client: clientAddress(c) };
+  if (asked.kind === "no-files") {
+    deps.log.info(fields, `Console: nothing to refresh for '${subject}': ${NO_FILES_TO_REFRESH}`);
+    return answer(c, deps, form, { ok: false, title: "Nothing to refresh", message: `${subject}: ${NO_FILES_TO_REFRESH}.` }, { notice: "refresh-none", item: id });
+  }
+  const code: NoticeCode = asked.kind === "queued" ? "refresh" : "missing";
+  if (asked.kind === "queued") deps.log.info({ ...fields, files: asked.files }, `Console: refresh in place asked for ${String(asked.files)} file(s) of '${subject}'`);
+  return answer(c, deps, form, noticeText(code, subject), { notice: code, item: id });
 }
 
 export function createRetryFailedHandler(deps: ConsoleDeps): Handler {

@@ -110,6 +110,6 @@ function itemHtml(model: HistoryPageModel, item: QueueItemView): string {
 <div><p class="folder">${pathHtml(item.folder)}</p>${scanFolder}
 <ul class="facts">${facts}</ul>
 ${reason}${targetsHtml(item, model.targets, now)}${requestsHtml(item, now)}</div>
-<div class="actions">${actionForm(model.shell, item, "retry", model.self)}${actionForm(model.shell, item, "delete", model.self)}</div>
+<div class="actions">${actionForm(model.shell, item, "retry", model.self)}${actionForm(model.shell, item, "refresh", model.self)}${actionForm(model.shell, item, "delete", model.self)}</div>
 </li>`;
 }

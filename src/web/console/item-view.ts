@@ -97,9 +97,9 @@ function pendingLook(result: TargetView, now: number): string {
   return next === "" ? missed : `${missed} · ${next}`;
 }
 
-export type ItemAction = "scan" | "retry" | "delete";
+export type ItemAction = "scan" | "retry" | "delete" | "refresh";
 
-const ACTION_LABELS: Readonly<Record<ItemAction, string>> = { scan: "Scan now", retry: "Retry", delete: "Delete" };
+const ACTION_LABELS: Readonly<Record<ItemAction, string>> = { scan: "Scan now", retry: "Retry", delete: "Delete", refresh: "Refresh" };
 
 /** What the button says: a finished folder is scanned again; a failed one is retried. */
 function actionLabel(item: QueueItemView, action: ItemAction): string {

@@ -10,7 +10,7 @@ export interface ActionAnswer {
   readonly message: string;
 }
 
-export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "retry-unmapped" | "moved" | "missing" | "refused";
+export type NoticeCode = "scan" | "retry" | "delete" | "retry-failed" | "retry-unmapped" | "moved" | "missing" | "refused" | "refresh" | "refresh-none";
 
 export function noticeText(code: NoticeCode, subject: string, count = 0): ActionAnswer {
   switch (code) {
@@ -22,6 +22,10 @@ export function noticeText(code: NoticeCode, subject: string, count = 0): Action
       return { ok: true, title: "Queued under the mapped folder", message: `Today's SERVER_PATH_MAPPINGS map the requests of ${subject} to another folder: they wait there for their scan (see the Queue page).` };
     case "delete":
       return { ok: true, title: "Deleted", message: `${subject} was deleted.` };
+    case "refresh":
+      return { ok: true, title: "Refresh queued", message: `${subject} is scanned again; once each target shows its files, their items are re-read in place (History shows it per target).` };
+    case "refresh-none":
+      return { ok: false, title: "Nothing to refresh", message: `${subject}: its requests named no file, and a refresh re-reads the item of a file.` };
     case "retry-failed":
       return count === 0
         ? { ok: true, title: "Nothing to retry", message: "No folder has failed." }
@@ -37,7 +41,7 @@ export function noticeText(code: NoticeCode, subject: string, count = 0): Action
   }
 }
 
-const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "retry-unmapped", "moved", "missing", "refused"]);
+const CODES: ReadonlySet<string> = new Set(["scan", "retry", "delete", "retry-failed", "retry-unmapped", "moved", "missing", "refused", "refresh", "refresh-none"]);
 
 /** The notice a page shows after a redirect (`?notice=<code>&item=<id>&n=<count>`). */
 export function noticeFromQuery(query: (name: string) => string | undefined): { code: NoticeCode; item?: string; count: number } | undefined {

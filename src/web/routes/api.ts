@@ -11,6 +11,7 @@ import { itemJson } from "../item-json.ts";
 import { answerBackfill } from "./backfill.ts";
 import { answerArrCheck } from "./arr-check.ts";
 import { refuseCrossSite } from "../cross-site.ts";
+import { NO_FILES_TO_REFRESH, refreshItem } from "../refresh-item.ts";
 import type { HistoryQuery } from "../options.ts";
 
 /**
@@ -24,7 +25,7 @@ type ApiAnswer = { readonly success: boolean } & Readonly<Record<string, unknown
 
 const MAX_PAGE = 1000;
 /** The commands that change something: a browser's request for one from another site is refused. */
-const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry_unmapped", "retry", "delete", "reset_page_token", "clear_drive_cache", "backfill", "arr_check"]);
+const CHANGES_STATE: ReadonlySet<string> = new Set(["retry_failed", "retry_unmapped", "retry", "delete", "refresh", "reset_page_token", "clear_drive_cache", "backfill", "arr_check"]);
 
 export function createApiHandler(deps: RouteDeps) {
   return async (c: Context): Promise<Response> => {
@@ -101,6 +102,15 @@ async function run(cmd: string, params: Params, deps: RouteDeps): Promise<ApiAns
       if (!id) return { success: false, msg: `The ${cmd} command needs an id parameter` };
       const found = cmd === "retry" ? await queue.retry(id) : await queue.remove(id);
       return found ? { success: true } : { success: false, msg: `No queue item with id ${id}` };
+    }
+    // Scanned again, then each named file's item re-read in place on every target once it shows (refresh-item.ts).
+    case "refresh": {
+      const id = params("id")?.trim();
+      if (!id) return { success: false, msg: "The refresh command needs an id parameter" };
+      const asked = await refreshItem(await queue.getItem(id), deps.options.sink, "API");
+      if (asked.kind === "missing") return { success: false, msg: `No queue item with id ${id}` };
+      if (asked.kind === "no-files") return { success: false, msg: `Nothing to refresh for item ${id}: ${NO_FILES_TO_REFRESH}` };
+      return { success: true, files: asked.files };
     }
     case "reset_page_token":
     case "clear_drive_cache":

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { describeError } from "../../core/errors.ts";
 import type { EnqueuedItem } from "../../core/scan.ts";
-import { parseManualPath } from "../../intake/manual.ts";
+import { parseManualPath, parseRefreshParam } from "../../intake/manual.ts";
 import { sourceName } from "../../intake/webhook.ts";
 import { clientAddress } from "../client-address.ts";
 import type { RouteDeps } from "../deps.ts";
@@ -23,6 +23,8 @@ import { pendingCount } from "./queue-count.ts";
  */
 export interface ManualScanInput {
   readonly filepath: unknown;
+  /** `refresh=1` / `metadata`: the path's item is re-read in place after its scan (`parseRefreshParam`). */
+  readonly refresh?: unknown;
   readonly label?: string;
   readonly asHtml: boolean;
   /** Posted by the Scan page's own form: `confirmed` when the user chose "Queue anyway". */
@@ -33,11 +35,15 @@ export async function handleManualScan(c: Context, deps: RouteDeps, input: Manua
   const ip = clientAddress(c);
   noteRequest(c, "Manual", "Manual");
   const sent = typeof input.filepath === "string" ? input.filepath : "";
-  const parsed = parseManualPath(input.filepath, "unknown", {
-    mapper: deps.options.mapper,
-    ignoreList: deps.options.ignoreList,
-    source: sourceName("Manual", input.label),
-  });
+  const refresh = parseRefreshParam(input.refresh);
+  const parsed = !refresh.ok
+    ? refresh
+    : parseManualPath(input.filepath, "unknown", {
+        mapper: deps.options.mapper,
+        ignoreList: deps.options.ignoreList,
+        source: sourceName("Manual", input.label),
+        ...(refresh.wish ? { refresh: refresh.wish } : {}),
+      });
   if (!parsed.ok) {
     deps.log.warn({ reason: parsed.reason }, `Client '${ip}' made an invalid manual scan request`);
     const reason = input.asHtml ? forPage(parsed.reason) : `Invalid manual scan request: ${parsed.reason}`;

@@ -9,7 +9,8 @@ import { submitScans } from "../../intake/submit.ts";
 
 /**
  * Cloudbox/autoscan's manual trigger, which Tdarr, FileFlows, Bazarr and scripts call:
- * `GET|POST|PUT /triggers/manual?dir=…&dir=…&path=…`. The body is never read (tools built for autoscan POST with an
+ * `GET|POST|PUT /triggers/manual?dir=…&dir=…&path=…`, `&refresh=1` to have the named file's item re-read in place after
+ * its scan (a subtitle Bazarr added, a file Tdarr transcoded: `parseRefreshParam`). The body is never read (tools built for autoscan POST with an
  * empty body; autopulse PR #546). `HEAD` → 200, autoscan's liveness probe.
  *
  * The bare route needs HTTP Basic auth (`SERVER_AUTH_USERNAME`/`SERVER_AUTH_PASSWORD`) and does not exist (404)
@@ -42,7 +43,7 @@ export function createTriggerAuth(deps: RouteDeps): MiddlewareHandler {
 async function trigger(c: Context, deps: RouteDeps): Promise<Response> {
   const ip = clientAddress(c);
   const parsed = parseManualTrigger(
-    { dirs: c.req.queries("dir") ?? [], paths: c.req.queries("path") ?? [] },
+    { dirs: c.req.queries("dir") ?? [], paths: c.req.queries("path") ?? [], ...refreshQuery(c.req.query("refresh")) },
     { mapper: deps.options.mapper, ignoreList: deps.options.ignoreList, source: "Manual" },
   );
   if (!parsed.ok) {
@@ -61,10 +62,12 @@ async function trigger(c: Context, deps: RouteDeps): Promise<Response> {
   if (!submitted.ok) return c.json({ success: false, msg: submitted.reason }, 503);
   const queued = parsed.accepted.map((request, index) => {
     const item = submitted.result.items[index];
-    return { path: request.path, folder: item?.folder ?? request.path, merged: item?.merged ?? false };
+    return { path: request.path, folder: item?.folder ?? request.path, merged: item?.merged ?? false, ...(request.refresh ? { refresh: request.refresh } : {}) };
   });
   return c.json({ success: true, queued, ignored });
 }
+
+const refreshQuery = (value: string | undefined): { refresh?: string } => (value === undefined ? {} : { refresh: value });
 
 /** The start-up line that says how to turn the bare trigger on (it is off until credentials are set). */
 export function logTriggerState(deps: RouteDeps): void {

@@ -40,7 +40,7 @@ export function createWebhookHandler(deps: RouteDeps) {
         // nothing of the saved connection (the apps test before they save): it asks for a look shortly after.
         if (label !== undefined && (outcome.kind === "scan" || outcome.kind === "no-scan" || outcome.kind === "unusable")) deps.options.arrConnections?.heard(label);
         if (label !== undefined && outcome.kind === "test") deps.options.arrConnections?.tested(label);
-        if (outcome.kind === "manual") return handleManualScan(c, deps, { filepath: outcome.filepath, label, asHtml: false });
+        if (outcome.kind === "manual") return handleManualScan(c, deps, { filepath: outcome.filepath, refresh: outcome.refresh, label, asHtml: false });
         return handleOutcome(c, deps, outcome);
       }
     }
@@ -101,7 +101,7 @@ function handleForm(c: Context, deps: RouteDeps, fields: FormFields, label: stri
   if (event === "Manual") {
     // The Scan page's own form is previewed before it is queued (`confirm=1`: the user chose "Queue anyway").
     const page = fromPage ? { confirmed: firstField(fields, "confirm") === "1" } : undefined;
-    return handleManualScan(c, deps, { filepath: firstField(fields, "filepath"), label, asHtml, ...(page ? { page } : {}) });
+    return handleManualScan(c, deps, { filepath: firstField(fields, "filepath"), refresh: firstField(fields, "refresh"), label, asHtml, ...(page ? { page } : {}) });
   }
   const ip = clientAddress(c);
   noteRequest(c, "Manual", event ?? "invalid");

@@ -49,6 +49,8 @@ ${hiddenFields()}
  placeholder="/mnt/media/Movies/Heat (1995)" autocapitalize="off" autocorrect="off" autocomplete="off"
  spellcheck="false" enterkeyhint="go" aria-describedby="filepath-hint"${model.result ? "" : " autofocus"}>
 <p class="hint" id="filepath-hint">A file or a folder, in the media server's own form or in any form listed in <code>SERVER_PATH_MAPPINGS</code>.</p>
+<p><label><input type="checkbox" name="refresh" value="1"> Refresh in place after the scan</label>
+<span class="hint">for a file changed under the same name (a new subtitle, a transcode): its item is re-read once the server shows it.</span></p>
 <button type="submit" class="primary big">Scan</button>
 </form>
 </section>
