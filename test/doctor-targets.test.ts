@@ -179,6 +179,27 @@ describe("autoscan doctor: targets and anchors, healthy", () => {
     expect(run.check("target:nas.key")).toMatchObject({ title: "nas trigger" });
   });
 
+  it("Jellyfin and Emby: a line says how scans go, with how to install the TargetedScan plugin when it is not there", async () => {
+    const without = await doctor(await healthyConfig());
+    expect(without.check("target:jellyfin.scan-route")).toMatchObject({ status: "ok", title: "jellyfin scans" });
+    expect(without.check("target:jellyfin.scan-route").detail).toContain("the TargetedScan plugin is not installed; install the TargetedScan plugin for scans in seconds");
+    expect(without.check("target:jellyfin.scan-route").detail).toContain("https://raw.githubusercontent.com/d3v1l1989/targeted-scans/main/manifest.json");
+    expect(without.check("target:emby.scan-route").detail).toContain("https://github.com/d3v1l1989/targeted-scans/releases");
+    jellyfin.targetedScan.set({ installed: true });
+    emby.targetedScan.set({ installed: true });
+    try {
+      const withPlugin = await doctor(await healthyConfig());
+      expect(withPlugin.check("target:jellyfin.scan-route")).toMatchObject({
+        status: "ok",
+        detail: "jellyfin scans through the TargetedScan plugin 1.9.0.0 (POST /Library/ScanPath): new folders show in seconds.",
+      });
+      expect(withPlugin.check("target:emby.scan-route").detail).toContain("through the TargetedScan plugin");
+    } finally {
+      jellyfin.targetedScan.set({ installed: false });
+      emby.targetedScan.set({ installed: false });
+    }
+  });
+
   it("a disabled target is one skipped line with the reason", async () => {
     const run = await doctor(withTarget(await healthyConfig(), "jellyfin", { ENABLED: false, URL: `http://127.0.0.1:${await freePort()}` }));
     expect(statusOf(run, "target:jellyfin")).toEqual({ "target:jellyfin": "skip" });
@@ -231,6 +252,7 @@ describe("autoscan doctor: broken targets, each named with its fix", () => {
       "target:jellyfin.key": "skip",
       "target:jellyfin.libraries": "skip",
       "target:jellyfin.mappings": "skip",
+      "target:jellyfin.scan-route": "skip",
     });
     expect(closed.report.checks.filter((check) => check.status === "error")).toHaveLength(1);
 

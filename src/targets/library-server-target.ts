@@ -8,7 +8,7 @@ import { createMediaLibraryLookup } from "./library-lookup.ts";
 import type { MediaRequest, MediaResponse } from "./media-http.ts";
 import type { LibraryRoot } from "./media-wire-schemas.ts";
 import { scanThroughPlugin } from "./scan-path.ts";
-import { createScanPathPlugin, INSTALL_HINT, type ScanPathPluginState, type ServerKind } from "./scan-path-plugin.ts";
+import { createScanPathPlugin, scanRouteWords, type ScanPathPluginState, type ServerKind } from "./scan-path-plugin.ts";
 import type { UpdateType } from "./update-type.ts";
 
 /**
@@ -107,7 +107,10 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
   /** Whether the last scan went through the plugin: the landed check's first look is read right after it. */
   let lastThroughPlugin = false;
   const configuredSettleMs = config.landedSettleMs ?? DEFAULT_LANDED_SETTLE_MS;
-  const view = (state: ScanPathPluginState): ScanRouteView => ({ target: name, ...routeWords(state, label, options.kind) });
+  const view = (state: ScanPathPluginState): ScanRouteView => {
+    const said = scanRouteWords(state, label, options.kind);
+    return { target: name, route: said.route, words: said.install ? `${said.words}; ${said.install}` : said.words };
+  };
   const scanRoute: ScanRoute = {
     current: () => view(plugin.current()),
     async detect(announce, signal) {
@@ -197,20 +200,4 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
       find: (files, signal) => lookup.find(files, signal),
     },
   };
-}
-
-/** The route in words: the start line, doctor and the console say the same. */
-export function routeWords(state: ScanPathPluginState, label: string, kind: ServerKind): Omit<ScanRouteView, "target"> {
-  const monitor =
-    kind === "jellyfin"
-      ? "POST /Library/Media/Updated (Jellyfin acts after its LibraryMonitorDelay, 60 s by default, then rescans the nearest folder it knows)"
-      : "POST /Library/Media/Updated (Emby acts after its library monitor delay)";
-  switch (state.state) {
-    case "present":
-      return { route: "plugin", words: `${label} scans through the TargetedScan plugin${state.version ? ` ${state.version}` : ""} (POST /Library/ScanPath): new folders show in seconds` };
-    case "absent":
-      return { route: "monitor", words: `${label} scans through ${monitor}: ${state.why}; ${INSTALL_HINT[kind]}` };
-    case "unknown":
-      return { route: "monitor", words: `${label} scans through ${monitor} until it says whether the TargetedScan plugin is there (${state.why})` };
-  }
 }

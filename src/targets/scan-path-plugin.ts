@@ -94,3 +94,27 @@ export function judgePlugins(plugins: readonly InstalledPlugin[], kind: ServerKi
 function comparableId(id: string): string {
   return id.replace(/[{}-]/g, "").toLowerCase();
 }
+
+export interface ScanRouteWords {
+  readonly route: "plugin" | "monitor";
+  /** Which route and why, one sentence. */
+  readonly words: string;
+  /** How to install the plugin, when it is not there. */
+  readonly install?: string;
+}
+
+/** The route in words: the start line, doctor and the console's Libraries page say the same. */
+export function scanRouteWords(state: ScanPathPluginState, label: string, kind: ServerKind): ScanRouteWords {
+  const monitor =
+    kind === "jellyfin"
+      ? "POST /Library/Media/Updated (Jellyfin acts after its LibraryMonitorDelay, 60 s by default, then rescans the nearest folder it knows)"
+      : "POST /Library/Media/Updated (Emby acts after its library monitor delay)";
+  switch (state.state) {
+    case "present":
+      return { route: "plugin", words: `${label} scans through the TargetedScan plugin${state.version ? ` ${state.version}` : ""} (POST /Library/ScanPath): new folders show in seconds` };
+    case "absent":
+      return { route: "monitor", words: `${label} scans through ${monitor}: ${state.why}`, install: INSTALL_HINT[kind] };
+    case "unknown":
+      return { route: "monitor", words: `${label} scans through ${monitor} until it says whether the TargetedScan plugin is there (${state.why})` };
+  }
+}

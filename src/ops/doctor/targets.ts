@@ -7,6 +7,7 @@ import { withTrailingSlash } from "../../paths/normalize.ts";
 import type { LibraryFolder } from "../../targets/library-folders.ts";
 import { createMediaHttp } from "../../targets/media-http.ts";
 import { parseEmbyLibraries, parseJellyfinLibraries } from "../../targets/media-wire-schemas.ts";
+import { createScanPathPlugin, scanRouteWords, type ScanPathPluginState } from "../../targets/scan-path-plugin.ts";
 import { createPlexClient } from "../../targets/plex/client.ts";
 import { audiobookshelfDoctorProbe, KeyCheckFailure } from "./audiobookshelf.ts";
 import { fail, ok, skip, skipAfter, warn, type CheckResult, type Findings } from "./check.ts";
@@ -39,6 +40,8 @@ interface TargetProbe {
   checkKey(signal: AbortSignal): Promise<string | undefined>;
   /** Every library folder; absent for a relay. `TargetAuthError` when the key may not list them. */
   readonly listLibraries?: (signal: AbortSignal) => Promise<readonly LibraryFolder[]>;
+  /** Jellyfin and Emby: whether the TargetedScan plugin is there (`GET /Plugins`); never throws. */
+  readonly scanPlugin?: (signal: AbortSignal) => Promise<ScanPathPluginState>;
 }
 
 /** Per kind: its name in messages, where it listens, a URL that works from a container, where its key is found. */
@@ -116,7 +119,20 @@ async function targetChecks(probe: TargetProbe, inContainer: boolean, findings: 
       : ok(`${id}.libraries`, `${name} libraries`, `${libraries.length} librar${libraries.length === 1 ? "y" : "ies"}: ${libraries.join(", ")}.`),
   );
   out.push(...targetMappingChecks(probe, kind, folders, findings));
+  if (probe.scanPlugin) out.push(scanRouteCheck(probe, await probe.scanPlugin(signal)));
   return out;
+}
+
+/** Jellyfin and Emby: how scans go (the TargetedScan plugin or the server's monitor), with how to install the plugin. */
+function scanRouteCheck(probe: TargetProbe, state: ScanPathPluginState): CheckResult {
+  const { name } = probe;
+  const type = probe.target.TYPE === "emby" ? "emby" : "jellyfin";
+  const said = scanRouteWords(state, name, type);
+  const id = `target:${name}.scan-route`;
+  const title = `${name} scans`;
+  // The plugin is optional: without it scans still work, minutes instead of seconds. The line says how to install it.
+  if (said.route === "plugin" || state.state === "absent") return ok(id, title, `${said.words}${said.install ? `; ${said.install}` : ""}.`);
+  return warn(id, title, `${said.words}.`, `Give TARGETS.${name}.TOKEN an administrator's API key, so autoscan can see whether the TargetedScan plugin is there.`);
 }
 
 /** The key (a relay: the trigger's credentials) check, and why the checks after it are skipped when it fails. */
@@ -174,9 +190,10 @@ function keySetting({ name, target }: TargetProbe): string {
 }
 
 /** A target's checks in order (id → title): a failed one skips those after it. A relay has no libraries. */
-function stepsOf({ name, target, listLibraries }: TargetProbe): Record<string, string> {
+function stepsOf({ name, target, listLibraries, scanPlugin }: TargetProbe): Record<string, string> {
   const steps = { [`target:${name}`]: name, [`target:${name}.key`]: target.TYPE === "autoscan" ? `${name} trigger` : `${name} key` };
-  return listLibraries ? { ...steps, [`target:${name}.libraries`]: `${name} libraries`, [`target:${name}.mappings`]: `${name} mappings` } : steps;
+  const route = scanPlugin ? { [`target:${name}.scan-route`]: `${name} scans` } : {};
+  return listLibraries ? { ...steps, [`target:${name}.libraries`]: `${name} libraries`, [`target:${name}.mappings`]: `${name} mappings`, ...route } : steps;
 }
 
 /**
@@ -248,6 +265,8 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
         reach: async (signal) => publicInfo(await look("/System/Info/Public", signal), "Jellyfin"),
         checkKey: async (signal) => void (await http.request("GET", "/System/Info", { signal })),
         listLibraries: async (signal) => parseJellyfinLibraries((await http.request("GET", "/Library/VirtualFolders", { signal })).body, `GET /Library/VirtualFolders`),
+        scanPlugin: (signal) =>
+          createScanPathPlugin({ kind: "jellyfin", label: `Jellyfin '${name}'`, call: (method, route, request) => http.request(method, route, request) }).detect(signal),
       };
     }
     case "emby": {
@@ -266,6 +285,8 @@ function targetProbe(name: string, target: TargetConfig): TargetProbe {
         checkKey: async (signal) => void (await http.request("GET", `${prefix}/System/Info`, { signal })),
         listLibraries: async (signal) =>
           parseEmbyLibraries((await http.request("GET", `${prefix}/Library/SelectableMediaFolders`, { signal })).body, `GET /Library/SelectableMediaFolders`),
+        scanPlugin: (signal) =>
+          createScanPathPlugin({ kind: "emby", label: `Emby '${name}'`, call: (method, route, request) => http.request(method, `${prefix}${route}`, request) }).detect(signal),
       };
     }
     case "plex": {
