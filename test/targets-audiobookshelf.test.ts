@@ -158,6 +158,22 @@ describe("Audiobookshelf target", () => {
     }
   });
 
+  it("refreshes in place by rescanning the book that holds the file, each book once, never the library", async () => {
+    const book = "/audiobooks/Refresh Author/Refreshed Book";
+    const loose = "/audiobooks/Loose Book.m4b";
+    for (const file of [`${book}/01.mp3`, `${book}/02.mp3`, loose]) abs.addFile(file);
+    const t = target();
+    await t.scan(book, context([`${book}/01.mp3`, `${book}/02.mp3`]));
+    await t.scan("/audiobooks", context([loose]));
+    const scans = abs.scansStarted.length;
+    const outcome = await t.refresher!.refresh([`${book}/01.mp3`, `${book}/02.mp3`, loose, "/audiobooks/Nobody/x.mp3"], "file", new AbortController().signal);
+    expect(abs.itemScans).toEqual([book]);
+    expect(outcome.refreshed).toBe(1);
+    expect(outcome.missing).toEqual(["/audiobooks/Nobody/x.mp3"]);
+    expect(outcome.detail).toMatch(/^rescanned item [0-9a-f]{32} updated; 1 single-file book\(s\) not rescanned \(Audiobookshelf rescans folder items only\)$/);
+    expect(abs.scansStarted).toHaveLength(scans);
+  });
+
   it("refuses a key of a user who is not an admin, naming the fix, before any scan is sent", async () => {
     const { log, records } = captureLog();
     const t = createAudiobookshelfTarget({ name: "abs", url: abs.url, apiKey: USER_KEY, clock: systemClock, log });

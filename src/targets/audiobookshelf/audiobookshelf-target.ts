@@ -7,6 +7,7 @@ import { normalizePath, withoutTrailingSlash } from "../../paths/normalize.ts";
 import { createAvailabilityCheck } from "../availability.ts";
 import { createAudiobookshelfClient, type WatcherChange } from "./client.ts";
 import { createAbsLibraryCache, type AbsLibraryFolder } from "./libraries.ts";
+import { createAbsItemRefresher } from "./item-refresh.ts";
 import { ABS_LANDED_SETTLE_MS, createAbsLookup } from "./lookup.ts";
 
 /**
@@ -19,7 +20,8 @@ import { ABS_LANDED_SETTLE_MS, createAbsLookup } from "./lookup.ts";
  *   library runs, so the running scans are asked first (`GET /api/tasks`): a scan running there fails this delivery
  *   with `AbsScanRunningError`, and the queue sends it again after its backoff (a scan that already runs may have
  *   listed the folder before the new files came).
- * A folder in no library is a logged skip. Whether the files landed is asked through the items API (lookup.ts).
+ * A folder in no library is a logged skip. Whether the files landed is asked through the items API (lookup.ts); a
+ * refresh in place rescans the book's folder alone (item-refresh.ts).
  */
 export interface AudiobookshelfTargetOptions {
   /** The target's name in logs and the queue. */
@@ -128,5 +130,6 @@ export function createAudiobookshelfTarget(options: AudiobookshelfTargetOptions)
       probe: async () => void (await client.libraries()),
     }),
     lookup: createAbsLookup({ client, label, settleMs: options.landedSettleMs ?? ABS_LANDED_SETTLE_MS }),
+    refresher: createAbsItemRefresher({ client, label }),
   };
 }
