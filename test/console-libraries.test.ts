@@ -117,6 +117,31 @@ describe("the Libraries page", () => {
     expect(page).toContain("1 library folder no mapping reaches, nor an *arr app's root folder or a recent request (flagged below).");
   });
 
+  it("says how each Jellyfin and Emby target scans, with how to install the TargetedScan plugin where it is not there", async () => {
+    const client = createPlexClient({ url: plex.url, token: plex.token, timeoutMs: 2_000 });
+    const mappings = { "/data/TV/": ["/tv/"] };
+    const sources = consolePreviewFromConfig({
+      config: { SERVER_PATH_MAPPINGS: mappings, PLEX_TOKEN: plex.token },
+      mapper: createPathMapper({ mappings }),
+      sections: createSectionResolver({ client, clock: systemClock, log }),
+      stat: probe.stat,
+      appRoots: arrRootFolders({}, log),
+    });
+    const scanRoutes = () => [
+      { target: "jellyfin", route: "plugin" as const, words: "Jellyfin 'jellyfin' scans through the TargetedScan plugin 1.9.0.0 (POST /Library/ScanPath): new folders show in seconds" },
+      { target: "emby", route: "monitor" as const, words: "Emby 'emby' scans through POST /Library/Media/Updated: the TargetedScan plugin is not installed; install <it>" },
+    ];
+    const { app } = buildWebApp({ mapper: createPathMapper({ mappings }), console: { ...sources, scanRoutes } });
+    const page = await (await app.request(`/${TEST_PASS}/libraries`)).text();
+    const panel = page.slice(page.indexOf('id="scan-routes"'));
+    expect(panel).toContain("How Jellyfin and Emby scan");
+    expect(panel).toContain('jellyfin <span class="badge ok">TargetedScan: seconds</span>');
+    expect(panel).toContain("emby <span class=\"badge warn\">Media/Updated: after the server's delay</span>");
+    expect(panel).toContain("install &lt;it&gt;.");
+    // Without Jellyfin or Emby targets, no panel.
+    expect(await (await wire().app.request(`/${TEST_PASS}/libraries`)).text()).not.toContain('id="scan-routes"');
+  });
+
   it("does not flag a library folder an *arr app's root folder lies in (the app sends Plex's own paths), before any request came", async () => {
     const radarr = await startFakeArr({ type: "radarr", rootFolders: ["/data/Music/"] });
     const lidarr = await startFakeArr({ type: "lidarr", rootFolders: ["/media/Anime/Music Videos/"] });

@@ -206,6 +206,7 @@ export async function startService(runtime: Runtime, options: ServiceOptions): P
     refused: { recent: () => guard.recent().filter((r) => !mapper.toServer(r.path).known), dismiss: () => guard.dismiss() },
     ...(arrWatch ? { arrProblems: () => arrWatch.problems(), arrNotes: () => arrWatch.notes() } : {}),
     ...(watch ? { watchers: () => watch.statuses() } : {}),
+    ...(others.scanRoutes().length > 0 ? { scanRoutes: () => others.scanRoutes() } : {}),
     closing: closing.signal,
   };
   const web = await startWebFromConfig(config, {

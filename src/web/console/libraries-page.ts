@@ -5,7 +5,7 @@ import { consoleHtml, type ConsoleDeps } from "./console-deps.ts";
 import { pathHtml, plural } from "./format.ts";
 import { consolePath, renderConsolePage, type ConsoleShell } from "./layout.ts";
 import { renderPreviewPanel, richText } from "./preview-view.ts";
-import type { LibrariesReport, LibrarySection, MappingView, PathPreview } from "./sources.ts";
+import type { LibrariesReport, LibrarySection, MappingView, PathPreview, ScanRouteNote } from "./sources.ts";
 
 /**
  * `GET /<SERVER_PASS>/libraries`: Plex's sections and their folders beside `SERVER_PATH_MAPPINGS`, with what does
@@ -22,6 +22,8 @@ export interface LibrariesPageModel {
   readonly previewError?: string;
   /** Whether the preview exists in this setup (the form is shown only then). */
   readonly canPreview: boolean;
+  /** Jellyfin and Emby targets: how each scans (absent or empty: none configured). */
+  readonly scanRoutes?: readonly ScanRouteNote[];
 }
 
 export function renderLibrariesPage(model: LibrariesPageModel): string {
@@ -31,6 +33,7 @@ export function renderLibrariesPage(model: LibrariesPageModel): string {
     model.previewError ? `<div class="flash err" role="alert"><p>${escapeHtml(model.previewError)}</p></div>` : "",
     renderSections(model.report),
     renderMappings(model.report),
+    renderScanRoutes(model.scanRoutes ?? []),
   ].join("\n");
   return renderConsolePage({
     shell: model.shell,
@@ -113,6 +116,23 @@ ${section.locations.length === 0 ? '<p class="small muted">No folders listed.</p
 </div></li>`;
 }
 
+/** Jellyfin and Emby: through the TargetedScan plugin (seconds) or the server's monitor (its delay first), and why. */
+function renderScanRoutes(routes: readonly ScanRouteNote[]): string {
+  if (routes.length === 0) return "";
+  const rows = routes
+    .map((note) => {
+      const badge = note.route === "plugin" ? '<span class="badge ok">TargetedScan: seconds</span>' : '<span class="badge warn">Media/Updated: after the server\'s delay</span>';
+      return `<li>${escapeHtml(note.target)} ${badge}<p class="small muted">${escapeHtml(note.words)}.</p></li>`;
+    })
+    .join("\n");
+  return `<section class="panel" id="scan-routes" aria-labelledby="scan-routes-title">
+<h2 id="scan-routes-title">How Jellyfin and Emby scan</h2>
+<ul class="requests">
+${rows}
+</ul>
+</section>`;
+}
+
 function renderMappings(report: LibrariesReport | undefined): string {
   const mappings = report?.mappings ?? [];
   if (mappings.length === 0) {
@@ -184,6 +204,7 @@ export function createLibrariesPageHandler(deps: ConsoleDeps) {
       ...(asked && "value" in asked ? { preview: asked.value } : {}),
       ...(asked && "error" in asked ? { previewError: asked.error } : {}),
       canPreview: preview !== undefined,
+      ...(deps.sources.scanRoutes ? { scanRoutes: deps.sources.scanRoutes() } : {}),
     });
     return consoleHtml(c, page);
   };

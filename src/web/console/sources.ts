@@ -37,6 +37,17 @@ export interface ConsoleSources {
   readonly arrNotes?: () => readonly { readonly app: string; readonly detail: string; readonly since: number }[];
   /** `WATCH`: each folder watcher's state, for the Queue page's panel. */
   readonly watchers?: () => readonly WatcherView[];
+  /** Jellyfin and Emby targets: how each sends its scans (the TargetedScan plugin or the server's monitor). */
+  readonly scanRoutes?: () => readonly ScanRouteNote[];
+}
+
+/** How one Jellyfin or Emby target scans, as its last look at `GET /Plugins` found. */
+export interface ScanRouteNote {
+  readonly target: string;
+  /** `plugin`: `POST /Library/ScanPath`, seconds; `monitor`: `POST /Library/Media/Updated`, after the server's delay. */
+  readonly route: "plugin" | "monitor";
+  /** One sentence, with how to install the plugin when it is not there. */
+  readonly words: string;
 }
 
 /** A folder watcher as the console shows it. */
