@@ -47,33 +47,45 @@ export const MAX_DEPTH = 6;
 export const MAX_CALLS_PER_FILE = 20;
 const DEFAULT_PAGE_SIZE = 1000;
 
-export function createMediaLibraryLookup(options: MediaLibraryLookupOptions): LibraryLookup {
+/** The lookup, and the same walk answering each file's item id (refresh in place re-reads that item). */
+export interface MediaLibraryLookup extends LibraryLookup {
+  /** For each file, the id of the item whose `Path` is that file; `undefined` when the library does not hold it. */
+  locate(files: readonly string[], signal: AbortSignal): Promise<ReadonlyMap<string, string | undefined>>;
+}
+
+export function createMediaLibraryLookup(options: MediaLibraryLookupOptions): MediaLibraryLookup {
   const label = options.label ?? "the server";
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+
+  async function locate(files: readonly string[], signal: AbortSignal): Promise<Map<string, string | undefined>> {
+    const found = new Map<string, string | undefined>();
+    const shutdown = (): Error => new TargetUnavailableError(`Shutting down before the files were looked up in ${label}`);
+    if (files.length === 0) return found;
+    if (signal.aborted) throw shutdown();
+    try {
+      const roots = await options.roots(signal);
+      const listings = new Map<string, readonly LibraryItem[]>();
+      for (const file of files) {
+        if (signal.aborted) throw shutdown();
+        const id = await findOne(file, roots, listings, signal);
+        found.set(file, id);
+        options.log?.debug({ path: file, found: id !== undefined }, `'${file}' is ${id !== undefined ? "" : "not "}in ${label}'s library`);
+      }
+    } catch (error) {
+      // A call cut short by the shutdown rejects with the signal's reason: it means "ask again later", as the port says.
+      if (signal.aborted && !(error instanceof TargetUnavailableError)) throw shutdown();
+      throw error;
+    }
+    return found;
+  }
 
   return {
     settleMs: options.settleMs,
     async find(files, signal) {
-      const found = new Map<string, boolean>();
-      const shutdown = (): Error => new TargetUnavailableError(`Shutting down before the files were looked up in ${label}`);
-      if (files.length === 0) return found;
-      if (signal.aborted) throw shutdown();
-      try {
-        const roots = await options.roots(signal);
-        const listings = new Map<string, readonly LibraryItem[]>();
-        for (const file of files) {
-          if (signal.aborted) throw shutdown();
-          const there = await findOne(file, roots, listings, signal);
-          found.set(file, there);
-          options.log?.debug({ path: file, found: there }, `'${file}' is ${there ? "" : "not "}in ${label}'s library`);
-        }
-      } catch (error) {
-        // A call cut short by the shutdown rejects with the signal's reason: it means "ask again later", as the port says.
-        if (signal.aborted && !(error instanceof TargetUnavailableError)) throw shutdown();
-        throw error;
-      }
-      return found;
+      const ids = await locate(files, signal);
+      return new Map([...ids].map(([file, id]) => [file, id !== undefined]));
     },
+    locate,
   };
 
   async function findOne(
@@ -81,7 +93,7 @@ export function createMediaLibraryLookup(options: MediaLibraryLookupOptions): Li
     roots: readonly MediaLibraryRoot[],
     listings: Map<string, readonly LibraryItem[]>,
     signal: AbortSignal,
-  ): Promise<boolean> {
+  ): Promise<string | undefined> {
     const starts = [...new Set(foldersHolding(roots, (root) => [root.path], file).map((root) => root.id))];
     let calls = 0;
     let spent = false;
@@ -115,21 +127,24 @@ export function createMediaLibraryLookup(options: MediaLibraryLookupOptions): Li
       return items;
     }
 
-    async function descend(parentId: string, depth: number): Promise<boolean> {
-      if (depth > MAX_DEPTH) return false;
+    async function descend(parentId: string, depth: number): Promise<string | undefined> {
+      if (depth > MAX_DEPTH) return undefined;
       const items = await children(parentId);
-      if (!items) return false;
-      if (items.some((item) => item.path !== undefined && samePath(item.path, file))) return true;
+      if (!items) return undefined;
+      const own = items.find((item) => item.path !== undefined && samePath(item.path, file));
+      if (own) return own.id;
       const holding = items.filter((item) => item.path !== undefined && holds(item.path, file));
       const next = holding.length > 0 ? holding : items.filter((item) => item.path === undefined && item.isFolder !== false);
       for (const item of next) {
-        if (await descend(item.id, depth + 1)) return true;
+        const id = await descend(item.id, depth + 1);
+        if (id !== undefined) return id;
       }
-      return false;
+      return undefined;
     }
 
-    for (const id of starts) {
-      if (await descend(id, 1)) return true;
+    for (const start of starts) {
+      const id = await descend(start, 1);
+      if (id !== undefined) return id;
     }
     if (spent) {
       options.log?.warn(
@@ -137,7 +152,7 @@ export function createMediaLibraryLookup(options: MediaLibraryLookupOptions): Li
         `Gave up looking for '${file}' in ${label}'s library after ${calls} calls; counted as not there`,
       );
     }
-    return false;
+    return undefined;
   }
 }
 

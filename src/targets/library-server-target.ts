@@ -5,6 +5,7 @@ import type { ScanContext, ScanOutcome, Target } from "../core/target.ts";
 import { createAvailabilityCheck } from "./availability.ts";
 import { createLibraryFolderCache, libraryNames, type LibraryFolder } from "./library-folders.ts";
 import { createMediaLibraryLookup } from "./library-lookup.ts";
+import { createMediaItemRefresher } from "./media-item-refresh.ts";
 import type { MediaRequest, MediaResponse } from "./media-http.ts";
 import type { LibraryRoot } from "./media-wire-schemas.ts";
 import { scanThroughPlugin } from "./scan-path.ts";
@@ -199,5 +200,7 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
       },
       find: (files, signal) => lookup.find(files, signal),
     },
+    // Refresh in place: the item the look found, `POST /Items/{id}/Refresh` (media-item-refresh.ts).
+    refresher: createMediaItemRefresher({ call, lookup, label, log, recursiveParam: options.kind === "emby" }),
   };
 }

@@ -1,7 +1,16 @@
 import { createHash } from "node:crypto";
 import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
 import { createFakeTargetedScan, type FakeTargetedScan, type FakeTargetedScanOptions } from "./fake-targeted-scan.ts";
-import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
+import {
+  itemRefreshReply,
+  itemsReply,
+  parseAuthParams,
+  startFakeHttpServer,
+  type FakeHttpServer,
+  type HttpReply,
+  type ItemRefreshCall,
+  type RecordedHttpRequest,
+} from "./fake-media-server.ts";
 
 /**
  * A fake Emby server on 127.0.0.1, faithful to the points of ../shared/reference/integrations.md §4.2:
@@ -49,6 +58,8 @@ export interface FakeEmbyOptions {
 export interface FakeEmby extends FakeHttpServer {
   readonly key: string;
   readonly updates: EmbyUpdate[];
+  /** `POST /Items/{id}/Refresh` calls (one item re-read), with the query as sent. */
+  readonly itemRefreshes: ItemRefreshCall[];
   /** What the libraries hold: filled by updates, read by `GET /Items`. */
   readonly library: FakeLibrary;
   readonly targetedScan: FakeTargetedScan;
@@ -61,6 +72,7 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
   const updateStatus = options.updateStatus ?? 204;
   let libraries = [...(options.libraries ?? [])];
   const updates: EmbyUpdate[] = [];
+  const itemRefreshes: ItemRefreshCall[] = [];
   const toLocal = options.toLocal ?? ((serverPath: string) => serverPath);
   const library = createFakeLibrary(toLocal);
   const locations = (): string[] => libraries.flatMap((l) => [...l.locations]);
@@ -99,9 +111,11 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
     if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req);
     if (req.method === "GET" && path === "/plugins") return targetedScan.plugins();
     if (req.method === "POST" && path === "/library/scanpath") return targetedScan.scanPath(req) ?? { status: 404, text: "Not found" };
-    if (req.method === "GET" && path === "/items") {
-      const shapes = libraries.map((l, i) => ({ ...l, id: libraryIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
-      return itemsReply(req, shapes, library.files(), numericId);
+    const shapes = libraries.map((l, i) => ({ ...l, id: libraryIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
+    if (req.method === "GET" && path === "/items") return itemsReply(req, shapes, library.files(), numericId);
+    // ItemRefreshService: 200 with an empty body (refresh-fastpath-targets.md §3).
+    if (req.method === "POST" && /^\/items\/[^/]+\/refresh$/.test(path)) {
+      return itemRefreshReply({ ...req, path }, shapes, library.files(), numericId, itemRefreshes, 200) ?? { status: 404, text: "Not found" };
     }
     return { status: 404, text: "Not found" };
   }
@@ -130,6 +144,7 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
     ...server,
     key,
     updates,
+    itemRefreshes,
     library,
     targetedScan,
     setLibraries: (next) => void (libraries = [...next]),

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createFakeLibrary, type FakeLibrary } from "./fake-library.ts";
 import { createFakeLibraryMonitor, type FakeLibraryMonitor } from "./fake-library-monitor.ts";
 import { createFakeTargetedScan, type FakeTargetedScan, type FakeTargetedScanOptions } from "./fake-targeted-scan.ts";
-import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type RecordedHttpRequest } from "./fake-media-server.ts";
+import { itemRefreshReply, itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, type HttpReply, type ItemRefreshCall, type RecordedHttpRequest } from "./fake-media-server.ts";
 
 /**
  * A fake Jellyfin server on 127.0.0.1, faithful to the points of ../shared/reference/integrations.md §4.1:
@@ -20,7 +20,8 @@ import { itemsReply, parseAuthParams, startFakeHttpServer, type FakeHttpServer, 
  * - the outage switches of fake-media-server.ts (refused, reset, a status, slow, fail the next N);
  * - `GET /Plugins` and the TargetedScan plugin's `POST /Library/ScanPath` when `targetedScan.installed`
  *   (fake-targeted-scan.ts), and, with `libraryMonitorDelayMs`, Jellyfin's library monitor behind Media/Updated
- *   (fake-library-monitor.ts: the delay restarted by every event, then the nearest known folder read again).
+ *   (fake-library-monitor.ts: the delay restarted by every event, then the nearest known folder read again);
+ * - `POST /Items/{id}/Refresh`: 404 for an unknown id, else recorded with its query and 204 (refresh-fastpath-targets.md §2).
  */
 export interface FakeJellyfinLibrary {
   readonly name: string;
@@ -61,6 +62,8 @@ export interface FakeJellyfin extends FakeHttpServer {
   readonly updates: JellyfinUpdate[];
   /** `POST /Library/Refresh` calls (a full scan of every library). */
   readonly fullRefreshes: number;
+  /** `POST /Items/{id}/Refresh` calls (one item re-read), with the query as sent. */
+  readonly itemRefreshes: ItemRefreshCall[];
   /** What the libraries hold: filled by updates, read by `GET /Items`. */
   readonly library: FakeLibrary;
   /** The TargetedScan plugin: its calls, and `set` to install or remove it. */
@@ -76,6 +79,7 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
   const legacy = options.legacyAuthorization ?? options.version !== "12";
   let libraries = [...(options.libraries ?? [])];
   const updates: JellyfinUpdate[] = [];
+  const itemRefreshes: ItemRefreshCall[] = [];
   let fullRefreshes = 0;
   const toLocal = options.toLocal ?? ((serverPath: string) => serverPath);
   const library = createFakeLibrary(toLocal);
@@ -116,10 +120,12 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
     // PluginsController: the administrator policy; an API key counts as an administrator.
     if (req.method === "GET" && path === "/plugins") return targetedScan.plugins();
     if (req.method === "POST" && path === "/library/scanpath") return targetedScan.scanPath(req) ?? { status: 404 };
-    if (req.method === "GET" && path === "/items") {
-      const shapes = libraries.map((l, i) => ({ ...l, id: itemIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
-      return itemsReply(req, shapes, library.files(), (key) => createHash("md5").update(key).digest("hex"));
-    }
+    const shapes = libraries.map((l, i) => ({ ...l, id: itemIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
+    const idOf = (key: string): string => createHash("md5").update(key).digest("hex");
+    if (req.method === "GET" && path === "/items") return itemsReply(req, shapes, library.files(), idOf);
+    // ItemRefreshController: 204 once queued (the API key counts as the administrator it needs).
+    const refreshed = itemRefreshReply(req, shapes, library.files(), idOf, itemRefreshes, 204);
+    if (refreshed) return refreshed;
     return { status: 404 };
   }
 
@@ -154,6 +160,7 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
     get fullRefreshes() {
       return fullRefreshes;
     },
+    itemRefreshes,
     library,
     targetedScan,
     ...(monitor ? { monitor } : {}),

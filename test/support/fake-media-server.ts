@@ -225,6 +225,34 @@ function itemTree(libraries: readonly FakeItemLibrary[], files: readonly string[
   return tree;
 }
 
+/** One `POST /Items/{id}/Refresh` as the fakes record it: the item's file (or folder) and the query as sent. */
+export interface ItemRefreshCall {
+  readonly itemId: string;
+  readonly path: string | undefined;
+  readonly query: Readonly<Record<string, string>>;
+}
+
+/**
+ * `POST /Items/{id}/Refresh` (refresh-fastpath-targets.md §2, §3): an unknown id → 404, else recorded and answered
+ * `status` (Jellyfin 204 after queueing; Emby 200). The modes are recorded as sent: an absent one is Jellyfin's `None`.
+ */
+export function itemRefreshReply(
+  req: RecordedHttpRequest,
+  libraries: readonly FakeItemLibrary[],
+  files: readonly string[],
+  idOf: (key: string) => string,
+  calls: ItemRefreshCall[],
+  status: number,
+): HttpReply | undefined {
+  const match = /^\/items\/([^/]+)\/refresh$/i.exec(req.path.replace(/^\/emby/i, "").replace(/\/+$/, ""));
+  if (!match || req.method !== "POST") return undefined;
+  const itemId = decodeURIComponent(match[1] ?? "");
+  const item = [...itemTree(libraries, files, idOf).values()].flat().find((candidate) => candidate.Id === itemId);
+  if (!item) return { status: 404 };
+  calls.push({ itemId, path: item.Path, query: Object.fromEntries(req.query) });
+  return { status };
+}
+
 /** A query parameter by name, the name's case ignored (ASP.NET binds them so). */
 function queryParam(req: RecordedHttpRequest, name: string): string | undefined {
   for (const [key, value] of req.query) if (key.toLowerCase() === name.toLowerCase()) return value;
