@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const scripts = ["queue.ts", "webhook.ts", "service.ts", "start.ts", "console.ts", "backfill.ts", "library-db.ts", "drive.ts", "docker-exec.ts", "postgres.ts", "walk.ts", "watch.ts", "landed-large-answer.ts", "import-damaged.ts", "hung-mount.ts", "guessing.ts", "fastpath.ts"];
+const scripts = ["queue.ts", "webhook.ts", "service.ts", "start.ts", "console.ts", "backfill.ts", "library-db.ts", "drive.ts", "docker-exec.ts", "postgres.ts", "walk.ts", "watch.ts", "landed-large-answer.ts", "import-damaged.ts", "hung-mount.ts", "guessing.ts", "fastpath.ts", "refresh.ts"];
 const only = process.argv.slice(2);
 let failed = 0;
 for (const script of scripts) {
