@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.ts";
 import type { ScanContext } from "../src/core/target.ts";
+import { parseConfigText } from "../src/config/load.ts";
 import { createEmbyTarget } from "../src/targets/emby/emby-target.ts";
+import { createTargetsFromConfig } from "../src/targets/from-config.ts";
 import { createJellyfinTarget } from "../src/targets/jellyfin/jellyfin-target.ts";
 import { PLUGIN_LANDED_SETTLE_MS } from "../src/targets/library-server-target.ts";
 import { withPathMappings } from "../src/targets/mapped-target.ts";
@@ -219,6 +221,21 @@ describe("Jellyfin with the TargetedScan plugin", () => {
     expect(disabled.requests.some((r) => r.path === "/Library/ScanPath")).toBe(false);
   });
 
+  it("ParentNotFound (no folder above the path the plugin knows): Media/Updated instead", async () => {
+    const fake = await jellyfin({ targetedScan: { installed: true } });
+    const { target } = jellyfinTarget(fake);
+    putFile(E1);
+    await target.scanRoute.detect(false);
+    // Our library list is cached (read by a first scan); the server's Shows library moved away since.
+    putFile("/data/movies/Heat (1995)/Heat (1995).mkv");
+    await target.scan("/data/movies/Heat (1995)", context(["/data/movies/Heat (1995)/Heat (1995).mkv"]));
+    fake.setLibraries([{ name: "Shows", locations: ["/srv/tv"] }, LIBRARIES[1]!]);
+
+    await expect(target.scan(SEASON, context([E1]))).resolves.toMatchObject({ status: "scanned" });
+    expect(fake.targetedScan.calls.map((c) => c.status)).toEqual(["Created", "ParentNotFound"]);
+    expect(fake.updates.map((u) => u.path)).toEqual([SEASON]);
+  });
+
   it("goes through the target's PATH_MAPPINGS, and its settle delay follows the last scan", async () => {
     const fake = await jellyfin({ targetedScan: { installed: true } });
     const { target: bare } = jellyfinTarget(fake);
@@ -306,5 +323,43 @@ describe("Emby with the TargetedScan plugin", () => {
     await target.scan(SEASON, context([E1]));
     expect(fake.updates.map((u) => u.path)).toEqual([SEASON]);
     expect(fake.requests.some((r) => r.path.endsWith("/Library/ScanPath"))).toBe(false);
+  });
+});
+
+describe("the targets from the config", () => {
+  it("at start one INFO line per Jellyfin and Emby target; at a reload a line only where the route changed", async () => {
+    const withPlugin = await jellyfin({ targetedScan: { installed: true } });
+    const without = await emby(false);
+    const { config } = parseConfigText(
+      JSON.stringify({
+        SERVER_PASS: "0123456789abcdef0123456789abcdef",
+        TARGETS: {
+          jellyfin: { TYPE: "jellyfin", URL: withPlugin.url, TOKEN: withPlugin.key },
+          emby: { TYPE: "emby", URL: without.url, TOKEN: without.key },
+        },
+      }),
+      "/c/config.json",
+      {},
+    );
+    const { log, records } = captureLog("info");
+    const others = createTargetsFromConfig({ config, clock: systemClock, log });
+    records.length = 0;
+
+    await others.detectScanRoutes(true);
+    expect(info(records).sort()).toEqual([
+      expect.stringMatching(/^Emby 'emby' scans through POST \/Library\/Media\/Updated .*: the TargetedScan plugin is not installed; install the TargetedScan plugin/),
+      "Jellyfin 'jellyfin' scans through the TargetedScan plugin 1.9.0.0 (POST /Library/ScanPath): new folders show in seconds",
+    ]);
+    expect(others.scanRoutes().map((r) => [r.target, r.route])).toEqual([
+      ["jellyfin", "plugin"],
+      ["emby", "monitor"],
+    ]);
+
+    // A reload: nothing changed on Jellyfin, the plugin was installed on Emby.
+    records.length = 0;
+    without.targetedScan.set({ installed: true });
+    await others.detectScanRoutes(false);
+    expect(info(records)).toEqual(["Emby 'emby' scans through the TargetedScan plugin 1.9.0.0 (POST /Library/ScanPath): new folders show in seconds"]);
+    others.close();
   });
 });

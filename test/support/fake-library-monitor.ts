@@ -30,8 +30,10 @@ export function createFakeLibraryMonitor(input: {
 
   const under = (path: string, folder: string): boolean => path.startsWith(`${folder}/`);
   const parentOf = (path: string): string => path.slice(0, Math.max(1, path.lastIndexOf("/")));
+  /** An item the library has: a library location, or a file or folder inside one that the library lists. */
   const known = (path: string): boolean =>
-    input.locations().some((location) => trim(location) === path) || library.has(path) || library.files().some((file) => under(file, path));
+    input.locations().some((location) => trim(location) === path) ||
+    (input.locations().some((location) => under(path, trim(location))) && (library.has(path) || library.files().some((file) => under(file, path))));
 
   function restart(refresher: { path: string; timer: NodeJS.Timeout }): void {
     clearTimeout(refresher.timer);

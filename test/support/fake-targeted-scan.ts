@@ -65,7 +65,10 @@ export function createFakeTargetedScan(input: {
   const { library, build } = input;
 
   const lists = (path: string): boolean => library.has(path) || library.files().some((file) => file.startsWith(`${path}/`));
-  const known = (path: string): boolean => input.locations().some((location) => trim(location) === path) || lists(path);
+  /** An item the library has: a library location, or a folder inside one that holds listed files. */
+  const known = (path: string): boolean =>
+    input.locations().some((location) => trim(location) === path) ||
+    (input.locations().some((location) => path.startsWith(`${trim(location)}/`)) && lists(path));
 
   function answer(path: string, status: string, message?: string): HttpReply {
     const http = build === "emby" ? 200 : status === "Created" || status === "Refreshed" ? 200 : status === "PathNotFound" || status === "ParentNotFound" ? 404 : 500;
