@@ -118,4 +118,24 @@ describeEachStore("refresh in place", (adapter) => {
     expect(plex.refreshes).toEqual([]);
     expect(await plexRow(h)).toMatchObject({ landed: "not_visible", refresh: "not_refreshed", refreshDetail: "the files were not visible" });
   });
+
+  it("with the landed check off there is no look to find the item: the row says why, nothing is sent", async () => {
+    const plex = refreshingTarget();
+    if (adapter.name !== "sql.js") place = await adapter.place();
+    const h = (harness = await createQueueHarness({
+      targets: [plex],
+      dispatcher: { landed: (t, item) => landedStart(false, t, item) },
+      ...(place ? { place } : {}),
+    }));
+    await h.touch(episode(5));
+    await h.enqueue(fileRequest(episode(5), "Manual", { refresh: "metadata" }));
+    await h.advance(SCAN_DELAY_MS);
+    await until(h, async () => (await plexRow(h))?.refresh !== undefined, 60_000);
+    expect(plex.refreshes).toEqual([]);
+    expect(await plexRow(h)).toMatchObject({
+      landed: "not_checked",
+      refresh: "not_refreshed",
+      refreshDetail: "the item cannot be looked up: checking is off (SERVER_CONFIRM_LANDED)",
+    });
+  });
 });

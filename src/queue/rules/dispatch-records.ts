@@ -132,7 +132,7 @@ export async function recordScan(
     return undefined;
   }
   await tx.dropDelivery(id, target);
-  const check = outcome.status === "scanned" ? landedColumns(landed, tx.now) : {};
+  const check = outcome.status === "scanned" ? landedColumns(landed, tx.now, (item.refresh ?? 0) > 0) : {};
   await tx.putTarget({ item_id: id, target, ...outcomeColumns(outcome), at: tx.now, ...check });
   const settled = await settle(tx, { ...item, unfinished: ended(item) }, allTargets);
   return { completed: settled.state !== "pending" };

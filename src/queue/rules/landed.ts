@@ -51,12 +51,17 @@ export function namesFile(request: { readonly path: string; readonly kind: strin
   return request.kind === "file" || (request.kind === "unknown" && request.path.normalize("NFC") !== folder.normalize("NFC"));
 }
 
-/** The landed columns of a target row whose scan is being recorded. */
-export function landedColumns(start: LandedStart | undefined, now: number): Partial<TargetRow> {
+/**
+ * The landed columns of a target row whose scan is being recorded. A folder that asked for a refresh in place
+ * (`refreshAsked`) but gets no look is told at once why it is not refreshed: the refresh needs the item a look finds.
+ */
+export function landedColumns(start: LandedStart | undefined, now: number, refreshAsked = false): Partial<TargetRow> {
   if (start === undefined) return {};
-  return start.look
-    ? { landed: "pending", landed_check_at: now + start.inMs, landed_looks: 0 }
-    : { landed: "not_checked", landed_detail: start.reason };
+  if (start.look) return { landed: "pending", landed_check_at: now + start.inMs, landed_looks: 0 };
+  const why = start.reason === "the request named a folder only"
+    ? "the request named a folder: a refresh re-reads the item of a file, so send the file's path"
+    : `the item cannot be looked up: ${start.reason}`;
+  return { landed: "not_checked", landed_detail: start.reason, ...(refreshAsked ? { refresh: "not_refreshed" as const, refresh_detail: why } : {}) };
 }
 
 /**
