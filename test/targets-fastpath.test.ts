@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../src/core/clock.ts";
@@ -125,6 +125,39 @@ describe("Jellyfin with the TargetedScan plugin", () => {
     expect(fake.updates.map((u) => u.path)).toEqual([SEASON]);
     expect(fake.targetedScan.replacedMetadata).toEqual([]);
     expect(target.lookup?.settleMs).toBe(90_000);
+  });
+
+  it("several new files into a held season are one POST /Library/ScanPaths; an upgrade under a new name also drops the old item", async () => {
+    const fake = await jellyfin({ targetedScan: { installed: true } });
+    const { target } = jellyfinTarget(fake);
+    const episodes = [E2, `${SEASON}/Show - S01E03.mkv`, `${SEASON}/Show - S01E04.mkv`];
+    for (const file of [E1, ...episodes]) putFile(file);
+    fake.library.add(E1);
+    await target.scanRoute.detect(false);
+
+    await expect(target.scan(SEASON, context(episodes))).resolves.toEqual({
+      status: "scanned",
+      detail: `TargetedScan: ${episodes.map((e) => `Created '${e}'`).join(", ")}`,
+    });
+    expect(fake.requests.filter((r) => r.path.startsWith("/Library/ScanPath"))).toHaveLength(1);
+    expect(JSON.parse(fake.requests.find((r) => r.path === "/Library/ScanPaths")?.body ?? "")).toEqual({ Paths: episodes });
+    expect(episodes.every((e) => fake.library.has(e))).toBe(true);
+
+    // Radarr/Sonarr upgrade to a new name: the new file and the deleted old one, in one request; the batch says Removed.
+    const upgraded = `${SEASON}/Show - S01E01 [2160p].mkv`;
+    putFile(upgraded);
+    rmSync(toLocal(E1) ?? "");
+    await expect(target.scan(SEASON, context([upgraded], [E1]))).resolves.toEqual({
+      status: "scanned",
+      detail: `TargetedScan: Created '${upgraded}', Removed '${E1}'`,
+    });
+    expect(fake.targetedScan.calls.filter((c) => c.batch === 1).map((c) => [c.path, c.status])).toEqual([
+      [upgraded, "Created"],
+      [E1, "Removed"],
+    ]);
+    expect(fake.library.has(E1)).toBe(false);
+    expect(fake.updates).toEqual([]);
+    expect(fake.targetedScan.replacedMetadata).toEqual([]);
   });
 
   it("never sends a library folder itself: that would refresh everything in it", async () => {

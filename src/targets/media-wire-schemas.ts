@@ -137,10 +137,12 @@ export function parsePlugins(body: string, what: string): InstalledPlugin[] {
  * The targeted-scans plugin's answer to `POST /Library/ScanPath`: `{ItemId, ItemName, Status, Path, Message}`.
  * `undefined` when the body is not that shape (a 404 page of a server without the plugin).
  */
-const ScanPathAnswer = v.looseObject({ Status: v.string(), Message: v.nullish(v.string()), ItemName: v.nullish(v.string()) });
+const ScanPathAnswer = v.looseObject({ Status: v.string(), Path: v.nullish(v.string()), Message: v.nullish(v.string()), ItemName: v.nullish(v.string()) });
 
 export interface ScanPathAnswer {
   readonly status: string;
+  /** The path the outcome is for (absent when the server did not say). */
+  readonly path?: string;
   readonly message?: string;
   readonly itemName?: string;
 }
@@ -154,8 +156,27 @@ export function parseScanPathAnswer(body: string): ScanPathAnswer | undefined {
   }
   const result = v.safeParse(ScanPathAnswer, json);
   if (!result.success) return undefined;
-  const { Status, Message, ItemName } = result.output;
-  return { status: Status, ...(Message ? { message: Message } : {}), ...(ItemName ? { itemName: ItemName } : {}) };
+  return scanPathResult(result.output);
+}
+
+function scanPathResult(answer: v.InferOutput<typeof ScanPathAnswer>): ScanPathAnswer {
+  const { Status, Path, Message, ItemName } = answer;
+  return { status: Status, ...(Path ? { path: Path } : {}), ...(Message ? { message: Message } : {}), ...(ItemName ? { itemName: ItemName } : {}) };
+}
+
+/** `POST /Library/ScanPaths` (the plugin's batch route): `{Results: [{ItemId, ItemName, Status, Path, Message}]}`, each with its `Path`. */
+const ScanPathsAnswer = v.looseObject({ Results: v.array(v.looseObject({ ...ScanPathAnswer.entries, Path: v.string() })) });
+
+export function parseScanPathsAnswer(body: string): (ScanPathAnswer & { readonly path: string })[] | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const result = v.safeParse(ScanPathsAnswer, json);
+  if (!result.success) return undefined;
+  return result.output.Results.map((entry) => ({ ...scanPathResult(entry), path: entry.Path }));
 }
 
 function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {

@@ -1,9 +1,9 @@
 import type { Logger } from "../core/logger.ts";
 import type { LibraryLookup, ScanContext } from "../core/target.ts";
-import { TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
+import { describeError, TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
 import { isWindowsPath, normalizePath } from "../paths/normalize.ts";
 import { MediaHttpError, type MediaRequest, type MediaResponse } from "./media-http.ts";
-import { parseScanPathAnswer } from "./media-wire-schemas.ts";
+import { parseScanPathAnswer, parseScanPathsAnswer, type ScanPathAnswer } from "./media-wire-schemas.ts";
 import type { ScanPathPlugin } from "./scan-path-plugin.ts";
 
 /**
@@ -12,7 +12,8 @@ import type { ScanPathPlugin } from "./scan-path-plugin.ts";
  *
  * What is sent, never more than needed:
  * - a folder the server does not hold yet: one request, the folder (the plugin creates it and reads what it holds);
- * - a folder it holds: one request per requested file it does not hold yet. The folder itself never: the plugin would
+ * - a folder it holds: the requested files it does not hold yet (one `POST /Library/ScanPaths` for several, the
+ *   plugin's batch route, so a burst into a season stays one request). The folder itself never: the plugin would
  *   replace the metadata of the folder and of everything in it. Re-reading what the server holds is refresh in place's
  *   job (`Items/{id}/Refresh` for the one item), not the scan's;
  * - a file reported deleted that the server still lists: one request for it (the plugin drops the stale item);
@@ -49,15 +50,20 @@ export type ScanPathResult =
   | { readonly sent: false; readonly why: string };
 
 export async function scanThroughPlugin(input: ScanPathInput): Promise<ScanPathResult> {
-  const { folder, context, label, log } = input;
-  const fields = { path: folder };
+  const { folder, context, label } = input;
   if (input.libraryFolders.some((root) => samePath(root, folder) || holds(folder, root))) {
     return { sent: false, why: "the folder is a library folder itself" };
   }
   const deleted = deletedPaths(context);
   const gone = [...deleted.values()];
   const present = [...new Set(context.files.filter((file) => !deleted.has(comparable(file))))];
-  const held = await input.lookup.find([...new Set([folder, ...present, ...gone])], context.signal);
+  let held: ReadonlyMap<string, boolean>;
+  try {
+    held = await input.lookup.find([...new Set([folder, ...present, ...gone])], context.signal);
+  } catch (error) {
+    if (error instanceof TargetAuthError || error instanceof TargetUnavailableError) throw error;
+    return { sent: false, why: `could not ask ${label} what it holds: ${describeError(error)}` };
+  }
   const isHeld = (path: string): boolean => held.get(path) === true;
   const stale = gone.filter(isHeld);
   const fresh = isHeld(folder) ? present.filter((file) => !isHeld(file)) : deleted.has(comparable(folder)) ? [] : [folder];
@@ -66,27 +72,15 @@ export async function scanThroughPlugin(input: ScanPathInput): Promise<ScanPathR
     return { sent: false, why: gone.length > 0 ? `${label} lists none of the deleted files` : `${label} holds the folder already and no new file is named in it` };
   }
 
+  if (context.signal.aborted) throw new TargetUnavailableError(`Shutting down before the scan was sent to ${label}`);
+  const answered = paths.length === 1 ? await sendOne(input, paths[0] ?? folder) : await sendBatch(input, paths);
+  if ("why" in answered) return { sent: false, why: answered.why };
+
   const done: string[] = [];
   for (const path of paths) {
-    if (context.signal.aborted) throw new TargetUnavailableError(`Shutting down before the scan was sent to ${label}`);
+    const read = answered.results.find((result) => samePath(result.path, path));
+    if (!read) return { sent: false, why: `TargetedScan gave no answer for '${path}'` };
     const isDeleted = deleted.has(comparable(path));
-    let answer: MediaResponse;
-    try {
-      answer = await input.call("POST", "/Library/ScanPath", { json: { Path: path }, accept: [404, 500], signal: context.signal });
-    } catch (error) {
-      if (error instanceof TargetAuthError || error instanceof TargetUnavailableError || !(error instanceof MediaHttpError)) throw error;
-      return { sent: false, why: `POST /Library/ScanPath answered ${error.status}` };
-    }
-    const read = parseScanPathAnswer(answer.body);
-    if (!read) {
-      if (answer.status === 404) {
-        const why = "POST /Library/ScanPath is not there (404 without the plugin's answer): was the plugin removed?";
-        input.plugin.lost(why);
-        log.warn({ ...fields, path }, `${label}: ${why} Scans go through POST /Library/Media/Updated until the next reload or restart.`);
-        return { sent: false, why };
-      }
-      return { sent: false, why: `POST /Library/ScanPath answered ${answer.status} without a status` };
-    }
     const status = read.status;
     if (status === "Created" || status === "Refreshed" || status === "Discovered" || status === "Removed") {
       done.push(`${status} '${path}'`);
@@ -110,9 +104,46 @@ export async function scanThroughPlugin(input: ScanPathInput): Promise<ScanPathR
         continue;
       }
     }
-    return { sent: false, why: `TargetedScan answered ${status} for '${path}'${read.message && read.message !== path ? ` (${read.message})` : ""}` };
+    return { sent: false, why: `TargetedScan answered ${status} for '${path}'${read.message && !samePath(read.message, path) ? ` (${read.message})` : ""}` };
   }
   return { sent: true, detail: done.join(", ") };
+}
+
+type Answered = { readonly results: readonly (ScanPathAnswer & { readonly path: string })[] } | { readonly why: string };
+
+/** `POST /Library/ScanPath` for one path: Jellyfin's build answers 404 and 500 with the outcome in the body. */
+async function sendOne(input: ScanPathInput, path: string): Promise<Answered> {
+  const answer = await post(input, "/Library/ScanPath", { Path: path }, [404, 500]);
+  if ("why" in answer) return answer;
+  const read = parseScanPathAnswer(answer.body);
+  if (read) return { results: [{ ...read, path: read.path ?? path }] };
+  return answer.status === 404 ? routeGone(input, "/Library/ScanPath") : { why: `POST /Library/ScanPath answered ${answer.status} without a status` };
+}
+
+/** `POST /Library/ScanPaths` for several paths of one folder: one request, one outcome per path (200 always). */
+async function sendBatch(input: ScanPathInput, paths: readonly string[]): Promise<Answered> {
+  const answer = await post(input, "/Library/ScanPaths", { Paths: paths }, [404]);
+  if ("why" in answer) return answer;
+  const results = parseScanPathsAnswer(answer.body);
+  if (results) return { results };
+  return answer.status === 404 ? routeGone(input, "/Library/ScanPaths") : { why: `POST /Library/ScanPaths answered ${answer.status} without results` };
+}
+
+async function post(input: ScanPathInput, route: string, json: unknown, accept: readonly number[]): Promise<MediaResponse | { readonly why: string }> {
+  try {
+    return await input.call("POST", route, { json, accept, signal: input.context.signal });
+  } catch (error) {
+    if (error instanceof TargetAuthError || error instanceof TargetUnavailableError || !(error instanceof MediaHttpError)) throw error;
+    return { why: `POST ${route} answered ${error.status}` };
+  }
+}
+
+/** A 404 that is not the plugin's answer: the route is gone (the plugin was removed since it was seen). */
+function routeGone(input: ScanPathInput, route: string): { readonly why: string } {
+  const why = `POST ${route} is not there (404 without the plugin's answer): was the plugin removed?`;
+  input.plugin.lost(why);
+  input.log.warn({ path: input.folder }, `${input.label}: ${why} Scans go through POST /Library/Media/Updated until the next reload or restart.`);
+  return { why };
 }
 
 /** The paths every source of which says deleted (comparable form → as sent). */

@@ -111,6 +111,7 @@ export async function startFakeEmby(options: FakeEmbyOptions = {}): Promise<Fake
     if (req.method === "POST" && path === "/library/media/updated") return mediaUpdated(req);
     if (req.method === "GET" && path === "/plugins") return targetedScan.plugins();
     if (req.method === "POST" && path === "/library/scanpath") return targetedScan.scanPath(req) ?? { status: 404, text: "Not found" };
+    if (req.method === "POST" && path === "/library/scanpaths") return targetedScan.scanPaths(req) ?? { status: 404, text: "Not found" };
     const shapes = libraries.map((l, i) => ({ ...l, id: libraryIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
     if (req.method === "GET" && path === "/items") return itemsReply(req, shapes, library.files(), numericId);
     // ItemRefreshService: 200 with an empty body (refresh-fastpath-targets.md §3).

@@ -120,6 +120,7 @@ export async function startFakeJellyfin(options: FakeJellyfinOptions = {}): Prom
     // PluginsController: the administrator policy; an API key counts as an administrator.
     if (req.method === "GET" && path === "/plugins") return targetedScan.plugins();
     if (req.method === "POST" && path === "/library/scanpath") return targetedScan.scanPath(req) ?? { status: 404 };
+    if (req.method === "POST" && path === "/library/scanpaths") return targetedScan.scanPaths(req) ?? { status: 404 };
     const shapes = libraries.map((l, i) => ({ ...l, id: itemIdOf(i), collectionType: l.collectionType ?? "tvshows" }));
     const idOf = (key: string): string => createHash("md5").update(key).digest("hex");
     if (req.method === "GET" && path === "/items") return itemsReply(req, shapes, library.files(), idOf);

@@ -17,7 +17,10 @@ import type { HttpReply, RecordedHttpRequest } from "./fake-media-server.ts";
  * - answers `{ItemId, ItemName, Status, Path, Message}`. Jellyfin's single-path route: `Created`/`Refreshed` 200,
  *   `PathNotFound`/`ParentNotFound` 404, anything else (a `Removed` included: the switch has no arm for it) 500
  *   `Failed`. Emby's build: always 200 with the real `Status`, `Removed` included;
- * - without the plugin the route is not there: the server's plain 404.
+ * - `POST /Library/ScanPaths` `{"Paths": […]}`: distinct paths (case ignored), shallowest first, each as above; 200
+ *   with `{Results: [{ItemId, ItemName, Status, Path, Message}]}`, the raw status (`Removed` included), `Message` the
+ *   path again; empty `Paths` → 400 with empty `Results`;
+ * - without the plugin the routes are not there: the server's plain 404.
  */
 export type TargetedScanBuild = "jellyfin" | "emby";
 
@@ -35,6 +38,8 @@ export interface ScanPathCall {
   readonly path: string;
   readonly status: string;
   readonly http: number;
+  /** Sent in a `POST /Library/ScanPaths` (its index among the batches, from 0). */
+  readonly batch?: number;
 }
 
 export interface FakeTargetedScan {
@@ -45,6 +50,7 @@ export interface FakeTargetedScan {
   plugins(): HttpReply;
   /** `undefined` when the plugin is not installed (the caller answers its own 404). */
   scanPath(req: RecordedHttpRequest): HttpReply | undefined;
+  scanPaths(req: RecordedHttpRequest): HttpReply | undefined;
 }
 
 const IDS: Readonly<Record<TargetedScanBuild, string>> = {
@@ -69,6 +75,29 @@ export function createFakeTargetedScan(input: {
   const known = (path: string): boolean =>
     input.locations().some((location) => trim(location) === path) ||
     (input.locations().some((location) => path.startsWith(`${trim(location)}/`)) && lists(path));
+
+  let batches = 0;
+
+  /** What the plugin does with one path, and its outcome. */
+  function outcome(path: string): { status: string; message?: string } {
+    const local = input.toLocal(path);
+    const onDisk = local === undefined ? undefined : kindOf(local);
+    if (!onDisk) {
+      if (!lists(path)) return { status: "PathNotFound", message: `Path not found: ${path}` };
+      for (const file of library.files()) if (file === path || file.startsWith(`${path}/`)) library.remove(file);
+      return { status: "Removed" };
+    }
+    if (lists(path)) {
+      replacedMetadata.push(path);
+      return { status: "Refreshed" };
+    }
+    let parent = path.slice(0, path.lastIndexOf("/"));
+    while (parent.length > 0 && !known(parent)) parent = parent.slice(0, parent.lastIndexOf("/"));
+    if (parent.length === 0) return { status: "ParentNotFound", message: `No parent found for: ${path}` };
+    if (onDisk === "file") library.add(path);
+    else library.scanned(path);
+    return { status: "Created" };
+  }
 
   function answer(path: string, status: string, message?: string): HttpReply {
     const http = build === "emby" ? 200 : status === "Created" || status === "Refreshed" ? 200 : status === "PathNotFound" || status === "ParentNotFound" ? 404 : 500;
@@ -108,23 +137,29 @@ export function createFakeTargetedScan(input: {
       const raw = typeof body === "object" && body !== null ? Object.entries(body).find(([key]) => key.toLowerCase() === "path")?.[1] : undefined;
       if (typeof raw !== "string" || raw.trim() === "") return { status: 400, json: { title: "The Path field is required.", status: 400 } };
       const path = trim(raw);
-      const local = input.toLocal(path);
-      const onDisk = local === undefined ? undefined : kindOf(local);
-      if (!onDisk) {
-        if (!lists(path)) return answer(path, "PathNotFound", `Path not found: ${path}`);
-        for (const file of library.files()) if (file === path || file.startsWith(`${path}/`)) library.remove(file);
-        return answer(path, "Removed");
+      const { status, message } = outcome(path);
+      return answer(path, status, message);
+    },
+    scanPaths(req) {
+      if (!options.installed) return undefined;
+      let body: unknown;
+      try {
+        body = JSON.parse(req.body);
+      } catch {
+        return { status: 400, json: { Results: [] } };
       }
-      if (lists(path)) {
-        replacedMetadata.push(path);
-        return answer(path, "Refreshed");
-      }
-      let parent = path.slice(0, path.lastIndexOf("/"));
-      while (parent.length > 0 && !known(parent)) parent = parent.slice(0, parent.lastIndexOf("/"));
-      if (parent.length === 0) return answer(path, "ParentNotFound", `No parent found for: ${path}`);
-      if (onDisk === "file") library.add(path);
-      else library.scanned(path);
-      return answer(path, "Created");
+      const raw = typeof body === "object" && body !== null ? Object.entries(body).find(([key]) => key.toLowerCase() === "paths")?.[1] : undefined;
+      const list = Array.isArray(raw) ? raw.filter((p): p is string => typeof p === "string" && p.trim() !== "").map(trim) : [];
+      if (list.length === 0) return { status: 400, json: { Results: [] } };
+      const distinct = [...new Map(list.map((p) => [p.toLowerCase(), p])).values()].sort((a, b) => a.split("/").length - b.split("/").length);
+      const batch = batches++;
+      const Results = distinct.map((path) => {
+        const { status } = outcome(path);
+        calls.push({ path, status, http: 200, batch });
+        const ItemId = status === "Created" || status === "Refreshed" ? createHash("md5").update(path).digest("hex") : null;
+        return { ItemId, ItemName: path.split("/").pop() ?? path, Status: status, Path: path, Message: path };
+      });
+      return { status: 200, json: { Results } };
     },
   };
 }
