@@ -145,6 +145,8 @@ describe("refresh in place", () => {
     expect((await svc.webhook("sonarr", download(show, 1))).status).toBe(200);
     const { item } = await waitFor(settled(show, "Download", "landed"), "the import landed");
     const before = svc.plex.refreshed.length;
+    const page = await (await fetch(`${svc.base}/history?q=${encodeURIComponent(show)}`)).text();
+    expect(page).toContain(`action="/${CONSOLE_PASS}/items/${String(item.id)}/refresh"`);
     const clicked = await fetch(`${svc.base}/items/${String(item.id)}/refresh`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", origin: svc.url },

@@ -62,7 +62,7 @@ export async function handleManualScan(c: Context, deps: RouteDeps, input: Manua
   if (preview && preview.problems.length > 0 && input.page?.confirmed !== true) {
     const why = preview.problems.map((problem) => problem.reason).join(" ");
     deps.log.info({ ...fields, problems: preview.problems.length }, `Client '${ip}' asked for '${request.receivedPath}': not queued until confirmed. ${why}`);
-    return answer(c, deps, true, sent, 200, { kind: "held", sent: request.receivedPath ?? sent, preview });
+    return answer(c, deps, true, sent, 200, { kind: "held", sent: request.receivedPath ?? sent, preview, ...(request.refresh ? { refresh: request.refresh } : {}) });
   }
   if (preview && preview.problems.length > 0) {
     deps.log.info(fields, `Client '${ip}' confirmed '${request.receivedPath}' despite the preview's problems`);

@@ -21,7 +21,8 @@ export type PageResult =
       readonly preview?: PathPreview;
     }
   /** The preview found problems: nothing was queued; the user may confirm. */
-  | { readonly kind: "held"; readonly sent: string; readonly preview: PathPreview }
+  /** `refresh`: the refresh in place asked, kept for "Queue anyway". */
+  | { readonly kind: "held"; readonly sent: string; readonly preview: PathPreview; readonly refresh?: string }
   /** `reason` completes "… was not queued because …". */
   | { readonly kind: "ignored"; readonly path: string; readonly reason: string }
   | { readonly kind: "refused"; readonly reason: string };
@@ -80,7 +81,7 @@ ${renderPreviewProblems(result.preview)}
 ${renderPreviewFacts(result.preview)}
 <form method="post" action="" accept-charset="utf-8" class="confirm">
 ${hiddenFields()}
-<input type="hidden" name="filepath" value="${escapeHtml(result.sent)}">
+<input type="hidden" name="filepath" value="${escapeHtml(result.sent)}">${result.refresh ? `\n<input type="hidden" name="refresh" value="${escapeHtml(result.refresh)}">` : ""}
 <input type="hidden" name="confirm" value="1">
 <button type="submit" class="danger" id="queue-anyway">Queue anyway</button>
 <span class="small muted">or fix the path below and scan again.</span>
