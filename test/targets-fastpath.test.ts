@@ -120,7 +120,10 @@ describe("Jellyfin with the TargetedScan plugin", () => {
     expect(fake.library.has(E2)).toBe(true);
 
     // An upgrade that kept the name: the server holds folder and file. Not ScanPath (a full metadata replace): the monitor.
-    await target.scan(SEASON, context([E1]));
+    await expect(target.scan(SEASON, context([E1]))).resolves.toEqual({
+      status: "scanned",
+      detail: "library 'Shows'; Created; not through TargetedScan: Jellyfin 'jellyfin' holds the folder already and no new file is named in it",
+    });
     expect(fake.targetedScan.calls).toHaveLength(1);
     expect(fake.updates.map((u) => u.path)).toEqual([SEASON]);
     expect(fake.targetedScan.replacedMetadata).toEqual([]);
@@ -166,7 +169,10 @@ describe("Jellyfin with the TargetedScan plugin", () => {
     putFile(E1);
     await target.scanRoute.detect(false);
 
-    await target.scan("/data/tv", context([E1]));
+    await expect(target.scan("/data/tv", context([E1]))).resolves.toEqual({
+      status: "scanned",
+      detail: "library 'Shows'; Created; not through TargetedScan: the folder is a library folder itself",
+    });
     expect(fake.targetedScan.calls).toEqual([]);
     expect(fake.updates.map((u) => u.path)).toEqual(["/data/tv"]);
   });
@@ -264,7 +270,10 @@ describe("Jellyfin with the TargetedScan plugin", () => {
     await target.scan("/data/movies/Heat (1995)", context(["/data/movies/Heat (1995)/Heat (1995).mkv"]));
     fake.setLibraries([{ name: "Shows", locations: ["/srv/tv"] }, LIBRARIES[1]!]);
 
-    await expect(target.scan(SEASON, context([E1]))).resolves.toMatchObject({ status: "scanned" });
+    await expect(target.scan(SEASON, context([E1]))).resolves.toEqual({
+      status: "scanned",
+      detail: `library 'Shows'; Created; not through TargetedScan: TargetedScan found no known folder above '${SEASON}'`,
+    });
     expect(fake.targetedScan.calls.map((c) => c.status)).toEqual(["Created", "ParentNotFound"]);
     expect(fake.updates.map((u) => u.path)).toEqual([SEASON]);
   });

@@ -160,6 +160,7 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
         await scanRoute.detect(false, context.signal);
       }
       lastThroughPlugin = false;
+      let notThrough: string | undefined;
       if (plugin.current().state === "present") {
         const through = await scanThroughPlugin({
           folder,
@@ -177,14 +178,16 @@ export function createLibraryServerTarget(options: LibraryServerTargetOptions): 
           log.info({ ...fields, scanRoute: "plugin" }, `Scan requested for '${folder}' in ${label} through TargetedScan: ${through.detail}`);
           return { status: "scanned", detail: `TargetedScan: ${through.detail}` };
         }
-        log.debug({ ...fields, why: through.why }, `Not through TargetedScan (${through.why}): POST /Library/Media/Updated instead`);
+        notThrough = through.why;
       }
       const updateType = options.updateType(context.sources);
       await call("POST", "/Library/Media/Updated", { json: { Updates: [{ Path: folder, UpdateType: updateType }] }, signal: context.signal });
       const names = libraryNames(matched);
       const where = `librar${names.length > 1 ? "ies" : "y"} ${names.map((n) => `'${n}'`).join(", ")}`;
-      log.info({ ...fields, libraries: names, updateType }, `Scan requested for '${folder}' in ${label}, ${where} (${updateType})`);
-      return { status: "scanned", detail: `${where}; ${updateType}` };
+      // With the plugin there, why this folder went to the monitor instead is said with the scan.
+      const instead = notThrough === undefined ? "" : `; not through TargetedScan: ${notThrough}`;
+      log.info({ ...fields, libraries: names, updateType }, `Scan requested for '${folder}' in ${label}, ${where} (${updateType})${instead}`);
+      return { status: "scanned", detail: `${where}; ${updateType}${instead}` };
     },
     isAvailable: createAvailabilityCheck({
       label,

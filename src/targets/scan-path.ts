@@ -16,7 +16,7 @@ import type { ScanPathPlugin } from "./scan-path-plugin.ts";
  *   plugin's batch route, so a burst into a season stays one request). The folder itself never: the plugin would
  *   replace the metadata of the folder and of everything in it. Re-reading what the server holds is refresh in place's
  *   job (`Items/{id}/Refresh` for the one item), not the scan's;
- * - a file reported deleted that the server still lists: one request for it (the plugin drops the stale item);
+ * - a file reported deleted that the server still lists: sent too (the plugin drops the stale item);
  * - a library folder itself, or a held folder naming no new file: nothing here, the caller sends `Media/Updated`.
  *
  * Answers, read by their `Status` first (targeted-scans v1.9.0, ScanPathController.cs): `Created`, `Refreshed`,
