@@ -91,6 +91,8 @@ describeEachStore("refresh in place", (adapter) => {
     await h.advance(SCAN_DELAY_MS);
     await until(h, async () => (await plexRow(h))?.refresh !== undefined, 60_000);
     expect(plex.calls).toHaveLength(1);
+    // The scan itself is told (a scan route that would re-read what the server holds may take it as leave to).
+    expect(plex.calls[0]?.context.refresh).toBe("file");
     expect(plex.refreshes).toEqual([{ files: [episode(1), episode(2)], wish: "file", visible: [true, true] }]);
     expect(await plexRow(h)).toMatchObject({ landed: "landed", refresh: "refreshed", refreshDetail: "refreshed 2" });
     expect((await h.queue.listHistory())[0]?.refresh).toBe("file");
@@ -104,6 +106,7 @@ describeEachStore("refresh in place", (adapter) => {
     await h.advance(SCAN_DELAY_MS);
     await until(h, async () => (await plexRow(h))?.landed === "landed", 60_000);
     expect(plex.refreshes).toEqual([]);
+    expect(plex.calls[0]?.context).not.toHaveProperty("refresh");
     expect(await plexRow(h)).not.toHaveProperty("refresh");
     expect((await h.queue.listHistory())[0]).not.toHaveProperty("refresh");
   });

@@ -62,6 +62,11 @@ export interface ScanContext {
   readonly attempt: number;
   /** Aborted on shutdown; a long scan should give up at its next step. */
   readonly signal: AbortSignal;
+  /**
+   * A refresh in place was asked for the folder's files (`RefreshWish`). The landed check sends it once the scan has
+   * ended; a scan route that would itself re-read what the server holds may take it as leave to do so.
+   */
+  readonly refresh?: RefreshWish;
 }
 
 /** Expected outcomes are values: a folder in no library is a logged skip, not an error. */

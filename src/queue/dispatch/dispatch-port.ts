@@ -1,4 +1,4 @@
-import type { PathKind } from "../../core/scan.ts";
+import type { PathKind, RefreshWish } from "../../core/scan.ts";
 import type { ScanOutcome } from "../../core/target.ts";
 import type { LandedStart } from "../rules/landed.ts";
 
@@ -30,6 +30,8 @@ export interface WorkItem {
   readonly checks: number;
   readonly attempts: number;
   readonly requests: readonly WorkRequest[];
+  /** Refresh in place asked by any of its requests (`rules/refresh.ts`), done after the landed look. */
+  readonly refresh?: RefreshWish;
 }
 
 export type CheckResult =

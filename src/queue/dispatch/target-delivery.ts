@@ -246,6 +246,7 @@ function contextOf(item: WorkItem, attempt: number, signal: AbortSignal): ScanCo
     priority: item.priority,
     attempt,
     signal,
+    ...(item.refresh ? { refresh: item.refresh } : {}),
   };
 }
 

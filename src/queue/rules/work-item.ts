@@ -1,6 +1,8 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { WorkItem, WorkRequest } from "../dispatch/dispatch-port.ts";
+import type { RefreshWish } from "../../core/scan.ts";
 import type { ItemRow, RequestRow } from "../store-rows.ts";
+import { refreshWish } from "./refresh.ts";
 
 /**
  * A folder's requests as a check and a scan use them, read a page at a time (by id, on the `(item_id, id)` index): a
@@ -32,6 +34,11 @@ export async function readWorkRequests(itemId: number, page: WorkRequestsPage): 
   }
 }
 
+const refreshOf = (level: number | undefined): { refresh?: RefreshWish } => {
+  const wish = refreshWish(level === undefined ? 0 : Number(level));
+  return wish ? { refresh: wish } : {};
+};
+
 /** A waiting row and its requests as the dispatcher sees them. */
 export async function readWorkItem(item: ItemRow, page: WorkRequestsPage): Promise<WorkItem> {
   return {
@@ -45,5 +52,6 @@ export async function readWorkItem(item: ItemRow, page: WorkRequestsPage): Promi
     checks: item.checks,
     attempts: item.attempts,
     requests: await readWorkRequests(item.id, page),
+    ...refreshOf(item.refresh),
   };
 }
