@@ -42,6 +42,9 @@ async function crashCopy(dir: string): Promise<string> {
 /** A queue file holding two waiting requests, then changed by `sql` into what an older autoscan wrote; its folder. */
 /** The schema as autoscan wrote it before step 9: no ready time, the due and next times indexed on their own. */
 const AS_SCHEMA_8 = `
+  ALTER TABLE items DROP COLUMN refresh;
+  ALTER TABLE item_targets DROP COLUMN refresh;
+  ALTER TABLE item_targets DROP COLUMN refresh_detail;
   DROP INDEX deliveries_next;
   DROP INDEX items_due_check;
   DROP INDEX items_due_target;
@@ -222,7 +225,7 @@ describe("a damaged queue file", () => {
     expect(pending.map((item) => item.requests.length)).toEqual([1, 1, 1]);
     await reopened.close();
     const after = new sql.Database(await readFile(join(dir, "queue.db")));
-    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(9);
+    expect(after.exec("PRAGMA user_version")[0]?.values[0]?.[0]).toBe(10);
     expect(after.exec("SELECT COUNT(*) FROM requests WHERE path_key = 0")[0]?.values[0]?.[0]).toBe(0);
   });
 
