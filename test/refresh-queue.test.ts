@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from "vitest";
+import { TargetUnavailableError } from "../src/core/errors.ts";
 import type { RefreshWish } from "../src/core/scan.ts";
 import type { ItemRefresher, LibraryLookup } from "../src/core/target.ts";
 import { startLandedChecker, type LandedChecker } from "../src/landed/landed-checker.ts";
@@ -17,6 +18,8 @@ const episode = (n: number): string => `${season}/Show - S01E0${String(n)}.mkv`;
 
 interface RefreshingTarget extends FakeTarget {
   readonly library: Set<string>;
+  /** The next refreshes that find the server down. */
+  down: number;
   readonly refreshes: { files: readonly string[]; wish: RefreshWish; visible: boolean[] }[];
 }
 
@@ -31,12 +34,16 @@ function refreshingTarget(imports = true): RefreshingTarget {
   const lookup: LibraryLookup = { settleMs: 0, find: async (files) => new Map(files.map((file) => [file, library.has(file)])) };
   const refresher: ItemRefresher = {
     async refresh(files, wish) {
+      if (target.down > 0) {
+        target.down -= 1;
+        throw new TargetUnavailableError("Plex is unreachable (connection refused)");
+      }
       refreshes.push({ files, wish, visible: files.map((file) => library.has(file)) });
       const held = files.filter((file) => library.has(file));
       return { refreshed: held.length, missing: files.filter((file) => !library.has(file)), detail: `refreshed ${String(held.length)}` };
     },
   };
-  Object.assign(target, { library, refreshes, lookup, refresher });
+  Object.assign(target, { library, refreshes, lookup, refresher, down: 0 });
   return target;
 }
 
@@ -140,5 +147,18 @@ describeEachStore("refresh in place", (adapter) => {
       refresh: "not_refreshed",
       refreshDetail: "the item cannot be looked up: checking is off (SERVER_CONFIRM_LANDED)",
     });
+  });
+
+  it("a server down when the refresh is due is asked again a minute later, look and refresh", async () => {
+    const plex = refreshingTarget();
+    plex.down = 1;
+    const h = await setup(plex);
+    await h.touch(episode(6));
+    await h.enqueue(fileRequest(episode(6), "Manual", { refresh: "file" }));
+    await h.advance(SCAN_DELAY_MS);
+    await until(h, async () => (await plexRow(h))?.refresh !== undefined, 120_000);
+    expect(plex.down).toBe(0);
+    expect(plex.refreshes).toHaveLength(1);
+    expect(await plexRow(h)).toMatchObject({ landed: "landed", refresh: "refreshed" });
   });
 });

@@ -147,7 +147,11 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
       log.info({ ...fields, landedAfterMs: afterMs }, `Landed: '${look.target}' shows ${describeFiles(look.files)} of '${look.folder}' (${formatDuration(afterMs)} after the request).`);
       metrics?.landed(look.target, "landed", afterMs / 1000);
       // The scan has ended and the items are visible: only now is a refresh of them worth sending.
-      const refresh = look.refresh ? await refreshItems(look, target, timeoutMs) : undefined;
+      const refresh = look.refresh ? await refreshItems(look, target, timeoutMs, claimed.row.at) : undefined;
+      if (refresh === "again") {
+        if (stop.signal.aborted) return;
+        return void (await record(look, { kind: "again", inMs: UNREACHABLE_RETRY_MS, missing: claimed.row.landed_detail ?? "", looked: false }));
+      }
       return void (await record(look, { kind: "landed", afterMs, ...(refresh ? { refresh } : {}) }));
     }
     const what = missing.map((file) => `'${file.path}'${file.deleted ? " (deleted, still listed)" : ""}`).join(", ");
@@ -177,7 +181,7 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
    * happened is a value stored with the delivery, never an error: a refresh that failed is said in History and can be
    * asked again from there.
    */
-  async function refreshItems(look: DueLook, target: Target, timeoutMs: number): Promise<RefreshRecord> {
+  async function refreshItems(look: DueLook, target: Target, timeoutMs: number, scannedAt: number): Promise<RefreshRecord | "again"> {
     const wish = look.refresh ?? "metadata";
     const fields = { id: look.itemId, folder: look.folder, target: look.target };
     const files = look.files.filter((file) => !file.deleted).map((file) => file.path);
@@ -191,6 +195,12 @@ export function startLandedChecker(options: LandedCheckerOptions): LandedChecker
       return { state: "refreshed", detail: outcome.detail };
     } catch (error) {
       const why = describeError(error);
+      // A server that cannot be asked now (down, busy, restarting) is asked again, look and refresh, for up to an hour.
+      if (error instanceof TargetUnavailableError && !stop.signal.aborted && clock.now() - scannedAt < UNREACHABLE_GIVE_UP_MS) {
+        log.info({ ...fields, err: error }, `Cannot refresh the items of '${look.folder}' in '${look.target}' now (${why}); asking again in a minute`);
+        return "again";
+      }
+      if (stop.signal.aborted) return "again";
       log.warn({ ...fields, err: error }, `Could not refresh the items of '${look.folder}' in '${look.target}': ${why}. Use Refresh on the History item to ask again.`);
       metrics?.refreshed(look.target, "failed");
       return { state: "not_refreshed", detail: `the refresh failed: ${why}` };
