@@ -28,7 +28,7 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
       const old = await createScanQueue({ file, clock, log: logs.log, scanDelayMs: 60_000 });
       await old.enqueue([
         { path: "/tv/A/Season 01/a1.mkv", kind: "file", source: "Sonarr", event: "Download", receivedPath: "/data/tv/A/Season 01/a1.mkv" },
-        { path: "/tv/A/Season 01/a2.mkv", kind: "file", source: "Sonarr", event: "Download" },
+        { path: "/tv/A/Season 01/a2.mkv", kind: "file", source: "Sonarr", event: "Upgrade", refresh: "file" },
         { path: "/movies/B", kind: "folder", source: "Manual", event: "Manual", deleted: true },
       ]);
       await old.close();
@@ -40,6 +40,8 @@ describeWithPostgres("switching an instance from its queue file to PostgreSQL", 
           ["/tv/A/Season 01", [["/tv/A/Season 01/a1.mkv", false, "/data/tv/A/Season 01/a1.mkv"], ["/tv/A/Season 01/a2.mkv", false, undefined]]],
           ["/movies/B", [["/movies/B", true, undefined]]],
         ]);
+        // A folder's refresh in place moves with it.
+        expect(pending.map((item) => item.refresh)).toEqual(["file", undefined]);
         await expect(access(file)).rejects.toThrow();
         await access(file + MOVED_SUFFIX);
         expect(logs.records.some((r) => String(r.msg).startsWith("Moved 2 waiting folder(s)"))).toBe(true);

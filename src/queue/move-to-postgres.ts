@@ -27,6 +27,8 @@ export async function moveQueueFileInto(target: ScanQueue, file: string, open: (
           event: r.event,
           ...(r.deleted ? { deleted: true } : {}),
           ...(r.receivedPath === undefined ? {} : { receivedPath: r.receivedPath }),
+          // The folder's refresh in place goes with it (stored on the folder, not on each request).
+          ...(item.refresh ? { refresh: item.refresh } : {}),
         })),
       );
       if (requests.length > 0) await target.enqueue(requests);
