@@ -13,7 +13,7 @@ const PAGES = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((name) => 
 
 describe("README and docs/", () => {
   it("keeps the README under 30 KB", () => {
-    expect(readFileSync(join(ROOT, "README.md")).length).toBeLessThanOrEqual(30 * 1024);
+    expect(readFileSync(join(ROOT, "README.md")).length).toBeLessThanOrEqual(30_000);
   });
 
   it("links only to files that exist and headings they hold", () => {
