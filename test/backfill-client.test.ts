@@ -283,8 +283,12 @@ describe("history records → the webhook's scan requests", () => {
     expect(records.length).toBeGreaterThan(0);
     const requests = records.flatMap((record) => recordRequests(record, { type: app.type, source: webhook.source, mapper }));
 
-    // The same set of requests (a history row per episode or file repeats some; the queue merges those).
-    expect([...new Set(requests.map(key))].sort()).toEqual([...new Set(webhook.requests.map(key))].sort());
+    // The same set of requests (a history row per episode or file repeats some; the queue merges those). A webhook's
+    // Rename also names the renamed files (to refresh their items in place); backfill's renames scan the same folders.
+    const renamedFile = (r: ScanRequest): boolean => webhook.event === "Rename" && r.kind === "file";
+    expect([...new Set(requests.map(key))].sort()).toEqual([...new Set(webhook.requests.filter((r) => !renamedFile(r)).map(key))].sort());
+    const folders = new Set(requests.map((r) => r.path));
+    for (const file of webhook.requests.filter(renamedFile)) expect(folders).toContain(file.path.replace(/\/[^/]+$/, ""));
     const deleteEvent = { sonarr: "EpisodeFileDelete", radarr: "MovieFileDelete", lidarr: "TrackFileDelete", readarr: "BookFileDelete" }[app.type];
     const events = new Set(requests.map((r) => r.event));
     if (webhook.event === "Upgrade") expect(events).toEqual(new Set(["Download (backfill)", `${deleteEvent} (backfill)`]));

@@ -9,7 +9,7 @@ import {
   filePaths,
   folderPath,
   renamedFile,
-  renameFolders,
+  renamedPaths,
   readPayload,
   toParse,
   upgradeDeletions,
@@ -22,7 +22,8 @@ import {
  *
  * - `Download`: every `trackFiles[]` entry plus the upgrade's `deletedFiles[]` (plex_autoscan #89/#127: the field is
  *   the plural `trackFiles`).
- * - `Rename`: the folders of `renamedTrackFiles[]`, old and new; without the list, the artist folder.
+ * - `Rename`: the files of `renamedTrackFiles[]` at their new places (their items refreshed in place after the scan)
+ *   and at their old ones (deleted), then their folders, old and new; without the list, the artist folder.
  * - `Retag`: the retagged file (its tags changed, so Plex must re-read it).
  * - `TrackFileDelete`: the deleted file(s). `AlbumDelete`: the artist folder (an album carries no path).
  *   `ArtistDelete`: the artist folder.
@@ -61,7 +62,7 @@ function pathsFor(body: Payload, event: string): PathsOrReason {
       );
     case "Rename":
       return body.renamedTrackFiles?.length
-        ? renameFolders(folder, body.renamedTrackFiles, "renamedTrackFiles", FOLDER)
+        ? renamedPaths(folder, body.renamedTrackFiles, "renamedTrackFiles", FOLDER)
         : folderPath(folder, FOLDER);
     case "Retag":
       return body.trackFiles?.length && !body.trackFile

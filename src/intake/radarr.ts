@@ -8,7 +8,7 @@ import {
   filePath,
   folderPath,
   renamedFile,
-  renameFolders,
+  renamedPaths,
   readPayload,
   toParse,
   upgradeDeletions,
@@ -20,7 +20,8 @@ import {
  * Radarr webhooks (integrations.md §6.3). `movie.folderPath` + `movieFile.relativePath`, else `movieFile.path`.
  *
  * - `Download`: the movie file plus every `deletedFiles[]` entry of an upgrade.
- * - `Rename`: the folders of `renamedMovieFiles[]`, old and new; without the list, the movie folder.
+ * - `Rename`: the files of `renamedMovieFiles[]` at their new places (their items refreshed in place after the scan)
+ *   and at their old ones (deleted), then their folders, old and new; without the list, the movie folder.
  * - `MovieFileDelete`: the deleted file. `MovieDelete`: the movie folder.
  */
 const NAME = "Radarr";
@@ -52,7 +53,7 @@ function pathsFor(body: Payload, event: string): PathsOrReason {
       return combine(filePath(folder, body.movieFile, "movieFile", FOLDER), upgradeDeletions(folder, body.deletedFiles, FOLDER));
     case "Rename":
       return body.renamedMovieFiles?.length
-        ? renameFolders(folder, body.renamedMovieFiles, "renamedMovieFiles", FOLDER)
+        ? renamedPaths(folder, body.renamedMovieFiles, "renamedMovieFiles", FOLDER)
         : folderPath(folder, FOLDER);
     case "MovieFileDelete":
       return filePath(folder, body.movieFile, "movieFile", FOLDER, true);

@@ -9,7 +9,7 @@ import {
   filePaths,
   folderPath,
   renamedFile,
-  renameFolders,
+  renamedPaths,
   readPayload,
   toParse,
   upgradeDeletions,
@@ -21,7 +21,8 @@ import {
  * Readarr webhooks (integrations.md §6.5; the project's last commit is 2024-03, but installs remain).
  *
  * - `Download`: every `bookFiles[]` entry plus the upgrade's `deletedFiles[]`.
- * - `Rename`: the folders of `renamedBookFiles[]`, old and new; without the list, the author folder.
+ * - `Rename`: the files of `renamedBookFiles[]` at their new places (their items refreshed in place after the scan)
+ *   and at their old ones (deleted), then their folders, old and new; without the list, the author folder.
  * - `Retag`: the retagged file. `BookFileDelete`: the deleted file.
  * - `BookDelete`: the author folder (a book carries no path). `AuthorDelete`: the author folder.
  */
@@ -58,7 +59,7 @@ function pathsFor(body: Payload, event: string): PathsOrReason {
       );
     case "Rename":
       return body.renamedBookFiles?.length
-        ? renameFolders(folder, body.renamedBookFiles, "renamedBookFiles", FOLDER)
+        ? renamedPaths(folder, body.renamedBookFiles, "renamedBookFiles", FOLDER)
         : folderPath(folder, FOLDER);
     case "Retag":
       return filePath(folder, body.bookFile, "bookFile", FOLDER);

@@ -231,8 +231,38 @@ export function folderPath(folder: string | null | undefined, field: string, del
 }
 
 /**
+ * A webhook's Rename: the renamed files themselves, then their folders (`renameFolders`). Each file at its new place
+ * (so its item can be refreshed in place once the folder's scan has landed: `webhook.ts` asks it), then each at its
+ * old place as deleted (a route that scans paths, not folders, such as Jellyfin's TargetedScan, drops the stale item;
+ * a folder scan does that anyway). The files share their folders' one scan: a file request scans its folder. New
+ * files come first: the landed check reads a folder's first requests.
+ */
+export function renamedPaths(
+  folder: string | null | undefined,
+  files: readonly RenamedFile[],
+  field: string,
+  folderField: string,
+): PathsOrReason {
+  const now: ReceivedPath[] = [];
+  const before: ReceivedPath[] = [];
+  for (const [index, file] of files.entries()) {
+    const resolved = resolveFile(folder, file, `${field}[${index}]`, folderField);
+    if ("reason" in resolved) return resolved.reason;
+    now.push({ path: resolved.path, kind: "file" });
+    const previous = previousPath(folder, file);
+    if (previous) before.push({ path: previous, kind: "file", deleted: true });
+  }
+  return combine(now, before, renameFolders(folder, files, field, folderField));
+}
+
+/** Where a renamed file was: `previousPath`, else `previousRelativePath` under the folder; unknown without either. */
+function previousPath(folder: string | null | undefined, file: RenamedFile): string | undefined {
+  return file.previousPath ?? (file.previousRelativePath && folder ? joinPath(folder, file.previousRelativePath) : undefined);
+}
+
+/**
  * Rename: the folders the files left (the sender says they are gone from there: `deleted`) and the folders they
- * went to. A folder that is both old and new is listed once, as new.
+ * went to. A folder that is both old and new is listed once, as new. (Backfill's renames are these folders only.)
  */
 export function renameFolders(
   folder: string | null | undefined,
@@ -246,7 +276,7 @@ export function renameFolders(
     const now = resolveFile(folder, file, `${field}[${index}]`, folderField);
     if ("reason" in now) return now.reason;
     after.push(parentOf(now.path));
-    const previous = file.previousPath ?? (file.previousRelativePath && folder ? joinPath(folder, file.previousRelativePath) : undefined);
+    const previous = previousPath(folder, file);
     if (previous) before.push(parentOf(previous));
   }
   const fresh = new Set(after);

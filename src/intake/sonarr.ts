@@ -9,7 +9,7 @@ import {
   filePaths,
   folderPath,
   renamedFile,
-  renameFolders,
+  renamedPaths,
   readPayload,
   toParse,
   upgradeDeletions,
@@ -23,7 +23,8 @@ import {
  *
  * - `Download`: `episodeFile`, or `episodeFiles[]` from v4.0.6's "On Import Complete" (Cloudbox/autoscan answers 400
  *   to that shape), plus every `deletedFiles[]` entry of an upgrade.
- * - `Rename`: the folders of `renamedEpisodeFiles[]`, old and new; without the list, the series folder.
+ * - `Rename`: the files of `renamedEpisodeFiles[]` at their new places (their items refreshed in place after the scan)
+ *   and at their old ones (deleted), then their folders, old and new; without the list, the series folder.
  * - `EpisodeFileDelete`: the deleted file (the dispatcher scans its folder), or Sportarr's `deletedFiles[]`.
  *   `SeriesDelete`: the series folder (Sportarr sends none: the event is answered 200 and logged, nothing to scan).
  */
@@ -63,7 +64,7 @@ function pathsFor(body: Payload, event: string): PathsOrReason {
     }
     case "Rename":
       return body.renamedEpisodeFiles?.length
-        ? renameFolders(folder, body.renamedEpisodeFiles, "renamedEpisodeFiles", FOLDER)
+        ? renamedPaths(folder, body.renamedEpisodeFiles, "renamedEpisodeFiles", FOLDER)
         : folderPath(folder, FOLDER);
     case "EpisodeFileDelete":
       // Sportarr (a Sonarr fork) lists the deleted files under `deletedFiles[]` and sends no `episodeFile`.

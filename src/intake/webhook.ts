@@ -1,4 +1,4 @@
-import type { ScanRequest } from "../core/scan.ts";
+import type { RefreshWish, ScanRequest } from "../core/scan.ts";
 import type { PathMapper } from "../paths/mapping.ts";
 import { lidarr } from "./lidarr.ts";
 import { radarr } from "./radarr.ts";
@@ -11,7 +11,8 @@ import { sonarr } from "./sonarr.ts";
  * event, and which paths to scan. plex_autoscan's dispatch, extended to every event of every app:
  * - `Test` → answer 200, log, no scan (the app's Test button must pass).
  * - `Manual` (+ `filepath`) → a manual scan, handled like the form post.
- * - a scanning event of a recognised app → `ScanRequest`s; the event is `Upgrade` when `isUpgrade` is true.
+ * - a scanning event of a recognised app → `ScanRequest`s; the event is `Upgrade` when `isUpgrade` is true; an upgrade's
+ *   or a rename's files ask for refresh in place (`withRefresh`).
  * - any other event (Grab, Health, ApplicationUpdate …) → 200 with no scan: a 4xx makes the app disable the
  *   connection (Cloudbox/autoscan #214).
  * - a scanning event of a recognised app that names no usable path (a fork leaves a field out) → `unusable`: 200
@@ -87,16 +88,23 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
   }
   const event = rawEvent === "Download" && fields.isUpgrade === true ? "Upgrade" : rawEvent;
   const requests = toScanRequests(parsed.paths, { mapper: options.mapper, source, event });
-  return { kind: "scan", app, source, event, requests: event === "Upgrade" ? requests.map(refreshUpgraded) : requests };
+  return { kind: "scan", app, source, event, requests: requests.map((request) => withRefresh(request, event)) };
 }
 
 /**
- * An upgrade replaced the file (often under the very same name, which a folder scan takes for unchanged): the new
- * file's item is refreshed in place after its scan, streams included (`RefreshWish` `file`). The old files it deleted
- * are only scanned, so that the server drops them.
+ * The events whose payload says a file changed in place, and what its item re-reads (`RefreshWish`) once the scan
+ * has landed: refresh in place asked by the sender, the one list of it.
+ * - `Upgrade`: the file was replaced, often under the very same name, which a folder scan takes for unchanged: its
+ *   metadata and streams (`file`).
+ * - `Rename`: the file moved to a new name; the server may keep the item's old metadata and title: its metadata.
+ * Only a file at its new place asks: the old files (deleted) are only scanned, so that the server drops them, and a
+ * folder names no item (a Rename without its file list scans the folder, as before).
  */
-function refreshUpgraded(request: ScanRequest): ScanRequest {
-  return request.deleted ? request : { ...request, refresh: "file" };
+const REFRESH_BY_EVENT: Readonly<Record<string, RefreshWish>> = { Upgrade: "file", Rename: "metadata" };
+
+function withRefresh(request: ScanRequest, event: string): ScanRequest {
+  const wish = Object.hasOwn(REFRESH_BY_EVENT, event) ? REFRESH_BY_EVENT[event] : undefined;
+  return wish === undefined || request.deleted || request.kind !== "file" ? request : { ...request, refresh: wish };
 }
 
 /** The instance name and application URL a Test carries (the apps send both, empty when unset), kept short. */
