@@ -1,3 +1,5 @@
+import { rename } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONSOLE_PASS, startConsoleService, type ConsoleService } from "./support/console-service.ts";
 import { within } from "./support/run-cli.ts";
@@ -5,9 +7,9 @@ import { consoleToken } from "../src/web/console/csrf.ts";
 
 /**
  * Refresh in place, end to end: the real service (one child process for the file) with a real queue, a Sonarr upgrade
- * that keeps the file's name, and a fake Plex whose scan stays busy for a while after it answered (Plex scans in the
- * background) and that records every item refresh with whether a scan was still running when it came
- * (refresh-fastpath-targets.md §4). What a user reads: the History JSON's target row.
+ * that keeps the file's name, a Sonarr rename, and a fake Plex whose scan stays busy for a while after it answered
+ * (Plex scans in the background) and that records every item refresh with whether a scan was still running when it
+ * came (refresh-fastpath-targets.md §4). What a user reads: the History JSON's target row.
  */
 let svc: ConsoleService;
 
@@ -115,6 +117,52 @@ describe("refresh in place", () => {
 
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
     expect(metrics).toMatch(/autoscan_refresh_total\{target="plex",outcome="refreshed"\} 1/);
+  }, 90_000);
+
+  it("a Sonarr rename: one scan of the season folder, then one metadata refresh of the renamed file's item only, after Plex's scan ended", async () => {
+    const show = "Renamed";
+    const oldName = `${show.toLowerCase()}.s01e01.mkv`;
+    // Plex holds the episode under its old name, and its neighbour.
+    for (const name of [oldName, episode(show, 2)]) {
+      await svc.addFile(`TV/${show}/${season}/${name}`);
+      svc.plex.library.add(`/data/TV/${show}/${season}/${name}`);
+    }
+
+    // Sonarr renames the file on disk, then sends its Rename event (new and previous paths per file).
+    await rename(join(svc.media, "TV", show, season, oldName), join(svc.media, "TV", show, season, episode(show, 1)));
+    const before = svc.plex.requests.length;
+    const refreshedBefore = svc.plex.refreshed.length;
+    svc.plex.setScanBusyReads(2);
+    const renamed = await svc.webhook("sonarr", {
+      eventType: "Rename",
+      series: { id: 2, title: show, path: `/tv/${show}` },
+      renamedEpisodeFiles: [
+        {
+          id: 21,
+          relativePath: `${season}/${episode(show, 1)}`,
+          path: `/tv/${show}/${season}/${episode(show, 1)}`,
+          previousRelativePath: `${season}/${oldName}`,
+          previousPath: `/tv/${show}/${season}/${oldName}`,
+        },
+      ],
+    });
+    expect(renamed.status).toBe(200);
+    const { item, plex } = await waitFor(settled(show, "Rename", "refresh"), "the rename's refresh");
+    // The old name is gone from Plex's library, the new one is there: the rename's one scan did both.
+    expect(svc.plex.library.files().filter((f) => f.includes(`/${show}/`))).toEqual([`/data/TV/${show}/${season}/${episode(show, 1)}`, `/data/TV/${show}/${season}/${episode(show, 2)}`]);
+
+    const file = `/data/TV/${show}/${season}/${episode(show, 1)}`;
+    expect(item.refresh, JSON.stringify(item)).toBe("metadata");
+    expect(plex, JSON.stringify(item)).toMatchObject({ landed: "landed", refresh: "refreshed", refreshDetail: expect.stringMatching(/^metadata refreshed \(item \d+\)$/) });
+    // The renamed file's item only (not its neighbour), once Plex's scan had ended; a rename re-reads no streams.
+    expect(svc.plex.refreshed.slice(refreshedBefore)).toEqual([{ ratingKey: expect.any(String), file, duringScan: false }]);
+    const key = svc.plex.refreshed[refreshedBefore]?.ratingKey ?? "";
+    expect(svc.plex.analyzed).not.toContain(key);
+    const writes = svc.plex.requests
+      .slice(before)
+      .filter((r) => r.method === "PUT" || r.path.endsWith("/refresh"))
+      .map((r) => `${r.method} ${r.path}${r.method === "GET" ? `?path=${r.query.get("path") ?? ""}` : ""}`);
+    expect(writes).toEqual([`GET /library/sections/2/refresh?path=/data/TV/${show}/${season}`, `PUT /library/metadata/${key}/refresh`]);
   }, 90_000);
 
   it("`/triggers/manual?path=<file>&refresh=1` (Bazarr's and Tdarr's hooks): that file's item is refreshed after its scan", async () => {
