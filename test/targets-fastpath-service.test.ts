@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +9,8 @@ import { startCli, within, type RunningCli } from "./support/run-cli.ts";
 
 /**
  * The TargetedScan plugin seen by the real service (a child process): one start line saying how Jellyfin scans, the
- * plugin installed later and found at `kill -HUP`, and a Sonarr webhook then going through `POST /Library/ScanPath`.
+ * plugin installed later and found at `kill -HUP`, and a Sonarr webhook then going through `POST /Library/ScanPath`;
+ * a Sonarr rename then refreshed in place on both servers.
  * One server for the file; a fake Plex and a fake Jellyfin (12) on the same media.
  */
 const SERVER_PASS = "0123456789abcdef0123456789abcdef";
@@ -96,4 +97,35 @@ describe("the TargetedScan plugin in the running service", () => {
     expect(jellyfin.updates).toEqual([]);
     expect(jellyfin.library.has(`/data/TV/${SEASON}/e1.mkv`)).toBe(true);
   });
+
+  it("a Sonarr rename: TargetedScan adds the new name and drops the old item in one ScanPaths; each server then refreshes the renamed item", async () => {
+    const [before, after] = [`/data/TV/${SEASON}/e1.mkv`, `/data/TV/${SEASON}/Show (2020) - S01E01 - Pilot.mkv`];
+    await until(() => plex.library.has(before), "Plex holding the episode");
+    const calls = jellyfin.targetedScan.calls.length;
+    const plexScans = plex.scans.length;
+    await rename(join(dir, "media", SEASON, "e1.mkv"), join(dir, "media", SEASON, "Show (2020) - S01E01 - Pilot.mkv"));
+    const answer = await fetch(`http://127.0.0.1:${port}/${SERVER_PASS}/sonarr`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        eventType: "Rename",
+        series: { id: 1, title: "Show", path: "/tv/Show (2020)", tvdbId: 1 },
+        renamedEpisodeFiles: [
+          { id: 1, relativePath: "Season 01/Show (2020) - S01E01 - Pilot.mkv", previousRelativePath: "Season 01/e1.mkv", previousPath: `/tv/${SEASON}/e1.mkv` },
+        ],
+      }),
+    });
+    expect(answer.status).toBe(200);
+    await until(() => jellyfin.itemRefreshes.length > 0 && plex.refreshed.length > 0, "both refreshes", 45_000);
+    expect(jellyfin.targetedScan.calls.slice(calls).map((c) => [c.path, c.status])).toEqual([
+      [after, "Created"],
+      [before, "Removed"],
+    ]);
+    expect(jellyfin.updates).toEqual([]);
+    expect([jellyfin.library.has(after), jellyfin.library.has(before)]).toEqual([true, false]);
+    expect(jellyfin.itemRefreshes.map((r) => r.path)).toEqual([after]);
+    expect(plex.scans.slice(plexScans).map((scan) => scan.path)).toEqual([`/data/TV/${SEASON}`]);
+    expect(plex.refreshed.map((r) => r.file)).toEqual([after]);
+    expect(plex.analyzed).toEqual([]);
+  }, 60_000);
 });
