@@ -118,16 +118,23 @@ describe("a Rename webhook asks a refresh of each renamed file's item", () => {
     expect(outcome).toMatchObject({ kind: "unusable", reason: "Sonarr Rename payload: missing 'renamedEpisodeFiles[0].path' or 'renamedEpisodeFiles[0].relativePath'" });
   });
 
-  it("only Upgrade and Rename ask a refresh: a plain import, a retag and a file deletion are scanned only", () => {
+  it("only Upgrade, Rename and Retag ask a refresh: a plain import and a file deletion are scanned only", () => {
     const download = parseWebhook(
       { eventType: "Download", series: { path: "/media/TV/Andor" }, episodeFile: { relativePath: "Season 01/a.mkv" } },
       { mapper },
     );
-    const retag = parseWebhook({ eventType: "Retag", artist: { path: "/media/Music/A" }, trackFile: { path: "/media/Music/A/B/01.flac" } }, { mapper });
     const deleted = parseWebhook({ eventType: "EpisodeFileDelete", series: { path: "/media/TV/Andor" }, episodeFile: { relativePath: "Season 01/a.mkv" } }, { mapper });
-    for (const outcome of [download, retag, deleted]) {
+    for (const outcome of [download, deleted]) {
       expect(outcome.kind).toBe("scan");
       expect(outcome.kind === "scan" && outcome.requests.every((r) => r.refresh === undefined)).toBe(true);
     }
+  });
+
+  it("a Lidarr/Readarr Retag (tags rewritten in the same file) asks the retagged file's metadata again", () => {
+    const retag = parseWebhook({ eventType: "Retag", artist: { path: "/media/Music/A" }, trackFile: { path: "/media/Music/A/B/01.flac" } }, { mapper });
+    expect(retag.kind).toBe("scan");
+    const files = retag.kind === "scan" ? retag.requests.filter((r) => r.kind === "file") : [];
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.every((r) => r.refresh === "metadata")).toBe(true);
   });
 });

@@ -97,10 +97,12 @@ export function parseWebhook(body: unknown, options: WebhookOptions): WebhookOut
  * - `Upgrade`: the file was replaced, often under the very same name, which a folder scan takes for unchanged: its
  *   metadata and streams (`file`).
  * - `Rename`: the file moved to a new name; the server may keep the item's old metadata and title: its metadata.
+ * - `Retag` (Lidarr, Readarr): the tags inside the same file were rewritten, which a folder scan does not re-read: its
+ *   metadata.
  * Only a file at its new place asks: the old files (deleted) are only scanned, so that the server drops them, and a
  * folder names no item (a Rename without its file list scans the folder, as before).
  */
-const REFRESH_BY_EVENT: Readonly<Record<string, RefreshWish>> = { Upgrade: "file", Rename: "metadata" };
+const REFRESH_BY_EVENT: Readonly<Record<string, RefreshWish>> = { Upgrade: "file", Rename: "metadata", Retag: "metadata" };
 
 function withRefresh(request: ScanRequest, event: string): ScanRequest {
   const wish = Object.hasOwn(REFRESH_BY_EVENT, event) ? REFRESH_BY_EVENT[event] : undefined;
