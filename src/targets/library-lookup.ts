@@ -157,17 +157,17 @@ export function createMediaLibraryLookup(options: MediaLibraryLookupOptions): Me
 }
 
 /** The comparison form: separators and Unicode tidied, Windows paths case-folded as the server compares them. */
-function comparable(path: string): string {
+export function comparable(path: string): string {
   const normal = normalizePath(path);
   const trimmed = normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
   return isWindowsPath(trimmed) ? trimmed.toLowerCase() : trimmed;
 }
 
-function samePath(a: string, b: string): boolean {
+export function samePath(a: string, b: string): boolean {
   return comparable(a) === comparable(b);
 }
 
 /** `folder` holds `file` on whole segments (`/data/tv/Show` holds `/data/tv/Show/Season 01/x.mkv`, `/data/tv/Sh` does not). */
-function holds(folder: string, file: string): boolean {
+export function holds(folder: string, file: string): boolean {
   return !samePath(folder, file) && foldersHolding([folder], (f) => [f], file).length > 0;
 }

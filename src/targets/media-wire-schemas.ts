@@ -179,7 +179,8 @@ export function parseScanPathsAnswer(body: string): (ScanPathAnswer & { readonly
   return result.output.Results.map((entry) => ({ ...scanPathResult(entry), path: entry.Path }));
 }
 
-function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
+/** A media server's JSON answer read against `schema`; what is wrong with it named (`what`: the call). */
+export function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
   let json: unknown;
   try {
     json = JSON.parse(body);

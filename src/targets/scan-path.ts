@@ -1,8 +1,8 @@
 import type { Logger } from "../core/logger.ts";
 import type { LibraryLookup, ScanContext } from "../core/target.ts";
 import { describeError, TargetAuthError, TargetUnavailableError } from "../core/errors.ts";
-import { isWindowsPath, normalizePath } from "../paths/normalize.ts";
 import { MediaHttpError, type MediaRequest, type MediaResponse } from "./media-http.ts";
+import { comparable, holds, samePath } from "./library-lookup.ts";
 import { parseScanPathAnswer, parseScanPathsAnswer, type ScanPathAnswer } from "./media-wire-schemas.ts";
 import type { ScanPathPlugin } from "./scan-path-plugin.ts";
 
@@ -160,19 +160,3 @@ function deletedPaths(context: ScanContext): Map<string, string> {
   return out;
 }
 
-function comparable(path: string): string {
-  const normal = normalizePath(path);
-  const trimmed = normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
-  return isWindowsPath(trimmed) ? trimmed.toLowerCase() : trimmed;
-}
-
-function samePath(a: string, b: string): boolean {
-  return comparable(a) === comparable(b);
-}
-
-/** `folder` holds `path` on whole segments. */
-function holds(folder: string, path: string): boolean {
-  const f = comparable(folder);
-  const p = comparable(path);
-  return p !== f && p.startsWith(f.endsWith("/") ? f : `${f}/`);
-}

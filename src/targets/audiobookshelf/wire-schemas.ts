@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { jsonBody } from "../../http/json-body.ts";
-import { MediaHttpError } from "../media-http.ts";
+import { parseBody } from "../media-wire-schemas.ts";
 
 /**
  * The Audiobookshelf answers we read (refresh-fastpath-targets.md §5), validated before use and lenient about the
@@ -135,14 +135,3 @@ export function parseAbsStatus(body: string): { readonly version?: string } | un
   return typeof serverVersion === "string" && serverVersion !== "" ? { version: serverVersion } : {};
 }
 
-function parseBody<S extends v.GenericSchema>(body: string, schema: S, what: string): v.InferOutput<S> {
-  const json = jsonBody(body);
-  if (json === undefined) throw new MediaHttpError(`${what}: the answer is not JSON (is the URL right?)`, 200);
-  const result = v.safeParse(schema, json);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const where = issue ? v.getDotPath(issue) : undefined;
-    throw new MediaHttpError(`${what}: unexpected answer${where ? ` at ${where}` : ""}: ${issue?.message ?? "invalid"}`, 200);
-  }
-  return result.output;
-}
