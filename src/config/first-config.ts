@@ -97,7 +97,7 @@ export function describeFirstConfig(path: string, first: FirstConfig, context: {
       : []),
     `${run("config show")} lists every value and where it comes from; ${run("doctor")} checks the setup.`,
     ...(firstStart
-      ? [inContainer ? "With the compose file Docker starts autoscan again at once; after editing the file, 'docker restart autoscan' applies it." : "Edit it, then start autoscan again."]
+      ? [inContainer ? "Edit it, then start the container again ('docker restart autoscan'; the compose file's restart policy starts it again at once, Unraid's Docker page waits for Start)." : "Edit it, then start autoscan again."]
       : []),
     "",
   ].join("\n");
